@@ -1,0 +1,8 @@
+"""Benchmarks (`predrel bench TARGET`): speed and memory goals are met here, not in timed tests.
+
+A target module exposes `add_arguments(parser)` and `run(args) -> dict`; the dict is written with
+the hardware description to a JSON file and summarised on stdout.
+"""
+
+#: target -> (module, one-line help)
+TARGETS: dict[str, tuple[str, str]] = {}

@@ -1,0 +1,77 @@
+"""The predicate vocabulary (paper 3.3, Table 2): names, groups, values and their integer codes.
+
+Every predicate value has a string label (what people and messages read: "T", "In", "GC") and a
+small integer code (what the metrics compare). `UNK` (code -1) means the evidence was insufficient.
+"""
+from __future__ import annotations
+
+UNK = -1
+UNK_LABEL = "UNK"
+
+CONTACT = "contact"
+STATIC = "static"
+DYNAMIC = "dynamic"
+DERIVED = "derived"
+GROUPS = (CONTACT, STATIC, DYNAMIC, DERIVED)
+
+# binary predicates (contact and the derived ones) use T / N
+TRUE_LABEL = "T"
+FALSE_LABEL = "N"
+BINARY_VALUES = (FALSE_LABEL, TRUE_LABEL)  # codes 0, 1
+
+# static spatial relation of an ordered pair; extraction priority In > Sup > Ab > Be > Ar > none
+STATIC_VALUES = ("none", "In", "Sup", "Ab", "Be", "Ar")  # codes 0..5
+STATIC_PRIORITY = ("In", "Sup", "Ab", "Be", "Ar", "none")
+
+# dynamic spatial relation over a window of w frames
+DYNAMIC_VALUES = ("S", "GC", "MA", "MT", "FMT", "HT")  # codes 0..5
+
+GRASP = "grasp"
+RELEASE = "release"
+ACTIVE_HAND = "active_hand"
+CONTAINMENT_EVENT = "containment_event"
+SUPPORT_EVENT = "support_event"
+DERIVED_PREDICATES = (GRASP, RELEASE, ACTIVE_HAND, CONTAINMENT_EVENT, SUPPORT_EVENT)
+
+#: predicate name -> (group, value labels in code order)
+PREDICATES: dict[str, tuple[str, tuple[str, ...]]] = {
+    CONTACT: (CONTACT, BINARY_VALUES),
+    STATIC: (STATIC, STATIC_VALUES),
+    DYNAMIC: (DYNAMIC, DYNAMIC_VALUES),
+    **{name: (DERIVED, BINARY_VALUES) for name in DERIVED_PREDICATES},
+}
+
+
+def group_of(name: str) -> str:
+    try:
+        return PREDICATES[name][0]
+    except KeyError:
+        raise ValueError(f"unknown predicate {name!r}; expected one of {tuple(PREDICATES)}") from None
+
+
+def values_of(name: str) -> tuple[str, ...]:
+    """Value labels of predicate `name` in code order (UNK excluded)."""
+    group_of(name)
+    return PREDICATES[name][1]
+
+
+def encode(name: str, label: str) -> int:
+    """Value label -> integer code (UNK -> -1)."""
+    if label == UNK_LABEL:
+        return UNK
+    values = values_of(name)
+    try:
+        return values.index(label)
+    except ValueError:
+        raise ValueError(f"predicate {name!r} has no value {label!r}; expected one of "
+                         f"{values + (UNK_LABEL,)}") from None
+
+
+def decode(name: str, code: int) -> str:
+    """Integer code -> value label (-1 -> "UNK")."""
+    if code == UNK:
+        return UNK_LABEL
+    values = values_of(name)
+    if not 0 <= code < len(values):
+        raise ValueError(f"predicate {name!r} has no value code {code}; expected -1..{len(values) - 1}")
+    return values[code]
