@@ -8,6 +8,7 @@ package imports without torch, onnxruntime or tensorrt installed.
 """
 from __future__ import annotations
 
+import importlib.util
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,11 +51,29 @@ class InferenceBackend(ABC):
     name: ClassVar[str]
     #: model file suffixes this backend can load
     model_suffixes: ClassVar[tuple[str, ...]]
+    #: the Python module of the runtime (looked up without importing it)
+    runtime_module: ClassVar[str]
 
     @classmethod
-    @abstractmethod
     def unavailable_reason(cls) -> str | None:
         """None when the runtime can be used here, else why not (for `auto` selection logs)."""
+        if importlib.util.find_spec(cls.runtime_module) is None:
+            return f"the {cls.runtime_module} module is not installed"
+        return None
+
+    def _require_runtime(self) -> None:
+        reason = self.unavailable_reason()
+        if reason:
+            raise BackendUnavailable(reason)
+
+    def _model_file(self, model_path: str | Path) -> Path:
+        """`model_path` checked: the file exists and has a suffix this backend loads."""
+        path = Path(model_path)
+        if not path.is_file():
+            raise UserError(f"{self.name}: model {path} does not exist")
+        if path.suffix not in self.model_suffixes:
+            raise UserError(f"{path}: the {self.name} backend loads {'/'.join(self.model_suffixes)} files")
+        return path
 
     @abstractmethod
     def load(self, model_path: str | Path, input_shape: tuple[int, ...] | None = None) -> None:

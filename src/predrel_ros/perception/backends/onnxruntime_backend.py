@@ -1,7 +1,6 @@
 """ONNX Runtime backend: CPU by default, the CUDA execution provider when present and asked for."""
 from __future__ import annotations
 
-import importlib.util
 import logging
 from pathlib import Path
 
@@ -21,6 +20,7 @@ _NUMPY_TYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
 class OnnxRuntimeBackend(InferenceBackend):
     name = "onnxruntime"
     model_suffixes = (".onnx",)
+    runtime_module = "onnxruntime"
 
     def __init__(self, device: str = "auto", num_threads: int = 0) -> None:
         """device: auto (CUDA provider when available, else CPU) | cpu | cuda[:N].
@@ -31,21 +31,11 @@ class OnnxRuntimeBackend(InferenceBackend):
         self._session = None
         self._model_path = ""
 
-    @classmethod
-    def unavailable_reason(cls) -> str | None:
-        if importlib.util.find_spec("onnxruntime") is None:
-            return "the onnxruntime module is not installed (pip install onnxruntime)"
-        return None
-
     def load(self, model_path: str | Path, input_shape: tuple[int, ...] | None = None) -> None:
-        reason = self.unavailable_reason()
-        if reason:
-            raise BackendUnavailable(reason)
+        self._require_runtime()
+        model_path = self._model_file(model_path)
         import onnxruntime as ort
 
-        model_path = Path(model_path)
-        if not model_path.is_file():
-            raise UserError(f"ONNX model {model_path} does not exist")
         options = ort.SessionOptions()
         options.log_severity_level = 3
         if self.num_threads:

@@ -69,6 +69,7 @@ class TensorRTConfig:
 class TensorRTBackend(InferenceBackend):
     name = "tensorrt"
     model_suffixes = (".onnx",) + ENGINE_FILE_SUFFIXES
+    runtime_module = "tensorrt"
 
     def __init__(self, config: TensorRTConfig | None = None,
                  memory: device_memory.DeviceMemory | None = None) -> None:
@@ -106,11 +107,7 @@ class TensorRTBackend(InferenceBackend):
         if version < MIN_TENSORRT:
             raise BackendUnavailable(f"TensorRT {trt.__version__} is too old: this backend needs "
                                      f">= {'.'.join(map(str, MIN_TENSORRT))} (named-tensor API)")
-        model_path = Path(model_path)
-        if not model_path.is_file():
-            raise UserError(f"TensorRT model {model_path} does not exist")
-        if model_path.suffix not in self.model_suffixes:
-            raise UserError(f"{model_path}: the tensorrt backend loads {self.model_suffixes} files")
+        model_path = self._model_file(model_path)
         self._trt = trt
         self._logger = _python_logger(trt)
         self._runtime = trt.Runtime(self._logger)

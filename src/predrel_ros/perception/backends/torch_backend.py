@@ -8,7 +8,6 @@ names of the Ultralytics ONNX export, so the YOLO-seg decoder reads both alike.
 """
 from __future__ import annotations
 
-import importlib.util
 import logging
 from pathlib import Path
 
@@ -27,6 +26,7 @@ TORCHSCRIPT_SUFFIXES = (".torchscript", ".pt", ".ts")
 class TorchBackend(InferenceBackend):
     name = "pytorch"
     model_suffixes = (EXPORTED_PROGRAM_SUFFIX,) + TORCHSCRIPT_SUFFIXES
+    runtime_module = "torch"
 
     def __init__(self, device: str = "auto", enable_fp16: bool = False, num_threads: int = 0) -> None:
         """device: auto (CUDA when available) | cpu | cuda[:N]. enable_fp16 runs in half precision
@@ -42,23 +42,11 @@ class TorchBackend(InferenceBackend):
         self._output_names: tuple[str, ...] = ()
         self._model_path = ""
 
-    @classmethod
-    def unavailable_reason(cls) -> str | None:
-        if importlib.util.find_spec("torch") is None:
-            return "the torch module is not installed (pip install torch)"
-        return None
-
     def load(self, model_path: str | Path, input_shape: tuple[int, ...] | None = None) -> None:
-        reason = self.unavailable_reason()
-        if reason:
-            raise BackendUnavailable(reason)
+        self._require_runtime()
+        model_path = self._model_file(model_path)
         import torch
 
-        model_path = Path(model_path)
-        if not model_path.is_file():
-            raise UserError(f"PyTorch model {model_path} does not exist")
-        if model_path.suffix not in self.model_suffixes:
-            raise UserError(f"{model_path}: the pytorch backend loads {self.model_suffixes} files")
         self._device = self._resolve_device(torch)
         if self.num_threads:
             torch.set_num_threads(self.num_threads)
