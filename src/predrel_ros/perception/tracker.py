@@ -1,0 +1,224 @@
+"""ByteTrack-style multi-object tracker: persistent ids from per-frame detections.
+
+Each frame (Zhang et al., ByteTrack, ECCV 2022):
+  1. every track's Kalman state is predicted to this frame (over any frame-index gap);
+  2. high-score detections (>= high_threshold) are matched to confirmed and lost tracks by
+     Hungarian assignment on 1 - IoU * score (IoU >= 1 - match_threshold);
+  3. low-score detections (>= low_threshold) are matched to the confirmed tracks still unmatched,
+     on 1 - IoU (IoU >= 1 - low_match_threshold): occluded or blurred objects keep their ids;
+  4. tentative tracks (born last frame) are matched to the remaining high-score detections; a
+     tentative track that misses is dropped;
+  5. remaining detections scoring >= new_track_threshold start tentative tracks (confirmed at once
+     on the first frame of a sequence); confirmed tracks that missed become lost, and lost tracks
+     are removed after `lost_buffer` frames.
+Ids are class-consistent: a detection never continues a track of another class. Frame indices
+must increase; an index at or below the previous one starts a new sequence (a looped bag).
+Each output track carries its quality (`track_quality.py`).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from predrel_ros.perception.detections import Detections
+from predrel_ros.perception.kalman import BoxKalmanFilter, KalmanConfig, xyah_to_xyxy, xyxy_to_xyah
+from predrel_ros.perception.nms import box_iou
+from predrel_ros.perception.track_quality import TrackHistory, TrackQuality, TrackQualityConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TrackerConfig:
+    high_threshold: float = 0.5  # detections at or above: first association stage
+    low_threshold: float = 0.1  # detections between low and high: second stage only
+    new_track_threshold: float = 0.6  # unmatched detections at or above start tracks
+    match_threshold: float = 0.8  # max cost 1 - IoU*score, stage 1
+    low_match_threshold: float = 0.5  # max cost 1 - IoU, stage 2
+    tentative_match_threshold: float = 0.7  # max cost, tentative tracks
+    lost_buffer: int = 30  # frames a lost track waits to be found again
+    duplicate_iou: float = 0.85  # a lost track overlapping a tracked one this much is a duplicate
+    kalman: KalmanConfig = field(default_factory=KalmanConfig)
+    quality: TrackQualityConfig = field(default_factory=TrackQualityConfig)
+
+    def __post_init__(self) -> None:
+        for name in ("high_threshold", "low_threshold", "new_track_threshold", "match_threshold",
+                     "low_match_threshold", "tentative_match_threshold", "duplicate_iou"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"tracker.{name} must lie in [0, 1], got {value}")
+        if self.low_threshold > self.high_threshold:
+            raise ValueError(f"tracker.low_threshold ({self.low_threshold}) must not exceed "
+                             f"tracker.high_threshold ({self.high_threshold})")
+        if self.lost_buffer < 0:
+            raise ValueError(f"tracker.lost_buffer must be >= 0, got {self.lost_buffer}")
+
+
+class TrackState(Enum):
+    TENTATIVE = "tentative"
+    TRACKED = "tracked"
+    LOST = "lost"
+
+
+@dataclass
+class Track:
+    id: int
+    class_id: int
+    mean: np.ndarray
+    covariance: np.ndarray
+    state: TrackState
+    score: float
+    last_frame: int
+    history: TrackHistory
+    detection: int | None = None  # index of the detection it was last matched to
+
+    @property
+    def box(self) -> np.ndarray:
+        """Current (x1, y1, x2, y2) estimate."""
+        return xyah_to_xyxy(self.mean)
+
+
+@dataclass(frozen=True)
+class TrackedObject:
+    """One confirmed track in one frame. `detection` indexes the frame's Detections, or is None
+    for a lost track (not detected this frame; `box` is then its prediction)."""
+
+    track_id: int
+    class_id: int
+    box: np.ndarray
+    detection: int | None
+    score: float
+    quality: TrackQuality
+    frames_since_seen: int
+
+
+class ByteTracker:
+    def __init__(self, config: TrackerConfig | None = None) -> None:
+        self.config = config or TrackerConfig()
+        self.kalman = BoxKalmanFilter(self.config.kalman)
+        self.reset()
+
+    def reset(self) -> None:
+        self.tracks: list[Track] = []
+        self._next_id = 1
+        self._last_frame: int | None = None
+
+    def update(self, frame_index: int, detections: Detections) -> list[TrackedObject]:
+        """Associate this frame's detections; returns the confirmed tracks seen this frame, then
+        the lost ones (with their predicted boxes)."""
+        if self._last_frame is not None and frame_index <= self._last_frame:
+            log.warning("tracker: frame index %d after %d; starting a new sequence", frame_index,
+                        self._last_frame)
+            self.reset()
+        first_frame = self._last_frame is None
+        steps = 1 if first_frame else frame_index - self._last_frame
+        self._last_frame = frame_index
+        cfg = self.config
+        for track in self.tracks:
+            track.mean, track.covariance = self.kalman.predict(track.mean, track.covariance, steps)
+            if track.state is TrackState.LOST:
+                track.mean[7] = 0.0  # a lost track keeps moving but stops growing or shrinking
+        scores = detections.scores
+        high = np.flatnonzero(scores >= cfg.high_threshold)
+        low = np.flatnonzero((scores >= cfg.low_threshold) & (scores < cfg.high_threshold))
+        matched: dict[int, int] = {}  # track position -> detection index
+
+        pool = [i for i, t in enumerate(self.tracks) if t.state is not TrackState.TENTATIVE]
+        pairs, _, high_left = self._associate(pool, high, detections, cfg.match_threshold, fuse_score=True)
+        matched.update(pairs)
+        still_tracked = [i for i in pool if i not in matched and self.tracks[i].state is TrackState.TRACKED]
+        pairs, _, _ = self._associate(still_tracked, low, detections, cfg.low_match_threshold)
+        matched.update(pairs)
+        tentative = [i for i, t in enumerate(self.tracks) if t.state is TrackState.TENTATIVE]
+        pairs, _, high_left = self._associate(tentative, high_left, detections,
+                                              cfg.tentative_match_threshold, fuse_score=True)
+        matched.update(pairs)
+
+        survivors = []
+        for position, track in enumerate(self.tracks):
+            if position in matched:
+                self._observe(track, detections, matched[position], frame_index)
+                survivors.append(track)
+            elif track.state is TrackState.TENTATIVE:
+                continue
+            elif frame_index - track.last_frame <= cfg.lost_buffer:
+                track.state = TrackState.LOST
+                survivors.append(track)
+        for index in high_left:
+            if scores[index] >= cfg.new_track_threshold:
+                survivors.append(self._start(detections, index, frame_index, confirmed=first_frame))
+        self.tracks = self._without_duplicates(survivors)
+        return self._report(frame_index)
+
+    def _associate(self, positions: list[int], detection_indices: np.ndarray, detections: Detections,
+                   threshold: float, fuse_score: bool = False) -> tuple[dict[int, int], list[int], np.ndarray]:
+        """Hungarian matching of tracks (positions in self.tracks) to detections on an IoU cost;
+        returns (track position -> detection index, unmatched positions, unmatched detections)."""
+        detection_indices = np.asarray(detection_indices, dtype=np.int64)
+        if not positions or detection_indices.size == 0:
+            return {}, list(positions), detection_indices
+        track_boxes = np.array([self.tracks[p].box for p in positions])
+        iou = box_iou(track_boxes, detections.boxes[detection_indices])
+        similarity = iou * detections.scores[detection_indices][None, :] if fuse_score else iou
+        cost = 1.0 - similarity
+        track_classes = np.array([self.tracks[p].class_id for p in positions])
+        infeasible = (track_classes[:, None] != detections.class_ids[detection_indices][None, :]) | (cost > threshold)
+        cost[infeasible] = threshold + 1.0
+        rows, cols = linear_sum_assignment(cost)
+        pairs = {positions[r]: int(detection_indices[c]) for r, c in zip(rows, cols) if not infeasible[r, c]}
+        used = set(pairs.values())
+        unmatched_tracks = [p for p in positions if p not in pairs]
+        unmatched_detections = np.array([d for d in detection_indices if d not in used], dtype=np.int64)
+        return pairs, unmatched_tracks, unmatched_detections
+
+    def _observe(self, track: Track, detections: Detections, index: int, frame_index: int) -> None:
+        measurement = xyxy_to_xyah(detections.boxes[index])
+        distance = self.kalman.gating_distance(track.mean, track.covariance, measurement)
+        track.mean, track.covariance = self.kalman.update(track.mean, track.covariance, measurement)
+        track.history.observe(frame_index, detections.boxes[index], distance)
+        track.state = TrackState.TRACKED
+        track.score = float(detections.scores[index])
+        track.last_frame = frame_index
+        track.detection = index
+
+    def _start(self, detections: Detections, index: int, frame_index: int, confirmed: bool) -> Track:
+        mean, covariance = self.kalman.initiate(xyxy_to_xyah(detections.boxes[index]))
+        history = TrackHistory(self.config.quality, frame_index)
+        history.observe(frame_index, detections.boxes[index], None)
+        track = Track(self._next_id, int(detections.class_ids[index]), mean, covariance,
+                      TrackState.TRACKED if confirmed else TrackState.TENTATIVE,
+                      float(detections.scores[index]), frame_index, history, index)
+        self._next_id += 1
+        return track
+
+    def _without_duplicates(self, tracks: list[Track]) -> list[Track]:
+        """Drop a lost track that overlaps a tracked one of the same class (ByteTrack's duplicate
+        removal), keeping the longer-lived one's id."""
+        tracked = [t for t in tracks if t.state is TrackState.TRACKED]
+        lost = [t for t in tracks if t.state is TrackState.LOST]
+        if not tracked or not lost:
+            return tracks
+        iou = box_iou(np.array([t.box for t in tracked]), np.array([t.box for t in lost]))
+        drop = set()
+        for i, j in zip(*np.nonzero(iou > self.config.duplicate_iou)):
+            a, b = tracked[i], lost[j]
+            if a.class_id != b.class_id:
+                continue
+            drop.add(id(b) if a.history.first_frame <= b.history.first_frame else id(a))
+        return [t for t in tracks if id(t) not in drop]
+
+    def _report(self, frame_index: int) -> list[TrackedObject]:
+        seen, lost = [], []
+        for track in self.tracks:
+            if track.state is TrackState.TENTATIVE:
+                continue
+            observed = track.last_frame == frame_index
+            item = TrackedObject(track.id, track.class_id, track.box, track.detection if observed else None,
+                                 track.score, track.history.quality(frame_index),
+                                 frame_index - track.last_frame)
+            (seen if observed else lost).append(item)
+        return seen + lost
