@@ -1,0 +1,23 @@
+"""Synthetic degradations (paper 4.3, Table 6): six kinds x severities 0..5, deterministic per seed.
+
+Entry point: `Degrader(kind, severity, seed)` with `decide_frame`, `apply_image`, `apply_entities`
+and `parameters()`; schedules over frames in `schedule`; the parameter table in `table`.
+"""
+from predrel_ros.degradations.degrader import REGISTRY, Degrader, KindInfo, check_image
+from predrel_ros.degradations.frame_drop import FrameAction, FrameDecision
+from predrel_ros.degradations.options import DegradationOptions
+from predrel_ros.degradations.schedule import (
+    CLEAN, Condition, ConstantSchedule, ScheduledDegrader, SegmentSchedule, SweepSchedule, conditions,
+    parse_condition, parse_schedule)
+from predrel_ros.degradations.stream import DegradedFrame, degrade_stream
+from predrel_ros.degradations.table import (
+    BLUR, DEFAULT_TABLE, DETECTION_NOISE, FRAME_DROP, ILLUMINATION, IMAGE_KINDS, KINDS, LOW_RESOLUTION,
+    MAX_SEVERITY, NONE, OCCLUSION, SEVERITIES, ParameterTable)
+
+__all__ = [
+    "BLUR", "CLEAN", "DEFAULT_TABLE", "DETECTION_NOISE", "FRAME_DROP", "ILLUMINATION", "IMAGE_KINDS", "KINDS",
+    "LOW_RESOLUTION", "MAX_SEVERITY", "NONE", "OCCLUSION", "REGISTRY", "SEVERITIES", "Condition",
+    "ConstantSchedule", "DegradationOptions", "DegradedFrame", "Degrader", "FrameAction", "FrameDecision",
+    "KindInfo", "ParameterTable", "ScheduledDegrader", "SegmentSchedule", "SweepSchedule", "check_image",
+    "conditions", "degrade_stream", "parse_condition", "parse_schedule",
+]

@@ -1,0 +1,149 @@
+"""Detection noise at the perception-output level: box jitter, misses, false detections, track breaks.
+
+Every effect reads fixed draws keyed by (seed, frame_index, entity id) and compares them with
+thresholds or scales them by amplitudes from the severity table, so the effects are nested in
+severity: an entity missed at s is missed at s+1, a track interrupted at s is interrupted at s+1, a
+false detection present at s is present at s+1, and box displacements only grow.
+
+- Box jitter: each corner coordinate moves by z * box_jitter * (box width or height), z a standard
+  normal clipped to +-2.5; the box is then clipped to the image and kept at least one pixel wide and
+  high. The mask is resampled from the old box onto the new one, so it moves and stretches with it.
+- Missed detections: the entity is absent from the output.
+- Track interruptions: at a break frame b the tracker loses the entity; from b on it carries a new
+  synthetic id for `track_interruption_frames` frames, with a track quality that ramps up again,
+  after which it is re-identified (its original id returns).
+- False detections: up to `max_false_detections` candidates per frame; each copies the label, role
+  and mask shape of an entity of the frame (so its label is plausible), at a random place and a
+  0.7-1.3 size factor, with a low score and track quality and a fresh synthetic id.
+Synthetic ids lie in [synthetic_id_base, 2 * synthetic_id_base).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import cv2
+import numpy as np
+
+from predrel_ros.degradations import draws
+from predrel_ros.degradations.options import DegradationOptions
+from predrel_ros.entities import Entity
+
+#: box-corner draws are clipped to this many standard deviations (see the table's box_jitter bound)
+JITTER_CLIP = 2.5
+#: size factor range of a false detection relative to the entity it imitates
+_FALSE_SIZE = (0.7, 1.3)
+
+
+def perturb_entities(entities: Sequence[Entity], frame_index: int, image_shape: tuple[int, ...],
+                     row: dict[str, float], seed: int, options: DegradationOptions) -> list[Entity]:
+    """The noisy perception output for one frame; the input entities are left unchanged."""
+    height, width = image_shape[:2]
+    for entity in entities:
+        if entity.mask is not None and entity.mask.shape != (height, width):
+            raise ValueError(f"entity {entity.id}: mask shape {entity.mask.shape} does not match "
+                             f"image_shape {(height, width)}")
+    out = []
+    for entity in entities:
+        if draws.uniform(seed, "noise.miss", frame_index, entity.id)[0] < row["miss_rate"]:
+            continue
+        out.append(_jittered(entity, frame_index, (height, width), row, seed, options))
+    out.extend(_false_detections(entities, frame_index, (height, width), row, seed, options))
+    return out
+
+
+def interruption(entity_id: int, frame_index: int, break_rate: float, seed: int,
+                 options: DegradationOptions) -> int | None:
+    """The latest break frame of this entity's track still in effect at `frame_index`, or None."""
+    span = options.track_interruption_frames
+    frames = np.arange(frame_index, frame_index - span, -1)
+    breaks = draws.uniform(seed, "noise.break", frames, entity_id) < break_rate
+    return int(frames[np.argmax(breaks)]) if breaks.any() else None
+
+
+def synthetic_id(seed: int, stream: str, options: DegradationOptions, *keys) -> int:
+    base = options.synthetic_id_base
+    return base + int(draws.hashes(seed, stream, *keys)[0] % np.uint64(base))
+
+
+def _jittered(entity: Entity, frame_index: int, shape: tuple[int, int], row: dict[str, float], seed: int,
+              options: DegradationOptions) -> Entity:
+    box = _clip_box(entity.box, shape)
+    size = np.array([box[2] - box[0], box[3] - box[1]] * 2)
+    z = np.clip(draws.normal(seed, "noise.box", frame_index, entity.id, np.arange(4)), -JITTER_CLIP, JITTER_CLIP)
+    new_box = _clip_box(box + z * row["box_jitter"] * size, shape)
+    changes: dict = {}
+    broken_at = interruption(entity.id, frame_index, row["track_break_rate"], seed, options)
+    if broken_at is not None:
+        ramp = (frame_index - broken_at + 1) / options.track_interruption_frames
+        changes = {"id": synthetic_id(seed, "noise.break.id", options, entity.id, broken_at),
+                   "track_quality": entity.track_quality * ramp,
+                   "attributes": {**entity.attributes, "detection_noise": "track_interrupted",
+                                  "original_id": entity.id}}
+    mask = None if entity.mask is None else _moved_mask(entity.mask, box, new_box, shape)
+    return _with_geometry(entity, new_box, mask, **changes)
+
+
+def _false_detections(entities: Sequence[Entity], frame_index: int, shape: tuple[int, int],
+                      row: dict[str, float], seed: int, options: DegradationOptions) -> list[Entity]:
+    if not entities:
+        return []
+    height, width = shape
+    count = options.max_false_detections
+    candidates = np.arange(count)
+    present = draws.uniform(seed, "noise.false", frame_index, candidates) < row["false_per_frame"] / count
+    out = []
+    for j in np.flatnonzero(present):
+        def draw(stream: str) -> float:
+            return float(draws.uniform(seed, f"noise.false.{stream}", frame_index, j)[0])
+
+        source = entities[min(int(draw("source") * len(entities)), len(entities) - 1)]
+        source_box = _clip_box(source.box, shape)
+        factor = _FALSE_SIZE[0] + (_FALSE_SIZE[1] - _FALSE_SIZE[0]) * draw("size")
+        box_w = min(max(1.0, (source_box[2] - source_box[0]) * factor), width)
+        box_h = min(max(1.0, (source_box[3] - source_box[1]) * factor), height)
+        x1, y1 = draw("x") * (width - box_w), draw("y") * (height - box_h)
+        box = _clip_box(np.array([x1, y1, x1 + box_w, y1 + box_h]), shape)
+        mask = None if source.mask is None else _moved_mask(source.mask, source_box, box, shape)
+        low, high = options.false_detection_score
+        out.append(Entity(
+            id=synthetic_id(seed, "noise.false.id", options, frame_index, j), label=source.label,
+            role=source.role, box=box, mask=mask, score=low + (high - low) * draw("score"),
+            visibility=1.0, track_quality=options.false_detection_track_quality,
+            mask_quality=source.mask_quality, frame_index=frame_index,
+            attributes={"detection_noise": "false_detection", "imitates_id": source.id}))
+    return out
+
+
+def _clip_box(box: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Box clipped to the image, ordered and at least one pixel wide and high."""
+    height, width = shape
+    x1, x2 = np.clip(np.sort([box[0], box[2]]), 0.0, width)
+    y1, y2 = np.clip(np.sort([box[1], box[3]]), 0.0, height)
+    x1, y1 = min(x1, width - 1.0), min(y1, height - 1.0)
+    return np.array([x1, y1, max(x2, x1 + 1.0), max(y2, y1 + 1.0)])
+
+
+def _pixel_span(box: np.ndarray) -> tuple[int, int, int, int]:
+    """Integer pixel rectangle [x1, x2) x [y1, y2) covered by a clipped box."""
+    return int(np.floor(box[0])), int(np.floor(box[1])), int(np.ceil(box[2])), int(np.ceil(box[3]))
+
+
+def _moved_mask(mask: np.ndarray, old_box: np.ndarray, new_box: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """The mask's content inside `old_box`, resampled onto `new_box` (nearest neighbour)."""
+    ox1, oy1, ox2, oy2 = _pixel_span(old_box)
+    nx1, ny1, nx2, ny2 = _pixel_span(new_box)
+    moved = np.zeros(shape, bool)
+    crop = mask[oy1:oy2, ox1:ox2]
+    if crop.any():
+        resized = cv2.resize(np.ascontiguousarray(crop, dtype=np.uint8), (nx2 - nx1, ny2 - ny1), interpolation=cv2.INTER_NEAREST)
+        moved[ny1:ny2, nx1:nx2] = resized.astype(bool)
+    return moved
+
+
+def _with_geometry(entity: Entity, box: np.ndarray, mask: np.ndarray | None, **changes) -> Entity:
+    """A copy with a new box and mask; the 2-D centroid follows the geometry, a depth is kept."""
+    moved = dataclasses.replace(entity, box=box, mask=mask, centroid=None, **changes)
+    if entity.centroid is not None and entity.centroid.size == 3:
+        moved.centroid = np.append(moved.centroid, entity.centroid[2])
+    return moved
