@@ -6,6 +6,7 @@ predicates (ground truth: confidence 1, every evidence factor 1).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable, Iterator
 
 from predrel_ros.predicates import vocabulary
 
@@ -57,3 +58,29 @@ class PredicateEstimate:
     def key(self) -> tuple[str, int, int]:
         """Identity of the predicate stream this estimate belongs to."""
         return (self.name, self.subject, self.object)
+
+    @property
+    def canonical_key(self) -> tuple[str, int, int]:
+        """`key` with the two ids of an unordered predicate (contact, dynamic) in ascending order, so
+        estimates and references match whichever orientation each source emits."""
+        return stream_key(self.name, self.subject, self.object)
+
+
+def stream_key(name: str, subject: int, obj: int) -> tuple[str, int, int]:
+    """(name, subject, object), ids sorted for the unordered predicates (contact, dynamic)."""
+    if name in vocabulary.UNORDERED and obj < subject:
+        return (name, obj, subject)
+    return (name, subject, obj)
+
+
+def match_references(estimates: Iterable[PredicateEstimate], references: Iterable[PredicateEstimate]
+                     ) -> Iterator[tuple[PredicateEstimate, str]]:
+    """(estimate, reference value label) for every estimate that has a reference on its frame.
+
+    Streams match by `canonical_key` and frame_index, whatever orientation each source used.
+    """
+    index = {(reference.canonical_key, reference.frame_index): reference.value for reference in references}
+    for estimate in estimates:
+        reference = index.get((estimate.canonical_key, estimate.frame_index))
+        if reference is not None:
+            yield estimate, reference

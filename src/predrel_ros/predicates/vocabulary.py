@@ -42,6 +42,10 @@ PREDICATES: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+#: predicates of an unordered pair: contact(i, j) is contact(j, i); the others are per ordered pair
+UNORDERED = (CONTACT, DYNAMIC)
+
+
 def group_of(name: str) -> str:
     try:
         return PREDICATES[name][0]

@@ -1,0 +1,438 @@
+"""Predicate extraction settings: every threshold, margin, window and weight in one validated object.
+
+Thresholds are selected on clean validation sequences (paper 4.8, `predicates.selection`) and then
+fixed. Each decision threshold theta comes with its margin scale eta, which turns the distance of a
+measurement from the threshold into the spatial evidence factor q_sp = min(1, |x - theta| / eta)
+(paper 3.4).
+
+Pixel quantities are expressed at a reference resolution: a measurement made on an image whose
+diagonal is D pixels is multiplied by `reference_diagonal / D` before it is compared with a
+threshold, so one config serves the 320x240 controlled set and a 640x480 or 1280x720 camera alike.
+The default reference diagonal, 800 px, is that of a 640x480 image.
+
+Files: `PredicateConfig.load(path)` / `.save(path)` (YAML or JSON), `to_dict()` / `from_dict()`.
+Unknown keys and invalid values are refused with the dotted name of the field.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from predrel_ros.entities import (CONTAINER, HAND_ROLES, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, ROLES,
+                                  SURFACE, TARGET, TOOL)
+from predrel_ros.predicates import vocabulary
+from predrel_ros.predicates.estimate import EVIDENCE_FACTORS
+
+
+# ---------------------------------------------------------------------------------------------
+# dataclass <-> plain dict (YAML/JSON) with field-named errors; reused by other config objects
+# ---------------------------------------------------------------------------------------------
+
+def config_to_dict(obj: Any) -> Any:
+    """Plain (YAML/JSON-safe) representation of a config dataclass: tuples become lists."""
+    if dataclasses.is_dataclass(obj):
+        return {f.name: config_to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {str(key): config_to_dict(value) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [config_to_dict(value) for value in obj]
+    return obj
+
+
+def config_from_dict(cls: type, data: Any, path: str = "") -> Any:
+    """Build dataclass `cls` from a plain dict; missing fields keep their defaults.
+
+    Raises ValueError naming the dotted field path for unknown keys and wrongly typed values.
+    """
+    return _convert(cls, data, path or cls.__name__)
+
+
+def _convert(tp: Any, value: Any, path: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = [arg for arg in typing.get_args(tp) if arg is not type(None)]
+        if value is None:
+            if len(options) < len(typing.get_args(tp)):
+                return None
+            raise ValueError(f"{path}: a value is required")
+        return _convert(options[0], value, path)
+    if dataclasses.is_dataclass(tp):
+        if dataclasses.is_dataclass(value) and isinstance(value, tp):
+            return value
+        if not isinstance(value, Mapping):
+            raise ValueError(f"{path}: expected a mapping, got {type(value).__name__}")
+        hints = typing.get_type_hints(tp)
+        names = {f.name for f in dataclasses.fields(tp) if f.init}
+        unknown = sorted(set(value) - names)
+        if unknown:
+            raise ValueError(f"{path}: unknown key(s) {unknown}; expected some of {sorted(names)}")
+        kwargs = {name: _convert(hints[name], item, f"{path}.{name}") for name, item in value.items()}
+        try:
+            return tp(**kwargs)
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from None
+    if origin is tuple or origin is list:
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+            raise ValueError(f"{path}: expected a list, got {value!r}")
+        args = typing.get_args(tp)
+        item_type = args[0] if args else Any
+        items = [_convert(item_type, item, f"{path}[{index}]") for index, item in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin is dict:
+        if not isinstance(value, Mapping):
+            raise ValueError(f"{path}: expected a mapping, got {value!r}")
+        key_type, value_type = typing.get_args(tp) or (Any, Any)
+        return {_convert(key_type, key, path): _convert(value_type, item, f"{path}.{key}")
+                for key, item in value.items()}
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{path}: expected a number, got {value!r}")
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{path}: expected an integer, got {value!r}")
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"{path}: expected true or false, got {value!r}")
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise ValueError(f"{path}: expected a string, got {value!r}")
+        return value
+    return value
+
+
+def write_data(path: str | Path, data: Any) -> Path:
+    """Write plain data as YAML (.yaml / .yml) or JSON (any other suffix)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix in (".yaml", ".yml"):
+        import yaml
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+    else:
+        path.write_text(json.dumps(data, indent=2) + "\n")
+    return path
+
+
+def read_data(path: str | Path) -> Any:
+    """Read YAML (.yaml / .yml) or JSON; unreadable or malformed files raise ValueError naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise ValueError(f"cannot read {path}: {error.strerror}") from None
+    if path.suffix in (".yaml", ".yml"):
+        import yaml
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise ValueError(f"{path}: not valid YAML: {error}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON: {error}") from None
+
+
+def save_config(obj: Any, path: str | Path) -> Path:
+    """Write a config dataclass as YAML or JSON (by suffix)."""
+    return write_data(path, config_to_dict(obj))
+
+
+def load_config(cls: type, path: str | Path, section: str | None = None) -> Any:
+    """Read a config dataclass from YAML or JSON; `section` selects a top-level key of the file."""
+    path = Path(path)
+    data = read_data(path)
+    data = {} if data is None else data
+    if section is not None:
+        if not isinstance(data, Mapping) or section not in data:
+            raise ValueError(f"{path}: no top-level section {section!r}")
+        data = data[section]
+    return config_from_dict(cls, data, f"{path.name}:{section or cls.__name__}")
+
+
+class ConfigFile:
+    """Mixin of a config dataclass: to_dict / from_dict / save / load (YAML or JSON by suffix).
+
+    `NAME` prefixes the dotted field names in error messages (e.g. "predicates.contact.distance")."""
+
+    NAME = "config"
+
+    def to_dict(self) -> dict:
+        return config_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]):
+        return config_from_dict(cls, data, cls.NAME)
+
+    def save(self, path: str | Path) -> Path:
+        return save_config(self, path)
+
+    @classmethod
+    def load(cls, path: str | Path, section: str | None = None):
+        """Read from a file; `section` selects a top-level key (config/predicates.yaml holds
+        "predicates" and "trust")."""
+        return load_config(cls, path, section)
+
+
+# ---------------------------------------------------------------------------------------------
+# the predicate configuration
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Threshold:
+    """A decision threshold theta (`value`) and its margin scale eta.
+
+    `margin(x)` is the paper's q_sp = min(1, |x - theta| / eta): 0 on the threshold, 1 at eta away.
+    """
+
+    value: float
+    eta: float
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.value):
+            raise ValueError(f"value must be finite, got {self.value}")
+        if not (math.isfinite(self.eta) and self.eta > 0):
+            raise ValueError(f"eta must be a positive number, got {self.eta}")
+
+    def margin(self, x: float) -> float:
+        return min(1.0, abs(x - self.value) / self.eta)
+
+
+@dataclass
+class ContactConfig:
+    """contact(i, j) = T when the mask boundary distance is <= distance.value (reference px).
+
+    When both entities carry a depth (point3d or a 3-element centroid) and neither has a role in
+    `depth_ignored_roles`, contact also needs |z_i - z_j| <= depth_gap.value (metres). Surfaces are
+    ignored by default: one depth value cannot describe a table's extent.
+    """
+
+    distance: Threshold = field(default_factory=lambda: Threshold(3.0, 3.0))
+    depth_gap: Threshold | None = field(default_factory=lambda: Threshold(0.06, 0.04))
+    depth_ignored_roles: tuple[str, ...] = (SURFACE,)
+
+    def __post_init__(self) -> None:
+        if self.distance.value < 0:
+            raise ValueError(f"distance.value must be >= 0 px, got {self.distance.value}")
+        if self.depth_gap is not None and self.depth_gap.value < 0:
+            raise ValueError(f"depth_gap.value must be >= 0 m, got {self.depth_gap.value}")
+        _check_roles("depth_ignored_roles", self.depth_ignored_roles)
+
+
+@dataclass
+class StaticConfig:
+    """Static relation of an ordered pair (i, j), decided in priority In > Sup > Ab > Be > Ar > none.
+
+    In:  the fraction of i's mask inside j's box >= inside_fraction, and i's bottom is not below j's.
+    Sup: contact(i, j) = T and the fraction of i's bottom-boundary columns that have j's mask within
+         `support_band` reference px of i's lowest pixel >= support_fraction.
+    Ab / Be: the vertical centroid offset (cy_j - cy_i) / ((h_i + h_j) / 2) >= above_offset
+         (Ab) or <= -above_offset (Be), with horizontal overlap / min(w_i, w_j) >= horizontal_overlap.
+    Ar:  centroid distance / (sum of the two boxes' half-diagonals) <= around_distance (two boxes
+         touching corner to corner are 1 apart).
+    """
+
+    inside_fraction: Threshold = field(default_factory=lambda: Threshold(0.7, 0.15))
+    support_fraction: Threshold = field(default_factory=lambda: Threshold(0.3, 0.15))
+    support_band: float = 4.0
+    above_offset: Threshold = field(default_factory=lambda: Threshold(0.7, 0.2))
+    horizontal_overlap: Threshold = field(default_factory=lambda: Threshold(0.3, 0.15))
+    around_distance: Threshold = field(default_factory=lambda: Threshold(1.5, 0.3))
+
+    def __post_init__(self) -> None:
+        for name in ("inside_fraction", "support_fraction", "horizontal_overlap"):
+            value = getattr(self, name).value
+            if not 0.0 < value <= 1.0:
+                raise ValueError(f"{name}.value is a fraction in (0, 1], got {value}")
+        if not self.support_band >= 1.0:
+            raise ValueError(f"support_band must be >= 1 reference px, got {self.support_band}")
+        if self.above_offset.value <= 0 or self.around_distance.value <= 0:
+            raise ValueError("above_offset.value and around_distance.value must be > 0")
+
+
+@dataclass
+class DynamicConfig:
+    """Dynamic relation of a pair over the window (paper 3.3; speeds in reference px per frame).
+
+    An entity moves when its window speed (least-squares slope of its centroid) > moving_speed.
+    Decision order: fewer than `min_frames` joint samples -> UNK; neither moves -> HT if both moved
+    at the start of the window, else S; both move with relative speed <= relative_speed -> MT;
+    exactly one moves while contact was T on >= fmt_contact_fraction of the window -> FMT;
+    centroid distance rate < -distance_rate -> GC, > distance_rate -> MA; otherwise S.
+    """
+
+    min_frames: int = 3
+    moving_speed: Threshold = field(default_factory=lambda: Threshold(0.5, 0.3))
+    relative_speed: Threshold = field(default_factory=lambda: Threshold(0.7, 0.4))
+    distance_rate: Threshold = field(default_factory=lambda: Threshold(0.7, 0.4))
+    fmt_contact_fraction: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.min_frames < 2:
+            raise ValueError(f"min_frames must be >= 2 (a velocity needs two samples), got {self.min_frames}")
+        for name in ("moving_speed", "relative_speed", "distance_rate"):
+            if getattr(self, name).value <= 0:
+                raise ValueError(f"{name}.value must be > 0, got {getattr(self, name).value}")
+        if not 0.0 < self.fmt_contact_fraction <= 1.0:
+            raise ValueError(f"fmt_contact_fraction must lie in (0, 1], got {self.fmt_contact_fraction}")
+
+
+def _default_weights() -> dict[str, dict[str, float]]:
+    contact = {"det": 1.0, "seg": 2.0, "trk": 0.5, "vis": 1.5, "sp": 2.0, "tmp": 1.0}
+    static = {"det": 1.0, "seg": 1.0, "trk": 0.5, "vis": 1.0, "sp": 2.0, "tmp": 1.0}
+    dynamic = {"det": 0.5, "seg": 0.25, "trk": 2.0, "vis": 1.0, "sp": 1.5, "tmp": 1.0}
+    derived = {"det": 1.0, "seg": 1.0, "trk": 1.0, "vis": 1.0, "sp": 1.0, "tmp": 1.0}
+    weights = {vocabulary.CONTACT: contact, vocabulary.STATIC: static, vocabulary.DYNAMIC: dynamic}
+    weights.update({name: dict(derived) for name in vocabulary.DERIVED_PREDICATES})
+    return weights
+
+
+@dataclass
+class ConfidenceConfig:
+    """Confidence c = g_k(z) of the six evidence factors (paper 3.4).
+
+    weights: predicate name -> factor -> weight of the default g_k, a weighted geometric mean
+        c = exp(sum_f w_f log q_f / sum_f w_f); a factor with weight 0 is ignored.
+    floor: an estimate whose confidence is below the floor is reported as UNK (insufficient evidence).
+    min_visibility: an entity seen less than this is treated as invisible (its predicates are UNK).
+    box_only_seg_quality: q_seg of an entity that has a box but no mask.
+    """
+
+    weights: dict[str, dict[str, float]] = field(default_factory=_default_weights)
+    floor: float = 0.2
+    min_visibility: float = 0.05
+    box_only_seg_quality: float = 0.5
+
+    def __post_init__(self) -> None:
+        missing = sorted(set(vocabulary.PREDICATES) - set(self.weights))
+        if missing:
+            raise ValueError(f"weights: no weights for predicate(s) {missing}")
+        for name, factors in self.weights.items():
+            vocabulary.group_of(name)
+            if set(factors) != set(EVIDENCE_FACTORS):
+                raise ValueError(f"weights.{name}: needs exactly the factors {list(EVIDENCE_FACTORS)}, "
+                                 f"got {sorted(factors)}")
+            values = [factors[f] for f in EVIDENCE_FACTORS]
+            if any(not (math.isfinite(v) and v >= 0) for v in values) or sum(values) <= 0:
+                raise ValueError(f"weights.{name}: weights must be >= 0 with a positive sum, got {factors}")
+        for name in ("floor", "min_visibility", "box_only_seg_quality"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1], got {value}")
+
+
+@dataclass
+class PairRule:
+    """Which ordered role pairs (subject, object) are evaluated, and which static relations apply.
+
+    kind names the scenario group (hand_object, object_container, object_surface, object_object).
+    Contact and dynamic predicates are emitted once per unordered pair, oriented as the rule states
+    (subject first; two entities that both fit a symmetric rule: lower id first). Grasp and release
+    apply when the subject is a hand, containment_event when "In" is allowed, support_event when
+    "Sup" is allowed.
+    """
+
+    kind: str
+    subject_roles: tuple[str, ...]
+    object_roles: tuple[str, ...]
+    static_relations: tuple[str, ...] = ("Ab", "Be", "Ar")
+
+    def __post_init__(self) -> None:
+        _check_roles("subject_roles", self.subject_roles)
+        _check_roles("object_roles", self.object_roles)
+        if not self.subject_roles or not self.object_roles:
+            raise ValueError(f"pair rule {self.kind!r}: subject_roles and object_roles must not be empty")
+        for relation in self.static_relations:
+            if relation not in vocabulary.STATIC_VALUES or relation == "none":
+                raise ValueError(f"pair rule {self.kind!r}: unknown static relation {relation!r}; "
+                                 f"expected some of {vocabulary.STATIC_PRIORITY[:-1]}")
+
+    @property
+    def hand_subject(self) -> bool:
+        return all(role in HAND_ROLES for role in self.subject_roles)
+
+
+_OBJECTS = (MANIPULATED_OBJECT, TOOL, TARGET)
+
+
+def _default_pair_rules() -> list[PairRule]:
+    return [
+        PairRule("hand_object", (LEFT_HAND, RIGHT_HAND), _OBJECTS + (CONTAINER,), ("Ab", "Be", "Ar")),
+        PairRule("object_container", _OBJECTS, (CONTAINER,), ("In", "Sup", "Ab", "Be", "Ar")),
+        PairRule("object_surface", _OBJECTS + (CONTAINER,), (SURFACE,), ("Sup", "Ab", "Be", "Ar")),
+        PairRule("object_object", _OBJECTS, _OBJECTS, ("Sup", "Ab", "Be", "Ar")),
+    ]
+
+
+def _check_roles(name: str, roles: tuple[str, ...]) -> None:
+    unknown = [role for role in roles if role not in ROLES]
+    if unknown:
+        raise ValueError(f"{name}: unknown role(s) {unknown}; expected some of {list(ROLES)}")
+
+
+@dataclass
+class PredicateConfig(ConfigFile):
+    """Everything the predicate extractor decides with.
+
+    window: frames of the dynamic-relation window and of q_tmp (paper: w = 5), ending at the
+        current frame (causal, so a live stream gets its estimate without delay).
+    reference_diagonal: image diagonal (px) at which pixel thresholds are expressed.
+    track_memory: frames a track that vanished keeps its pairs alive, reported as UNK.
+    event_memory: frames back that release / containment / support events look for the prior state.
+    """
+
+    window: int = 5
+    reference_diagonal: float = 800.0
+    track_memory: int = 15
+    event_memory: int = 15
+    contact: ContactConfig = field(default_factory=ContactConfig)
+    static: StaticConfig = field(default_factory=StaticConfig)
+    dynamic: DynamicConfig = field(default_factory=DynamicConfig)
+    confidence: ConfidenceConfig = field(default_factory=ConfidenceConfig)
+    pair_rules: list[PairRule] = field(default_factory=_default_pair_rules)
+
+    NAME = "predicates"
+
+    def __post_init__(self) -> None:
+        if self.window < 2:
+            raise ValueError(f"window must be >= 2 frames, got {self.window}")
+        if self.dynamic.min_frames > self.window:
+            raise ValueError(f"dynamic.min_frames ({self.dynamic.min_frames}) exceeds window ({self.window})")
+        if not self.reference_diagonal > 0:
+            raise ValueError(f"reference_diagonal must be > 0 px, got {self.reference_diagonal}")
+        for name in ("track_memory", "event_memory"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1 frame, got {getattr(self, name)}")
+        kinds = [rule.kind for rule in self.pair_rules]
+        if len(set(kinds)) != len(kinds):
+            raise ValueError(f"pair_rules: duplicate kinds in {kinds}")
+
+    def replace(self, path: str, value: Any) -> "PredicateConfig":
+        """A copy with the field at dotted `path` (e.g. "contact.distance.value") set to `value`."""
+        data = self.to_dict()
+        node = data
+        keys = path.split(".")
+        for key in keys[:-1]:
+            if not isinstance(node, dict) or key not in node:
+                raise ValueError(f"no config field {path!r}")
+            node = node[key]
+        if not isinstance(node, dict) or keys[-1] not in node:
+            raise ValueError(f"no config field {path!r}")
+        node[keys[-1]] = value
+        return PredicateConfig.from_dict(data)
+
+    def get(self, path: str) -> Any:
+        """The value of the field at dotted `path`."""
+        node: Any = self
+        for key in path.split("."):
+            if not dataclasses.is_dataclass(node) or not hasattr(node, key):
+                raise ValueError(f"no config field {path!r}")
+            node = getattr(node, key)
+        return node

@@ -1,0 +1,439 @@
+"""Per-frame predicate extraction with confidence (paper 3.3 and 3.4), stateful over frames.
+
+`PredicateExtractor(config).update(frame_index, entities)` returns the `PredicateEstimate`s of one
+frame, in a deterministic order: per entity pair (ids ascending) contact, static (each evaluated
+orientation), dynamic, then grasp / release / containment_event / support_event, and finally
+active_hand per hand.
+
+Pairs and orientation. Only pairs allowed by the config's pair rules are evaluated (hand-object,
+object-container, object-surface, object-object; paper 4.2); distractors by default take part in
+none. Contact and dynamic predicates are unordered and emitted once per pair as (subject, object)
+in the rule's orientation: the hand first, the object before its container or surface; two
+entities that fit a symmetric rule (object-object) go lower id first. Static predicates are
+per ordered pair: (object, container), (object, surface), (hand, object), and both orders of an
+object-object pair. Derived predicates use the orientation of their base pair; active_hand has
+the hand as subject and `NO_OBJECT` as object.
+
+State over frames. The extractor keeps per track the centroid samples of the last `window` frames
+(the dynamic relations and q_trk continuity), per predicate stream the raw values of the window
+(q_tmp), and the last known contact / static value of each pair (release and onset events).
+- A track that is not in a frame's entities keeps its pairs for `track_memory` frames, reported as
+  UNK (missing evidence); then it is forgotten.
+- An entity whose visibility is below `confidence.min_visibility`, or whose mask is empty, gives UNK
+  for all its pairs.
+- Frame indices may skip (dropped frames): a gap is missing evidence, not motion. Speeds are per
+  frame index, and q_trk counts the window's frames in which both tracks were seen.
+- Frames must arrive in increasing frame_index; an older or repeated index is refused with
+  `FrameOrderError` and changes nothing (a node can catch it and count it).
+
+UNK: insufficient evidence (missing or invisible entity, too few window samples for a dynamic
+relation, an UNK base predicate of a derived one) or a confidence under `confidence.floor`. The
+floor acts on the reported values: derived predicates and events are computed from the reported
+base values, while q_tmp counts the raw values, so one weak frame does not drag the following
+frames under the floor.
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Callable, Iterable, Sequence
+
+from predrel_ros.entities import HAND_ROLES, Entity
+from predrel_ros.predicates import rules, vocabulary
+from predrel_ros.predicates.config import PairRule, PredicateConfig
+from predrel_ros.predicates.confidence import GeometricMeanConfidence
+from predrel_ros.predicates.estimate import EVIDENCE_FACTORS, NO_OBJECT, PredicateEstimate
+from predrel_ros.predicates.geometry import (EntityGeometry, boundary_distance, inside_fraction,
+                                             support_fraction)
+
+UNK = vocabulary.UNK
+_T = rules.T
+_CONTACT, _STATIC, _DYNAMIC = vocabulary.CONTACT, vocabulary.STATIC, vocabulary.DYNAMIC
+_GRASP, _RELEASE, _ACTIVE = vocabulary.GRASP, vocabulary.RELEASE, vocabulary.ACTIVE_HAND
+_CONTAINMENT, _SUPPORT = vocabulary.CONTAINMENT_EVENT, vocabulary.SUPPORT_EVENT
+_LABELS = {name: vocabulary.values_of(name) for name in vocabulary.PREDICATES}
+
+ConfidenceModel = Callable[[str, Sequence[float]], float]
+
+
+class FrameOrderError(ValueError):
+    """A frame arrived with a frame_index not greater than the last processed one."""
+
+
+class _Track:
+    """Centroid samples (reference px) of one track over the window, and when it was last seen."""
+
+    __slots__ = ("role", "last_seen", "samples", "motion")
+
+    def __init__(self, role: str) -> None:
+        self.role = role
+        self.last_seen = -1
+        self.samples: deque[tuple[int, float, float]] = deque()
+        self.motion: _Motion | None = None
+
+
+class _Motion:
+    """One track's motion over the current window."""
+
+    __slots__ = ("frames", "vx", "vy", "speed", "early", "late")
+
+    def __init__(self, samples: Sequence[tuple[int, float, float]]) -> None:
+        self.frames = {frame for frame, _, _ in samples}
+        self.vx, self.vy = _slope2(samples)
+        self.speed = math.hypot(self.vx, self.vy)
+        self.early = _segment_speed(samples[0], samples[1]) if len(samples) > 1 else 0.0
+        self.late = _segment_speed(samples[-2], samples[-1]) if len(samples) > 1 else 0.0
+
+
+def _segment_speed(a: tuple[int, float, float], b: tuple[int, float, float]) -> float:
+    return math.hypot(b[1] - a[1], b[2] - a[2]) / (b[0] - a[0])
+
+
+def _slope(frames: Sequence[int], values: Sequence[float]) -> float:
+    """Least-squares slope of values over frame indices (0 for fewer than two samples)."""
+    n = len(frames)
+    if n < 2:
+        return 0.0
+    mean_f = sum(frames) / n
+    mean_v = sum(values) / n
+    sxx = sum((f - mean_f) ** 2 for f in frames)
+    return sum((f - mean_f) * (v - mean_v) for f, v in zip(frames, values)) / sxx
+
+
+def _slope2(samples: Sequence[tuple[int, float, float]]) -> tuple[float, float]:
+    frames = [s[0] for s in samples]
+    return _slope(frames, [s[1] for s in samples]), _slope(frames, [s[2] for s in samples])
+
+
+class _PairPlan:
+    """How one unordered pair of roles is evaluated (cached per role pair and id order)."""
+
+    __slots__ = ("rule", "swap", "static_orders")
+
+    def __init__(self, rule: PairRule, swap: bool, static_orders: list[tuple[bool, tuple[str, ...]]]) -> None:
+        self.rule = rule
+        self.swap = swap                      # True: the higher id is the subject
+        self.static_orders = static_orders    # (swap, allowed relations) per evaluated orientation
+
+
+class PredicateExtractor:
+    """Stateful extractor of contact / static / dynamic / derived predicates with confidence.
+
+    config: thresholds, window and weights (`PredicateConfig`; defaults when None).
+    confidence: g_k, called as confidence(name, factors) -> [0, 1]; default the weighted geometric
+        mean of the config's weights (`CalibratedConfidence` for a fitted one).
+    """
+
+    def __init__(self, config: PredicateConfig | None = None,
+                 confidence: ConfidenceModel | None = None) -> None:
+        self.config = config if config is not None else PredicateConfig()
+        self.confidence = confidence or GeometricMeanConfidence(self.config.confidence.weights)
+        self._plans: dict[tuple[str, str], _PairPlan | None] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget all history (a new sequence starts)."""
+        self._tracks: dict[int, _Track] = {}
+        self._streams: dict[tuple[str, int, int], deque[tuple[int, int]]] = {}
+        self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
+        self._first_frame: int | None = None
+        self.last_frame: int | None = None
+        self.frames_processed = 0
+
+    # ------------------------------------------------------------------------------------ frame
+
+    def update(self, frame_index: int, entities: Iterable[Entity],
+               image_size: tuple[int, int] | None = None) -> list[PredicateEstimate]:
+        """Predicates of one frame. image_size (width, height) scales pixel thresholds; it defaults
+        to the masks' size, and to the reference resolution when no entity has a mask."""
+        frame_index = int(frame_index)
+        if self.last_frame is not None and frame_index <= self.last_frame:
+            raise FrameOrderError(f"frame {frame_index} arrived after frame {self.last_frame}; frames must "
+                                  f"come in increasing frame_index (this frame was ignored)")
+        entities = list(entities)
+        present = self._check_entities(entities)
+        to_ref = self._reference_scale(entities, image_size)
+        config = self.config
+        min_visibility = config.confidence.min_visibility
+
+        if self._first_frame is None:
+            self._first_frame = frame_index
+        self.last_frame = frame_index
+        self.frames_processed += 1
+        window_start = frame_index - config.window + 1
+        self._window_frames = frame_index - max(window_start, self._first_frame) + 1
+        self._window_start = window_start
+
+        geometries: dict[int, EntityGeometry] = {}
+        for entity in entities:
+            track = self._tracks.get(entity.id)
+            if track is None or track.role != entity.role:
+                track = self._tracks[entity.id] = _Track(entity.role)
+            track.last_seen = frame_index
+            if entity.visibility >= min_visibility:
+                geometry = EntityGeometry(entity)
+                if not geometry.empty:
+                    geometries[entity.id] = geometry
+                    track.samples.append((frame_index, geometry.cx * to_ref, geometry.cy * to_ref))
+        self._forget_old(frame_index)
+        for track in self._tracks.values():
+            samples = track.samples
+            while samples and samples[0][0] < window_start:
+                samples.popleft()
+            track.motion = _Motion(samples) if samples and samples[-1][0] == frame_index else None
+
+        self._frame = frame_index
+        self._to_ref = to_ref
+        self._present = present
+        self._geometries = geometries
+        estimates: list[PredicateEstimate] = []
+        hand_evidence: dict[int, list[tuple[rules.Truth, rules.Truth]]] = {
+            track_id: [] for track_id, track in sorted(self._tracks.items()) if track.role in HAND_ROLES}
+        ids = sorted(self._tracks)
+        for index, id_a in enumerate(ids):
+            role_a = self._tracks[id_a].role
+            for id_b in ids[index + 1:]:
+                plan = self._plan(role_a, self._tracks[id_b].role)
+                if plan is not None:
+                    self._pair(id_a, id_b, plan, estimates, hand_evidence)
+        for hand_id, evidence in hand_evidence.items():
+            self._active_hand(hand_id, evidence, estimates)
+        return estimates
+
+    def _check_entities(self, entities: list[Entity]) -> dict[int, Entity]:
+        present: dict[int, Entity] = {}
+        shape = None
+        for entity in entities:
+            if not isinstance(entity, Entity):
+                raise TypeError(f"entities must be predrel_ros.entities.Entity, got {type(entity).__name__}")
+            if entity.id in present:
+                raise ValueError(f"two entities with track id {entity.id} in one frame")
+            if entity.mask is not None:
+                if shape is not None and entity.mask.shape != shape:
+                    raise ValueError(f"entity {entity.id}: mask shape {entity.mask.shape} differs from "
+                                     f"the frame's other masks {shape}")
+                shape = entity.mask.shape
+            present[entity.id] = entity
+        return present
+
+    def _reference_scale(self, entities: list[Entity], image_size: tuple[int, int] | None) -> float:
+        """Factor from this frame's pixels to reference pixels."""
+        if image_size is not None:
+            width, height = image_size
+        else:
+            mask = next((e.mask for e in entities if e.mask is not None), None)
+            if mask is None:
+                return 1.0
+            height, width = mask.shape
+        if width <= 0 or height <= 0:
+            raise ValueError(f"image_size must be positive (width, height), got {image_size}")
+        return self.config.reference_diagonal / math.hypot(width, height)
+
+    def _forget_old(self, frame_index: int) -> None:
+        expired = [track_id for track_id, track in self._tracks.items()
+                   if track.last_seen < frame_index - self.config.track_memory]
+        if not expired:
+            return
+        for track_id in expired:
+            del self._tracks[track_id]
+        gone = set(expired)
+        for table in (self._streams, self._known):
+            for key in [key for key in table if key[1] in gone or key[2] in gone]:
+                del table[key]
+
+    def _plan(self, role_a: str, role_b: str) -> _PairPlan | None:
+        """The pair rule for roles (a, b) with a the lower id, or None when the pair is not evaluated."""
+        key = (role_a, role_b)
+        if key not in self._plans:
+            self._plans[key] = None
+            for rule in self.config.pair_rules:
+                forward = role_a in rule.subject_roles and role_b in rule.object_roles
+                backward = role_b in rule.subject_roles and role_a in rule.object_roles
+                if forward or backward:
+                    orders = [(False, rule.static_relations)] if forward else []
+                    if backward:
+                        orders.append((True, rule.static_relations))
+                    self._plans[key] = _PairPlan(rule, swap=not forward, static_orders=orders)
+                    break
+        return self._plans[key]
+
+    # ------------------------------------------------------------------------------------ pairs
+
+    def _pair_factors(self, id_i: int, id_j: int) -> tuple[float, float, float, float]:
+        """(det, seg, trk, vis) of a pair; an absent entity contributes zeros."""
+        entity_i, entity_j = self._present.get(id_i), self._present.get(id_j)
+        if entity_i is None or entity_j is None:
+            return 0.0, 0.0, 0.0, 0.0
+        box_quality = self.config.confidence.box_only_seg_quality
+        seg_i = entity_i.mask_quality if entity_i.mask is not None else box_quality
+        seg_j = entity_j.mask_quality if entity_j.mask is not None else box_quality
+        motion_i, motion_j = self._tracks[id_i].motion, self._tracks[id_j].motion
+        if motion_i is None or motion_j is None:
+            continuity = 0.0
+        else:
+            continuity = len(motion_i.frames & motion_j.frames) / self._window_frames
+        return (min(entity_i.score, entity_j.score), min(seg_i, seg_j),
+                min(entity_i.track_quality, entity_j.track_quality) * continuity,
+                min(entity_i.visibility, entity_j.visibility))
+
+    def _pair(self, id_a: int, id_b: int, plan: _PairPlan, out: list[PredicateEstimate],
+              hand_evidence: dict[int, list[tuple[rules.Truth, rules.Truth]]]) -> None:
+        config = self.config
+        subject, obj = (id_b, id_a) if plan.swap else (id_a, id_b)
+        pair_factors = self._pair_factors(subject, obj)
+        geo_s, geo_o = self._geometries.get(subject), self._geometries.get(obj)
+        observed = geo_s is not None and geo_o is not None
+
+        # contact (unordered)
+        if observed:
+            limit = (config.contact.distance.value + config.contact.distance.eta) / self._to_ref
+            distance = boundary_distance(geo_s, geo_o, limit) * self._to_ref
+            contact_code, contact_sp = rules.contact_rule(distance, self._depth_gap(geo_s, geo_o), config.contact)
+        else:
+            contact_code, contact_sp = UNK, 0.0
+        contact = self._emit(_CONTACT, subject, obj, contact_code, contact_sp, pair_factors, out)
+
+        # static (per evaluated orientation)
+        statics: dict[tuple[int, int], tuple[int, float]] = {}
+        for swap, allowed in plan.static_orders:
+            s, o = (id_b, id_a) if swap else (id_a, id_b)
+            if observed:
+                g_s, g_o = self._geometries[s], self._geometries[o]
+                contact_test = (contact_code == _T, contact_sp)
+                code, sp = rules.static_rule(self._static_measurements(g_s, g_o, contact_test, allowed),
+                                             allowed, config.static)
+            else:
+                code, sp = UNK, 0.0
+            statics[(s, o)] = self._emit(_STATIC, s, o, code, sp, pair_factors, out)
+
+        # dynamic (unordered)
+        if observed:
+            dyn_code, dyn_sp = rules.dynamic_rule(self._dynamic_measurements(subject, obj), config.dynamic)
+        else:
+            dyn_code, dyn_sp = UNK, 0.0
+        dynamic = self._emit(_DYNAMIC, subject, obj, dyn_code, dyn_sp, pair_factors, out)
+
+        # derived
+        rule = plan.rule
+        if rule.hand_subject:
+            self._emit(_GRASP, subject, obj, *rules.grasp_rule(contact, dynamic), pair_factors, out)
+            previous = self._previous_known(_CONTACT, subject, obj)
+            self._emit(_RELEASE, subject, obj, *rules.release_rule(previous, contact, dynamic), pair_factors, out)
+            hand_evidence[subject].append((contact, dynamic))
+        for (s, o), static in statics.items():
+            if "In" in rule.static_relations:
+                previous = self._previous_known(_STATIC, s, o)
+                self._emit(_CONTAINMENT, s, o, *rules.onset_rule(previous, static, rules.IN), pair_factors, out)
+            if "Sup" in rule.static_relations:
+                previous = self._previous_known(_STATIC, s, o)
+                self._emit(_SUPPORT, s, o, *rules.onset_rule(previous, static, rules.SUP), pair_factors, out)
+        self._remember(_CONTACT, subject, obj, contact[0])
+        for (s, o), (code, _) in statics.items():
+            self._remember(_STATIC, s, o, code)
+
+    def _depth_gap(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> float | None:
+        contact = self.config.contact
+        if contact.depth_gap is None:
+            return None
+        entity_i, entity_j = geo_i.entity, geo_j.entity
+        if entity_i.role in contact.depth_ignored_roles or entity_j.role in contact.depth_ignored_roles:
+            return None
+        depth_i, depth_j = entity_i.depth, entity_j.depth
+        if depth_i is None or depth_j is None:
+            return None
+        return abs(depth_i - depth_j)
+
+    def _static_measurements(self, g_i: EntityGeometry, g_j: EntityGeometry, contact_test: tuple[bool, float],
+                             allowed: tuple[str, ...]) -> rules.StaticMeasurements:
+        config = self.config.static
+        inside = inside_fraction(g_i, g_j) if "In" in allowed else 0.0
+        support = 0.0
+        if "Sup" in allowed and contact_test[0]:
+            band = max(1, round(config.support_band / self._to_ref))
+            support = support_fraction(g_i, g_j, band)
+        overlap_x = min(g_i.x2, g_j.x2) - max(g_i.x1, g_j.x1) + (1.0 if g_i.mask is not None else 0.0)
+        min_width = min(g_i.width, g_j.width)
+        return rules.StaticMeasurements(
+            inside_fraction=inside,
+            bottom_within=g_i.y2 <= g_j.y2,
+            contact=contact_test,
+            support_fraction=support,
+            vertical_offset=(g_j.cy - g_i.cy) / max(0.5 * (g_i.height + g_j.height), 1e-9),
+            horizontal_overlap=max(overlap_x, 0.0) / max(min_width, 1e-9),
+            centroid_distance=math.hypot(g_i.cx - g_j.cx, g_i.cy - g_j.cy)
+            / max(g_i.half_diagonal + g_j.half_diagonal, 1e-9),
+        )
+
+    def _dynamic_measurements(self, id_i: int, id_j: int) -> rules.DynamicMeasurements:
+        track_i, track_j = self._tracks[id_i], self._tracks[id_j]
+        motion_i, motion_j = track_i.motion, track_j.motion
+        positions_j = {frame: (x, y) for frame, x, y in track_j.samples}
+        frames, distances = [], []
+        for frame, x, y in track_i.samples:
+            other = positions_j.get(frame)
+            if other is not None:
+                frames.append(frame)
+                distances.append(math.hypot(x - other[0], y - other[1]))
+        history = self._streams.get((_CONTACT, id_i, id_j), ())
+        touching = sum(1 for _, code in history if code == _T) / len(history) if history else 0.0
+        return rules.DynamicMeasurements(
+            samples=len(frames),
+            speed_i=motion_i.speed, speed_j=motion_j.speed,
+            early_speed_i=motion_i.early, early_speed_j=motion_j.early,
+            late_speed_i=motion_i.late, late_speed_j=motion_j.late,
+            relative_speed=math.hypot(motion_i.vx - motion_j.vx, motion_i.vy - motion_j.vy),
+            distance_rate=_slope(frames, distances),
+            contact_fraction=touching,
+        )
+
+    # --------------------------------------------------------------------------------- derived
+
+    def _active_hand(self, hand_id: int, evidence: list[tuple[rules.Truth, rules.Truth]],
+                     out: list[PredicateEstimate]) -> None:
+        entity = self._present.get(hand_id)
+        if hand_id not in self._geometries:
+            code, sp = UNK, 0.0
+        else:
+            code, sp = rules.active_hand_rule([c for c, _ in evidence], [d for _, d in evidence])
+        motion = self._tracks[hand_id].motion
+        if entity is None:
+            factors = (0.0, 0.0, 0.0, 0.0)
+        else:
+            seg = entity.mask_quality if entity.mask is not None else self.config.confidence.box_only_seg_quality
+            continuity = len(motion.frames) / self._window_frames if motion is not None else 0.0
+            factors = (entity.score, seg, entity.track_quality * continuity, entity.visibility)
+        self._emit(_ACTIVE, hand_id, NO_OBJECT, code, sp, factors, out)
+
+    def _previous_known(self, name: str, subject: int, obj: int) -> int | None:
+        known = self._known.get((name, subject, obj))
+        if known is None or known[0] < self._frame - self.config.event_memory:
+            return None
+        return known[1]
+
+    def _remember(self, name: str, subject: int, obj: int, code: int) -> None:
+        if code != UNK:
+            self._known[(name, subject, obj)] = (self._frame, code)
+
+    # ------------------------------------------------------------------------------------ output
+
+    def _emit(self, name: str, subject: int, obj: int, code: int, sp: float,
+              pair_factors: tuple[float, float, float, float], out: list[PredicateEstimate]
+              ) -> tuple[int, float]:
+        """Add one estimate (q_tmp from the stream's window, c = g_k, UNK under the floor).
+
+        Returns (output code, sp) for the predicates derived from this one."""
+        key = (name, subject, obj)
+        history = self._streams.get(key)
+        if history is None:
+            history = self._streams[key] = deque()
+        history.append((self._frame, code))
+        while history[0][0] < self._window_start:
+            history.popleft()
+        tmp = sum(1 for _, value in history if value == code) / len(history)
+        factors = (*pair_factors, sp, tmp)
+        confidence = self.confidence(name, factors)
+        output = code if confidence >= self.config.confidence.floor else UNK
+        label = vocabulary.UNK_LABEL if output == UNK else _LABELS[name][output]
+        out.append(PredicateEstimate(name, subject, obj, label, confidence,
+                                     dict(zip(EVIDENCE_FACTORS, factors)), self._frame))
+        return output, sp

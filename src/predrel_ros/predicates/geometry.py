@@ -1,0 +1,193 @@
+"""Per-entity and per-pair image geometry for predicate extraction, computed on small crops.
+
+Full-frame work is done once per entity and frame (the mask's bounding rectangle and pixel count);
+every pairwise measurement works on the crop where the answer can lie:
+
+- `boundary_distance` (the paper's Delta(m_i, m_j)) runs a distance transform only over the region
+  where the two rectangles, each grown by the distance limit, overlap; pairs whose rectangles are
+  farther apart than the limit are answered by the rectangle gap alone (a lower bound of the mask
+  distance), which is all the contact rule and its margin q_sp need.
+- `inside_fraction` and `support_fraction` count pixels inside one rectangle or one thin band.
+
+Pixel coordinates: mask rectangles hold inclusive pixel indices [x1, x2] x [y1, y2]; distances are
+between pixel centres (two 4-adjacent pixels are 1 apart, overlapping masks 0). Entities without a
+mask use their box as a filled rectangle.
+"""
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+from predrel_ros.entities import Entity
+
+#: how far (px) beyond the entity box a mask may reach before the full frame is searched
+_BOX_SLACK = 4
+
+
+class EntityGeometry:
+    """Geometry of one entity in one frame, computed once and shared by all pairs it is part of.
+
+    empty: the entity has a mask with no pixel (no segmentation evidence this frame).
+    """
+
+    __slots__ = ("entity", "mask", "x1", "y1", "x2", "y2", "area", "cx", "cy", "empty", "_bottom")
+
+    def __init__(self, entity: Entity) -> None:
+        self.entity = entity
+        self._bottom: tuple[np.ndarray, np.ndarray] | None = None
+        self.cx = float(entity.centroid[0])
+        self.cy = float(entity.centroid[1])
+        mask = entity.mask
+        if mask is None:
+            self.mask = None
+            self.x1, self.y1, self.x2, self.y2 = (float(v) for v in entity.box)
+            self.area = max(self.x2 - self.x1, 0.0) * max(self.y2 - self.y1, 0.0)
+            self.empty = False
+            return
+        self.mask = mask.view(np.uint8)
+        x, y, w, h = _mask_rectangle(self.mask, entity.box)
+        self.empty = w == 0
+        self.x1, self.y1, self.x2, self.y2 = float(x), float(y), float(x + w - 1), float(y + h - 1)
+        self.area = float(cv2.countNonZero(self.mask[y:y + h, x:x + w])) if w else 0.0
+
+    @property
+    def width(self) -> float:
+        return self.x2 - self.x1 + (1.0 if self.mask is not None else 0.0)
+
+    @property
+    def height(self) -> float:
+        return self.y2 - self.y1 + (1.0 if self.mask is not None else 0.0)
+
+    @property
+    def half_diagonal(self) -> float:
+        return 0.5 * math.hypot(self.width, self.height)
+
+    def bottom_profile(self) -> tuple[np.ndarray, np.ndarray]:
+        """(columns, lowest row) of every mask column; for a box, its bottom edge sampled per pixel."""
+        if self._bottom is None:
+            if self.mask is None:
+                cols = np.arange(math.floor(self.x1), math.ceil(self.x2) + 1)
+                rows = np.full(cols.shape, round(self.y2))
+            else:
+                x1, y1, x2, y2 = int(self.x1), int(self.y1), int(self.x2), int(self.y2)
+                crop = self.mask[y1:y2 + 1, x1:x2 + 1]
+                flipped = crop[::-1] != 0
+                present = flipped.any(axis=0)
+                lowest = (crop.shape[0] - 1) - flipped.argmax(axis=0)
+                cols = np.flatnonzero(present) + x1
+                rows = lowest[present] + y1
+            self._bottom = (cols, rows)
+        return self._bottom
+
+
+def _mask_rectangle(mask: np.ndarray, box: np.ndarray) -> tuple[int, int, int, int]:
+    """Bounding rectangle (x, y, w, h) of the mask's pixels; w == 0 when the mask is empty.
+
+    Searches the entity box grown by a few pixels first; when the pixels found touch that search
+    window's border (the mask reaches beyond its box), the full frame is searched.
+    """
+    height, width = mask.shape
+    x1 = max(int(math.floor(box[0])) - _BOX_SLACK, 0)
+    y1 = max(int(math.floor(box[1])) - _BOX_SLACK, 0)
+    x2 = min(int(math.ceil(box[2])) + _BOX_SLACK + 1, width)
+    y2 = min(int(math.ceil(box[3])) + _BOX_SLACK + 1, height)
+    if x2 > x1 and y2 > y1:
+        x, y, w, h = cv2.boundingRect(mask[y1:y2, x1:x2])
+        touches = w and ((x == 0 and x1 > 0) or (y == 0 and y1 > 0)
+                         or (x + w == x2 - x1 and x2 < width) or (y + h == y2 - y1 and y2 < height))
+        if w and not touches:
+            return x + x1, y + y1, w, h
+        if not w and x1 == 0 and y1 == 0 and x2 == width and y2 == height:
+            return 0, 0, 0, 0
+    return cv2.boundingRect(mask)
+
+
+def rectangle_gap(a: EntityGeometry, b: EntityGeometry) -> float:
+    """Euclidean gap between the two rectangles; for masks, between the centres of their outermost
+    pixels, a lower bound of the distance between the centres of their nearest pixels."""
+    gap_x = max(0.0, a.x1 - b.x2, b.x1 - a.x2)
+    gap_y = max(0.0, a.y1 - b.y2, b.y1 - a.y2)
+    return math.hypot(gap_x, gap_y)
+
+
+def boundary_distance(a: EntityGeometry, b: EntityGeometry, limit: float) -> float:
+    """The paper's Delta(m_i, m_j): free space between the two masks, in frame px.
+
+    For masks: the distance between the centres of the nearest pixels minus one, so masks that touch
+    (4-adjacent pixels) or overlap are 0 apart and two masks with one free pixel between are 1 apart.
+    Exact (up to OpenCV's 5x5 distance-transform approximation) when it is below `limit`; otherwise
+    a value >= `limit`. Either entity without a mask: the gap between the rectangles.
+    """
+    if a.mask is None or b.mask is None:
+        return rectangle_gap(a, b)
+    return max(0.0, _centre_distance(a, b, limit + 1.0) - 1.0)
+
+
+def _centre_distance(a: EntityGeometry, b: EntityGeometry, limit: float) -> float:
+    """Distance between the centres of the nearest pixels of two masks; >= `limit` when not below it."""
+    gap = rectangle_gap(a, b)
+    if gap >= limit:
+        return gap
+    reach = int(math.ceil(limit))
+    # nearest pixels closer than `limit` lie in a's rectangle within reach of b's, and vice versa
+    ax1, ay1 = max(a.x1, b.x1 - reach), max(a.y1, b.y1 - reach)
+    ax2, ay2 = min(a.x2, b.x2 + reach), min(a.y2, b.y2 + reach)
+    bx1, by1 = max(b.x1, a.x1 - reach), max(b.y1, a.y1 - reach)
+    bx2, by2 = min(b.x2, a.x2 + reach), min(b.y2, a.y2 + reach)
+    x1, y1 = int(min(ax1, bx1)), int(min(ay1, by1))
+    x2, y2 = int(max(ax2, bx2)) + 1, int(max(ay2, by2)) + 1
+    b_crop = b.mask[y1:y2, x1:x2]
+    if not cv2.countNonZero(b_crop):
+        return max(gap, float(limit))
+    not_a = cv2.compare(a.mask[y1:y2, x1:x2], 0, cv2.CMP_EQ)
+    if cv2.countNonZero(not_a) == not_a.size:  # no pixel of a in the region
+        return max(gap, float(limit))
+    distance = cv2.distanceTransform(not_a, cv2.DIST_L2, cv2.DIST_MASK_5)
+    nearest = cv2.minMaxLoc(distance, b_crop)[0]
+    return max(gap, float(nearest)) if nearest < limit else max(gap, float(limit), float(nearest))
+
+
+def inside_fraction(a: EntityGeometry, b: EntityGeometry) -> float:
+    """Fraction of a's mask pixels (or box area) that lie inside b's rectangle."""
+    if a.area <= 0:
+        return 0.0
+    x1, y1 = max(a.x1, b.x1), max(a.y1, b.y1)
+    x2, y2 = min(a.x2, b.x2), min(a.y2, b.y2)
+    if a.mask is None:
+        if x2 <= x1 or y2 <= y1:
+            return 0.0
+        return (x2 - x1) * (y2 - y1) / a.area
+    x1, y1 = math.ceil(x1), math.ceil(y1)
+    x2, y2 = math.floor(x2), math.floor(y2)
+    if x2 < x1 or y2 < y1:
+        return 0.0
+    return cv2.countNonZero(a.mask[y1:y2 + 1, x1:x2 + 1]) / a.area
+
+
+def support_fraction(a: EntityGeometry, b: EntityGeometry, band: int) -> float:
+    """Fraction of a's bottom-boundary columns with a pixel of b within `band` px of a's lowest pixel.
+
+    b supports a when b's mask lies right under a's lower boundary (a cube on a table, a block on a
+    block): the band spans `band` rows above and below the lowest pixel of a in each column.
+    b without a mask counts as its filled box.
+    """
+    cols, rows = a.bottom_profile()
+    if cols.size == 0:
+        return 0.0
+    offsets = np.arange(-band, band + 1)[:, None]
+    band_rows = rows[None, :] + offsets
+    if b.mask is None:
+        inside_cols = (cols >= b.x1) & (cols <= b.x2)
+        inside_rows = ((band_rows >= b.y1) & (band_rows <= b.y2)).any(axis=0)
+        return float(np.count_nonzero(inside_cols & inside_rows)) / cols.size
+    height, width = b.mask.shape
+    valid_cols = (cols >= 0) & (cols < width)
+    if not valid_cols.any():
+        return 0.0
+    cols_in = cols[valid_cols]
+    rows_in = band_rows[:, valid_cols]
+    in_frame = (rows_in >= 0) & (rows_in < height)
+    hits = b.mask[np.clip(rows_in, 0, height - 1), cols_in[None, :]] != 0
+    return float(np.count_nonzero((hits & in_frame).any(axis=0))) / cols.size

@@ -1,0 +1,219 @@
+"""The extraction rules of paper 3.3 as pure functions of measurements, each with its margin q_sp.
+
+A rule is a chain of tests; each test compares one measurement with one threshold. The margin of a
+label follows the logic of the chain: a passing conjunction is as certain as its weakest condition,
+a failing conjunction as its strongest failing condition, and a label reached after higher-priority
+tests failed is only as certain as the least certain of those decisions. So q_sp says how far the
+measurements are from flipping the label.
+
+Codes are the vocabulary's integer codes (contact N=0 / T=1; static and dynamic in the order of
+`vocabulary.STATIC_VALUES` / `DYNAMIC_VALUES`; UNK = -1).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from predrel_ros.predicates import vocabulary
+from predrel_ros.predicates.config import ContactConfig, DynamicConfig, StaticConfig, Threshold
+
+UNK = vocabulary.UNK
+N, T = 0, 1
+STATIC_CODE = {label: code for code, label in enumerate(vocabulary.STATIC_VALUES)}
+DYNAMIC_CODE = {label: code for code, label in enumerate(vocabulary.DYNAMIC_VALUES)}
+IN, SUP, AB, BE, AR, NONE = (STATIC_CODE[label] for label in ("In", "Sup", "Ab", "Be", "Ar", "none"))
+S, GC, MA, MT, FMT, HT = (DYNAMIC_CODE[label] for label in ("S", "GC", "MA", "MT", "FMT", "HT"))
+
+
+def at_most(x: float, threshold: Threshold) -> tuple[bool, float]:
+    """x <= theta, with its margin."""
+    return x <= threshold.value, threshold.margin(x)
+
+
+def above(x: float, threshold: Threshold) -> tuple[bool, float]:
+    """x > theta, with its margin."""
+    return x > threshold.value, threshold.margin(x)
+
+
+def at_least(x: float, threshold: Threshold) -> tuple[bool, float]:
+    """x >= theta, with its margin."""
+    return x >= threshold.value, threshold.margin(x)
+
+
+def conjunction(*tests: tuple[bool, float]) -> tuple[bool, float]:
+    """All tests pass (margin: the weakest passing one), else fail (margin: the strongest failing one)."""
+    failing = [margin for passed, margin in tests if not passed]
+    if failing:
+        return False, max(failing)
+    return True, min(margin for _, margin in tests)
+
+
+def negation(test: tuple[bool, float]) -> tuple[bool, float]:
+    return not test[0], test[1]
+
+
+def decide(chain: Sequence[tuple[int, tuple[bool, float] | None]], default: int) -> tuple[int, float]:
+    """First label whose test passes, in priority order; `default` when none does.
+
+    A test of None means the label is not allowed here (skipped). The margin is the smallest of the
+    margins of every decision taken on the way.
+    """
+    margin = 1.0
+    for code, test in chain:
+        if test is None:
+            continue
+        passed, test_margin = test
+        margin = min(margin, test_margin)
+        if passed:
+            return code, margin
+    return default, margin
+
+
+# ------------------------------------------------------------------------------------------- contact
+
+def contact_rule(distance: float, depth_gap: float | None, config: ContactConfig) -> tuple[int, float]:
+    """contact = T iff the boundary distance (reference px) <= theta_C and, when depth is used,
+    the depth gap (m) <= its threshold."""
+    test = at_most(distance, config.distance)
+    if depth_gap is not None and config.depth_gap is not None:
+        test = conjunction(test, at_most(depth_gap, config.depth_gap))
+    return (T if test[0] else N), test[1]
+
+
+# -------------------------------------------------------------------------------------------- static
+
+@dataclass
+class StaticMeasurements:
+    """What the static rule of an ordered pair (i, j) looks at (ratios are scale-free)."""
+
+    inside_fraction: float          # share of i's mask inside j's rectangle
+    bottom_within: bool             # i's lowest pixel is not below j's lowest pixel
+    contact: tuple[bool, float]     # the contact test of the pair (passed, margin)
+    support_fraction: float         # share of i's bottom columns with j right under them
+    vertical_offset: float          # (cy_j - cy_i) / mean height: > 0 when i is higher in the image
+    horizontal_overlap: float       # x-overlap / min width
+    centroid_distance: float        # centroid distance / sum of the half-diagonals
+
+
+def static_rule(m: StaticMeasurements, allowed: Sequence[str], config: StaticConfig) -> tuple[int, float]:
+    """Static relation of (i, j) in priority In > Sup > Ab > Be > Ar > none, restricted to `allowed`."""
+    overlap = at_least(m.horizontal_overlap, config.horizontal_overlap)
+    chain = [
+        (IN, conjunction(at_least(m.inside_fraction, config.inside_fraction), (m.bottom_within, 1.0))
+         if "In" in allowed else None),
+        (SUP, conjunction(m.contact, at_least(m.support_fraction, config.support_fraction))
+         if "Sup" in allowed else None),
+        (AB, conjunction(at_least(m.vertical_offset, config.above_offset), overlap)
+         if "Ab" in allowed else None),
+        (BE, conjunction(at_least(-m.vertical_offset, config.above_offset), overlap)
+         if "Be" in allowed else None),
+        (AR, at_most(m.centroid_distance, config.around_distance) if "Ar" in allowed else None),
+    ]
+    return decide(chain, NONE)
+
+
+# ------------------------------------------------------------------------------------------- dynamic
+
+@dataclass
+class DynamicMeasurements:
+    """What the dynamic rule of a pair looks at over the window (reference px per frame)."""
+
+    samples: int                 # frames of the window in which both entities were seen
+    speed_i: float               # least-squares centroid speed over the window
+    speed_j: float
+    early_speed_i: float         # speed between the first two samples of the window
+    early_speed_j: float
+    late_speed_i: float          # speed between the last two samples of the window
+    late_speed_j: float
+    relative_speed: float        # |v_i - v_j|
+    distance_rate: float         # least-squares slope of the centroid distance (< 0: closing in)
+    contact_fraction: float      # share of the window's contact values that were T
+
+
+def dynamic_rule(m: DynamicMeasurements, config: DynamicConfig) -> tuple[int, float]:
+    """GC / MA / MT / FMT / HT / S of a pair (see `DynamicConfig` for the decision order)."""
+    if m.samples < config.min_frames:
+        return UNK, 0.0
+    speed = config.moving_speed
+    moving_i, moving_j = above(m.speed_i, speed), above(m.speed_j, speed)
+    halted = conjunction(above(m.early_speed_i, speed), above(m.early_speed_j, speed),
+                         negation(above(m.late_speed_i, speed)),
+                         negation(above(m.late_speed_j, speed)))
+    still = conjunction(negation(moving_i), negation(moving_j))
+    together = conjunction(moving_i, moving_j, at_most(m.relative_speed, config.relative_speed))
+    one_moving = (moving_i[0] != moving_j[0], min(moving_i[1], moving_j[1]))
+    fixed_together = conjunction(one_moving, (m.contact_fraction >= config.fmt_contact_fraction, 1.0))
+    closing = (m.distance_rate < -config.distance_rate.value, config.distance_rate.margin(-m.distance_rate))
+    parting = above(m.distance_rate, config.distance_rate)
+    return decide([(HT, halted), (S, still), (MT, together), (FMT, fixed_together),
+                   (GC, closing), (MA, parting)], S)
+
+
+# ------------------------------------------------------------------------------------------- derived
+#
+# Derived predicates combine base values in three-valued (Kleene) logic over T=1 / N=0 / UNK=-1.
+# Each operand is (code, margin); the margin of the result is that of the operands that decide it:
+# an AND that is N is as certain as its most certain N operand, a T result as its least certain
+# operand; OR the other way round; UNK has margin 0.
+
+Truth = tuple[int, float]
+
+
+def kleene_and(*operands: Truth) -> Truth:
+    """N if any operand is N, else UNK if any is UNK, else T."""
+    false = [margin for code, margin in operands if code == N]
+    if false:
+        return N, max(false)
+    if any(code == UNK for code, _ in operands):
+        return UNK, 0.0
+    return T, min((margin for _, margin in operands), default=1.0)
+
+
+def kleene_or(*operands: Truth) -> Truth:
+    """T if any operand is T, else UNK if any is UNK, else N (N with margin 1 for no operand)."""
+    true = [margin for code, margin in operands if code == T]
+    if true:
+        return T, max(true)
+    if any(code == UNK for code, _ in operands):
+        return UNK, 0.0
+    return N, min((margin for _, margin in operands), default=1.0)
+
+
+def member(operand: Truth, codes: tuple[int, ...]) -> Truth:
+    """Truth of "the value is one of codes", with the operand's margin."""
+    code, margin = operand
+    if code == UNK:
+        return UNK, 0.0
+    return (T if code in codes else N), margin
+
+
+def grasp_rule(contact: Truth, dynamic: Truth) -> Truth:
+    """grasp(h, o) = contact T and dynamic in {MT, FMT} (paper 3.3)."""
+    return kleene_and(contact, member(dynamic, (MT, FMT)))
+
+
+def release_rule(previous_contact: int | None, contact: Truth, dynamic: Truth) -> Truth:
+    """release(h, o) on the frame where contact turns from T to N while hand and object no longer
+    move together (motion decoupling: dynamic is not MT). previous_contact: the last known contact
+    value before this frame, or None when there is none."""
+    was_touching = (T if previous_contact == T else N), 1.0
+    return kleene_and(was_touching, member(contact, (N,)), member(dynamic, (S, GC, MA, FMT, HT)))
+
+
+def onset_rule(previous: int | None, current: Truth, state: int) -> Truth:
+    """Event on the frame where a static state begins (containment: In, support: Sup).
+
+    UNK when the current state is unknown; T when it holds now and the last known value before was
+    another relation; N otherwise (also when nothing is known before: an object seen inside a
+    container from the start was not just put there)."""
+    code, margin = current
+    if code == UNK:
+        return UNK, 0.0
+    if code != state or previous is None:
+        return N, margin
+    return (T if previous != state else N), margin
+
+
+def active_hand_rule(contacts: Sequence[Truth], dynamics: Sequence[Truth]) -> Truth:
+    """A hand is active when it touches, approaches or moves together with one of its objects."""
+    return kleene_or(*contacts, *(member(dynamic, (GC, MT, FMT)) for dynamic in dynamics))

@@ -1,0 +1,306 @@
+"""Rolling reliability metrics over the last `window` frames of each predicate stream.
+
+`RollingStreamMetrics` holds one stream (one predicate of one pair): `update(...)` once per frame,
+`compute()` at any time. Its values always equal the offline functions of
+`predrel_ros.reliability.metrics` applied to the last `window` updates (PRS, CWS, TPC-S, TPC) plus
+the mean confidence, the UNK rate and, given a calibration map, the expected agreement. Updates are
+O(1): running sums, resynchronised exactly every `window` updates so rounding cannot drift; TPC
+(a matching) is computed on demand.
+
+`RollingReliability` keeps one such object per stream, keyed by the stream's canonical key
+(name, subject, object), and is fed whole frames of estimates. The reliability node's three
+reference modes map onto two modes here:
+- "reference": ground-truth predicates (controlled set) or the estimates of the clean twin pipeline
+  are given with every frame; PRS, CWS and TPC are defined.
+- "self": no reference (a live robot); TPC-S, confidence, UNK rate and expected agreement only,
+  which `predrel_ros.reliability.trust` turns into trust levels.
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Callable, Iterable, Mapping
+
+import numpy as np
+
+from predrel_ros.predicates.estimate import PredicateEstimate
+from predrel_ros.reliability import metrics
+
+UNK = metrics.UNK
+REFERENCE = "reference"
+SELF = "self"
+MODES = (REFERENCE, SELF)
+
+METRIC_NAMES = ("prs", "cws", "tpc_s", "tpc", "confidence", "unk_rate", "expected_agreement", "frames")
+
+
+class RollingStreamMetrics:
+    """Rolling metrics of one predicate stream.
+
+    window: frames kept. with_reference: whether updates carry a reference value and confidence.
+    alpha: continuous PRS form when given. tol: TPC matching tolerance (frames).
+    calibration: maps a confidence to the agreement expected at that confidence (e.g.
+        `CalibrationSummary.expected_agreement` measured on clean data); the expected agreement is
+        its mean over the window.
+    """
+
+    def __init__(self, window: int, with_reference: bool = True, alpha: float | None = None, tol: int = 2,
+                 calibration: Callable[[float], float] | None = None) -> None:
+        if window < 1:
+            raise ValueError(f"window must be >= 1 frame, got {window}")
+        if alpha is not None and not alpha > 0:
+            raise ValueError(f"alpha must be > 0, got {alpha}")
+        self.window = window
+        self.with_reference = with_reference
+        self.alpha = alpha
+        self.tol = tol
+        self.calibration = calibration
+        self.reset()
+
+    def reset(self) -> None:
+        self._y: deque[float] = deque()
+        self._c: deque[float] = deque()
+        self._y_ref: deque[float] = deque()
+        self._c_ref: deque[float] = deque()
+        self._expected: deque[float] = deque()
+        self._since_resync = 0
+        self._zero_sums()
+
+    def _zero_sums(self) -> None:
+        self._prs_sum = 0.0
+        self._valid = 0
+        self._cws_sum = 0.0
+        self._changes = 0
+        self._conf_sum = 0.0
+        self._unk = 0
+        self._expected_sum = 0.0
+
+    def __len__(self) -> int:
+        return len(self._y)
+
+    # contribution of one frame to the sums
+    def _prs_term(self, y: float, c: float, y_ref: float) -> float:
+        if y == UNK or (isinstance(y, float) and math.isnan(y)):
+            return 0.0
+        if self.alpha is None:
+            return c if y == y_ref else 0.0
+        return c * max(0.0, 1.0 - abs(y - y_ref) / self.alpha)
+
+    @staticmethod
+    def _known(y: float) -> bool:
+        return y != UNK and not (isinstance(y, float) and math.isnan(y))
+
+    def _add(self, y, c, y_ref, c_ref, expected, sign: int) -> None:
+        if self.with_reference:
+            if self._known(y_ref):
+                self._valid += sign
+                self._prs_sum += sign * self._prs_term(y, c, y_ref)
+            self._cws_sum += sign * c * (1.0 - abs(c - c_ref))
+        self._conf_sum += sign * c
+        self._unk += sign * (not self._known(y))
+        if expected is not None:
+            self._expected_sum += sign * expected
+
+    def update(self, y_deg: float, c_deg: float, y_ref: float = UNK, c_ref: float = 0.0) -> None:
+        """Add one frame: value and confidence, plus the reference value and confidence in
+        reference mode (y_ref UNK: the frame is excluded from PRS)."""
+        if not 0.0 <= c_deg <= 1.0 or (self.with_reference and not 0.0 <= c_ref <= 1.0):
+            raise ValueError(f"confidences must lie in [0, 1], got c_deg={c_deg} c_ref={c_ref}")
+        expected = self.calibration(c_deg) if self.calibration is not None else None
+        if self._y and self._y[-1] != y_deg:
+            self._changes += 1
+        self._y.append(y_deg)
+        self._c.append(c_deg)
+        self._y_ref.append(y_ref)
+        self._c_ref.append(c_ref)
+        self._expected.append(expected)
+        self._add(y_deg, c_deg, y_ref, c_ref, expected, +1)
+        if len(self._y) > self.window:
+            y, c = self._y.popleft(), self._c.popleft()
+            old_ref, old_c_ref, old_expected = self._y_ref.popleft(), self._c_ref.popleft(), self._expected.popleft()
+            if self._y[0] != y:
+                self._changes -= 1
+            self._add(y, c, old_ref, old_c_ref, old_expected, -1)
+        self._since_resync += 1
+        if self._since_resync >= self.window:
+            self._resync()
+
+    def _resync(self) -> None:
+        """Recompute the running sums exactly from the window (bounds floating-point drift)."""
+        self._since_resync = 0
+        self._zero_sums()
+        terms_prs, terms_cws, terms_conf, terms_expected = [], [], [], []
+        previous = None
+        for y, c, y_ref, c_ref, expected in zip(self._y, self._c, self._y_ref, self._c_ref, self._expected):
+            if self.with_reference:
+                if self._known(y_ref):
+                    self._valid += 1
+                    terms_prs.append(self._prs_term(y, c, y_ref))
+                terms_cws.append(c * (1.0 - abs(c - c_ref)))
+            terms_conf.append(c)
+            self._unk += not self._known(y)
+            if expected is not None:
+                terms_expected.append(expected)
+            if previous is not None and previous != y:
+                self._changes += 1
+            previous = y
+        self._prs_sum = math.fsum(terms_prs)
+        self._cws_sum = math.fsum(terms_cws)
+        self._conf_sum = math.fsum(terms_conf)
+        self._expected_sum = math.fsum(terms_expected)
+
+    def compute(self, with_tpc: bool = True) -> dict[str, float]:
+        """Metric values over the window; NaN where undefined (no frame, no reference)."""
+        n = len(self._y)
+        nan = float("nan")
+        result = dict.fromkeys(METRIC_NAMES, nan)
+        result["frames"] = n
+        if n == 0:
+            return result
+        result["confidence"] = self._conf_sum / n
+        result["unk_rate"] = self._unk / n
+        result["tpc_s"] = 1.0 if n == 1 else 1.0 - self._changes / (n - 1)
+        if self.calibration is not None:
+            result["expected_agreement"] = self._expected_sum / n
+        if self.with_reference:
+            result["prs"] = self._prs_sum / self._valid if self._valid else nan
+            result["cws"] = self._cws_sum / n
+            if with_tpc:
+                result["tpc"] = metrics.tpc(np.asarray(self._y, dtype=np.float64),
+                                            np.asarray(self._y_ref, dtype=np.float64), self.tol)
+        return result
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The window's values (for the offline functions, plots and tests)."""
+        return {"y_deg": np.asarray(self._y, dtype=np.float64), "c_deg": np.asarray(self._c),
+                "y_ref": np.asarray(self._y_ref, dtype=np.float64), "c_ref": np.asarray(self._c_ref)}
+
+
+class RollingReliability:
+    """Rolling metrics of every predicate stream seen, fed one frame of estimates at a time.
+
+    mode: "reference" (give `references` with every frame) or "self" (no reference).
+    calibration: predicate name -> confidence-to-expected-agreement map (e.g. from a clean profile).
+    A stream not updated for `window` frames is dropped (its pair left the scene).
+    """
+
+    def __init__(self, window: int = 30, mode: str = REFERENCE, alpha: float | None = None, tol: int = 2,
+                 calibration: Mapping[str, Callable[[float], float]] | None = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if window < 1:
+            raise ValueError(f"window must be >= 1 frame, got {window}")
+        self.window = window
+        self.mode = mode
+        self.alpha = alpha
+        self.tol = tol
+        self.calibration = dict(calibration or {})
+        self.reset()
+
+    def reset(self) -> None:
+        self.streams: dict[tuple[str, int, int], RollingStreamMetrics] = {}
+        self._last_update: dict[tuple[str, int, int], int] = {}
+        self.last_frame: int | None = None
+
+    def _stream(self, key: tuple[str, int, int]) -> RollingStreamMetrics:
+        stream = self.streams.get(key)
+        if stream is None:
+            stream = self.streams[key] = RollingStreamMetrics(
+                self.window, with_reference=self.mode == REFERENCE, alpha=self.alpha, tol=self.tol,
+                calibration=self.calibration.get(key[0]))
+        return stream
+
+    def update(self, frame_index: int, estimates: Iterable[PredicateEstimate],
+               references: Iterable[PredicateEstimate] | None = None) -> None:
+        """Add one frame. In reference mode, a stream with an estimate but no reference gets an UNK
+        reference (excluded from PRS), a stream with a reference but no estimate gets an UNK
+        estimate with confidence 0 (a disagreement)."""
+        frame_index = int(frame_index)
+        if self.last_frame is not None and frame_index <= self.last_frame:
+            raise ValueError(f"rolling reliability: frame {frame_index} after frame {self.last_frame}; "
+                             f"frames must come in increasing order")
+        if self.mode == REFERENCE and references is None:
+            raise ValueError("rolling reliability in reference mode needs the reference estimates of every frame")
+        if self.mode == SELF and references is not None:
+            raise ValueError("rolling reliability in self mode takes no references")
+        self.last_frame = frame_index
+        if self.mode == SELF:
+            for estimate in estimates:
+                key = estimate.canonical_key
+                self._stream(key).update(estimate.code, estimate.confidence)
+                self._last_update[key] = frame_index
+        else:
+            reference_by_key = {reference.canonical_key: reference for reference in references}
+            seen = set()
+            for estimate in estimates:
+                key = estimate.canonical_key
+                seen.add(key)
+                reference = reference_by_key.get(key)
+                if reference is None:
+                    self._stream(key).update(estimate.code, estimate.confidence, UNK, 0.0)
+                else:
+                    self._stream(key).update(estimate.code, estimate.confidence, reference.code,
+                                             reference.confidence)
+                self._last_update[key] = frame_index
+            for key, reference in reference_by_key.items():
+                if key not in seen:
+                    self._stream(key).update(UNK, 0.0, reference.code, reference.confidence)
+                    self._last_update[key] = frame_index
+        stale = [key for key, frame in self._last_update.items() if frame <= frame_index - self.window]
+        for key in stale:
+            del self.streams[key]
+            del self._last_update[key]
+
+    def compute(self, with_tpc: bool = True) -> dict[tuple[str, int, int], dict[str, float]]:
+        """Metric values of every live stream."""
+        return {key: stream.compute(with_tpc) for key, stream in self.streams.items()}
+
+    def by_predicate(self, with_tpc: bool = True) -> dict[str, dict[str, float]]:
+        """Metrics pooled over the streams of each predicate name.
+
+        Pooled PRS = sum of PRS terms / valid frames over all streams; pooled TPC-S = 1 - changes /
+        (frame pairs); confidence, UNK rate, CWS and expected agreement are frame-weighted means;
+        TPC is the frame-weighted mean of the streams' TPC.
+        """
+        pooled: dict[str, dict[str, float]] = {}
+        totals: dict[str, dict[str, float]] = {}
+        for (name, _, _), stream in self.streams.items():
+            n = len(stream)
+            if n == 0:
+                continue
+            total = totals.setdefault(name, dict.fromkeys(
+                ("frames", "pairs", "changes", "conf", "unk", "valid", "prs", "cws", "expected",
+                 "tpc_weighted", "tpc_frames"), 0.0))
+            total["frames"] += n
+            total["pairs"] += n - 1
+            total["changes"] += stream._changes
+            total["conf"] += stream._conf_sum
+            total["unk"] += stream._unk
+            total["expected"] += stream._expected_sum
+            if stream.with_reference:
+                total["valid"] += stream._valid
+                total["prs"] += stream._prs_sum
+                total["cws"] += stream._cws_sum
+                if with_tpc:
+                    value = stream.compute(with_tpc=True)["tpc"]
+                    if not math.isnan(value):
+                        total["tpc_weighted"] += value * n
+                        total["tpc_frames"] += n
+        nan = float("nan")
+        for name, total in totals.items():
+            frames = total["frames"]
+            result = dict.fromkeys(METRIC_NAMES, nan)
+            result["frames"] = frames
+            result["confidence"] = total["conf"] / frames
+            result["unk_rate"] = total["unk"] / frames
+            result["tpc_s"] = 1.0 - total["changes"] / total["pairs"] if total["pairs"] else 1.0
+            if name in self.calibration:
+                result["expected_agreement"] = total["expected"] / frames
+            if self.mode == REFERENCE:
+                result["prs"] = total["prs"] / total["valid"] if total["valid"] else nan
+                result["cws"] = total["cws"] / frames
+                if total["tpc_frames"]:
+                    result["tpc"] = total["tpc_weighted"] / total["tpc_frames"]
+            pooled[name] = result
+        return pooled
+

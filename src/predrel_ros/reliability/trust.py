@@ -1,0 +1,255 @@
+"""How far to trust each predicate right now: rolling metrics -> OK / WARN / ERROR with reasons.
+
+Without a reference (a live robot) the paper's metrics cannot be computed, but four signals remain
+(see DESIGN.md, "Reliability without a clean twin"):
+- temporal self-consistency TPC-S over the rolling window (flicker);
+- the confidence level, and its drop against the clean profile of the same predicate;
+- the calibrated expected agreement: each confidence mapped to the agreement observed at that
+  confidence on clean data with ground truth (`CalibrationSummary`), averaged over the window;
+- the violation rate of logic rules the extractor does not use (`predicates.logic_rules`), in excess
+  of the rate the clean data already shows, and the UNK rate in excess of clean.
+With a reference (ground truth or a clean twin) PRS and TPC are judged as well.
+
+Each signal has a WARN and an ERROR bound (`TrustConfig`); a predicate's level is its worst signal,
+and every signal that is not OK gives a reason such as "tpc_s 0.62 < 0.70". Fewer than `min_frames`
+frames in the window gives WARN ("not enough frames").
+
+The clean profile (`CleanProfile`) is measured once on clean data, e.g. the controlled set's
+validation split, with `build_clean_profile`, and saved as JSON or YAML.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from predrel_ros.predicates.config import ConfigFile, read_data, write_data
+from predrel_ros.predicates.estimate import PredicateEstimate, match_references
+from predrel_ros.predicates.logic_rules import LogicMonitor, LogicRule
+from predrel_ros.reliability import metrics
+from predrel_ros.reliability.calibration import CalibrationSummary, calibration_summary
+
+OK, WARN, ERROR = "OK", "WARN", "ERROR"
+LEVELS = (OK, WARN, ERROR)
+
+
+@dataclass
+class Limit:
+    """WARN and ERROR bounds of one signal; `higher_is_better` says which way is bad."""
+
+    warn: float
+    error: float
+    higher_is_better: bool = True
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.warn) and math.isfinite(self.error)):
+            raise ValueError(f"warn and error must be finite, got {self.warn}, {self.error}")
+        if self.higher_is_better and self.error > self.warn:
+            raise ValueError(f"error bound {self.error} must not exceed the warn bound {self.warn} "
+                             f"when higher is better")
+        if not self.higher_is_better and self.error < self.warn:
+            raise ValueError(f"error bound {self.error} must not be below the warn bound {self.warn} "
+                             f"when lower is better")
+
+    def judge(self, name: str, value: float) -> tuple[str, str | None]:
+        """(level, reason or None) of a value."""
+        if self.higher_is_better:
+            if value < self.error:
+                return ERROR, f"{name} {value:.2f} < {self.error:.2f}"
+            if value < self.warn:
+                return WARN, f"{name} {value:.2f} < {self.warn:.2f}"
+        else:
+            if value > self.error:
+                return ERROR, f"{name} {value:.2f} > {self.error:.2f}"
+            if value > self.warn:
+                return WARN, f"{name} {value:.2f} > {self.warn:.2f}"
+        return OK, None
+
+
+@dataclass
+class TrustConfig(ConfigFile):
+    """Bounds of the trust signals (see the module docstring)."""
+
+    min_frames: int = 10
+    tpc_s: Limit = field(default_factory=lambda: Limit(0.85, 0.7))
+    confidence_drop: Limit = field(default_factory=lambda: Limit(0.15, 0.3, higher_is_better=False))
+    expected_agreement: Limit = field(default_factory=lambda: Limit(0.8, 0.6))
+    violation_excess: Limit = field(default_factory=lambda: Limit(0.05, 0.15, higher_is_better=False))
+    unk_excess: Limit = field(default_factory=lambda: Limit(0.2, 0.5, higher_is_better=False))
+    prs: Limit = field(default_factory=lambda: Limit(0.8, 0.6))
+    tpc: Limit = field(default_factory=lambda: Limit(0.8, 0.6))
+
+    NAME = "trust"
+
+    def __post_init__(self) -> None:
+        if self.min_frames < 1:
+            raise ValueError(f"min_frames must be >= 1, got {self.min_frames}")
+
+
+@dataclass
+class PredicateBaseline:
+    """One predicate on clean data."""
+
+    confidence: float
+    tpc_s: float
+    unk_rate: float
+    violation_rate: float
+    calibration: CalibrationSummary | None = None
+
+
+class CleanProfile:
+    """Per predicate name, its clean baseline; the reference-free trust assessment compares to it."""
+
+    FORMAT = "predrel-clean-profile/1"
+
+    def __init__(self, baselines: Mapping[str, PredicateBaseline]) -> None:
+        self.baselines = dict(baselines)
+
+    def calibration_maps(self) -> dict[str, Callable[[float], float]]:
+        """predicate -> confidence-to-expected-agreement map, for `RollingReliability(calibration=...)`."""
+        return {name: baseline.calibration.expected_agreement for name, baseline in self.baselines.items()
+                if baseline.calibration is not None}
+
+    def to_dict(self) -> dict:
+        def plain(value: float) -> float | None:
+            return None if math.isnan(value) else float(value)
+        return {"format": self.FORMAT, "predicates": {
+            name: {"confidence": plain(b.confidence), "tpc_s": plain(b.tpc_s), "unk_rate": plain(b.unk_rate),
+                   "violation_rate": plain(b.violation_rate),
+                   "calibration": b.calibration.to_dict() if b.calibration is not None else None}
+            for name, b in self.baselines.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "CleanProfile":
+        if data.get("format") != cls.FORMAT:
+            raise ValueError(f"clean profile: expected format {cls.FORMAT!r}, got {data.get('format')!r}")
+        baselines = {}
+        for name, entry in (data.get("predicates") or {}).items():
+            def number(key: str) -> float:
+                value = entry.get(key)
+                return float("nan") if value is None else float(value)
+            calibration = entry.get("calibration")
+            baselines[name] = PredicateBaseline(
+                number("confidence"), number("tpc_s"), number("unk_rate"), number("violation_rate"),
+                CalibrationSummary.from_dict(calibration) if calibration is not None else None)
+        return cls(baselines)
+
+    def save(self, path: str | Path) -> Path:
+        return write_data(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path: str | Path) -> "CleanProfile":
+        data = read_data(path)
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{path}: expected a mapping with format / predicates")
+        return cls.from_dict(data)
+
+
+def build_clean_profile(frames: Iterable[tuple[int, Sequence[PredicateEstimate], Sequence[PredicateEstimate] | None]],
+                        rules: Sequence[LogicRule] | None = None, n_bins: int = 10, memory: int = 15,
+                        window: int = 5) -> CleanProfile:
+    """Measure the clean baseline of every predicate over whole clean sequences.
+
+    frames: (frame_index, estimates, references or None) in frame order; the calibration needs the
+    references (ground truth), the other baselines do not. Concatenate several sequences by calling
+    with their frames one after another only if their frame indices keep increasing.
+    """
+    monitor = LogicMonitor(rules, memory=memory, window=window)
+    streams: dict[tuple[str, int, int], list[int]] = defaultdict(list)
+    confidences: dict[str, list[float]] = defaultdict(list)
+    matched: list[tuple[PredicateEstimate, str]] = []
+    for frame_index, estimates, references in frames:
+        estimates = list(estimates)
+        monitor.update(frame_index, estimates)
+        for estimate in estimates:
+            streams[estimate.canonical_key].append(estimate.code)
+            confidences[estimate.name].append(estimate.confidence)
+        if references is not None:
+            matched.extend(match_references(estimates, references))
+    changes: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # changes, pairs, unk, frames
+    for (name, _, _), codes in streams.items():
+        codes_array = np.asarray(codes)
+        total = changes[name]
+        total[0] += int(np.count_nonzero(codes_array[1:] != codes_array[:-1]))
+        total[1] += codes_array.size - 1
+        total[2] += int(np.count_nonzero(codes_array == metrics.UNK))
+        total[3] += codes_array.size
+    correct: dict[str, list[tuple[float, bool]]] = defaultdict(list)
+    for estimate, reference in matched:
+        if reference != "UNK":
+            correct[estimate.name].append((estimate.confidence, estimate.value == reference))
+    violation_rates = monitor.compute()
+    baselines = {}
+    for name, (changed, pairs, unknown, count) in changes.items():
+        samples = correct.get(name)
+        calibration = None
+        if samples:
+            calibration = calibration_summary([c for c, _ in samples], [ok for _, ok in samples], n_bins)
+        baselines[name] = PredicateBaseline(
+            confidence=float(np.mean(confidences[name])),
+            tpc_s=1.0 - changed / pairs if pairs else 1.0,
+            unk_rate=unknown / count,
+            violation_rate=float(violation_rates.get(name, float("nan"))),
+            calibration=calibration)
+    return CleanProfile(baselines)
+
+
+@dataclass
+class TrustAssessment:
+    predicate: str
+    level: str
+    reasons: list[str]
+    signals: dict[str, float]
+
+
+class TrustAssessor:
+    """Maps rolling metrics (per predicate name) and violation rates to trust levels."""
+
+    def __init__(self, config: TrustConfig | None = None, profile: CleanProfile | None = None) -> None:
+        self.config = config if config is not None else TrustConfig()
+        self.profile = profile
+
+    def assess(self, metrics_by_predicate: Mapping[str, Mapping[str, float]],
+               violation_rates: Mapping[str, float] | None = None) -> dict[str, TrustAssessment]:
+        """metrics_by_predicate: `RollingReliability.by_predicate()`; violation_rates:
+        `LogicMonitor.compute()`. Returns one assessment per predicate name."""
+        violation_rates = violation_rates or {}
+        return {name: self._assess(name, values, violation_rates.get(name, float("nan")))
+                for name, values in sorted(metrics_by_predicate.items())}
+
+    def _assess(self, name: str, values: Mapping[str, float], violation_rate: float) -> TrustAssessment:
+        config = self.config
+        baseline = self.profile.baselines.get(name) if self.profile is not None else None
+        signals: dict[str, float] = {}
+        judged: list[tuple[str, str | None]] = []
+
+        def judge(signal: str, value: float, limit: Limit) -> None:
+            if value is None or math.isnan(value):
+                return
+            signals[signal] = float(value)
+            judged.append(limit.judge(signal, float(value)))
+
+        frames = values.get("frames", 0) or 0
+        signals["frames"] = float(frames)
+        if frames < config.min_frames:
+            judged.append((WARN, f"not enough frames ({int(frames)} < {config.min_frames})"))
+        judge("tpc_s", values.get("tpc_s", float("nan")), config.tpc_s)
+        confidence = values.get("confidence", float("nan"))
+        signals["confidence"] = float(confidence)
+        if baseline is not None:
+            judge("confidence_drop", baseline.confidence - confidence, config.confidence_drop)
+        judge("expected_agreement", values.get("expected_agreement", float("nan")), config.expected_agreement)
+        clean_violations = baseline.violation_rate if baseline is not None else float("nan")
+        judge("violation_excess", violation_rate - (0.0 if math.isnan(clean_violations) else clean_violations),
+              config.violation_excess)
+        clean_unk = baseline.unk_rate if baseline is not None else 0.0
+        judge("unk_excess", values.get("unk_rate", float("nan")) - clean_unk, config.unk_excess)
+        judge("prs", values.get("prs", float("nan")), config.prs)
+        judge("tpc", values.get("tpc", float("nan")), config.tpc)
+        level = max((lvl for lvl, _ in judged), key=LEVELS.index, default=OK)
+        reasons = [reason for lvl, reason in judged if lvl != OK and reason]
+        return TrustAssessment(name, level, reasons, signals)

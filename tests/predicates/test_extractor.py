@@ -1,0 +1,315 @@
+"""Scenario tests: short hand-built entity sequences and the predicate values the paper's rules give.
+
+Frames are 320 x 240 (reference factor 800 / 400 = 2: one frame pixel is two reference pixels).
+Masks are rectangles; a container's mask has a hole where an object inside hides part of it, as a
+visible-pixel (modal) segmentation would.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predrel_ros.entities import CONTAINER, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
+from predrel_ros.predicates import FrameOrderError, PredicateConfig, PredicateExtractor
+from predrel_ros.predicates.estimate import EVIDENCE_FACTORS, NO_OBJECT
+
+HEIGHT, WIDTH = 240, 320
+HAND, OBJ, CUBE, TABLE, BOWL, OTHER_HAND = 1, 2, 3, 4, 5, 6
+
+
+def rect(track_id: int, role: str, x: int, y: int, w: int, h: int, *, holes=(), shape=(HEIGHT, WIDTH),
+         **fields) -> Entity:
+    """Entity whose mask is [x, x+w) x [y, y+h) minus the `holes` rectangles (x, y, w, h)."""
+    mask = np.zeros(shape, bool)
+    mask[y:y + h, x:x + w] = True
+    for hx, hy, hw, hh in holes:
+        mask[hy:hy + hh, hx:hx + hw] = False
+    return Entity(id=track_id, label=role, role=role, box=[x, y, x + w - 1, y + h - 1], mask=mask, **fields)
+
+
+def table() -> Entity:
+    return rect(TABLE, SURFACE, 0, 200, 320, 40)
+
+
+def run(frames, config=None, image_size=None):
+    """Feed (frame_index, entities); returns ({frame: {key: value}}, {frame: {key: estimate}})."""
+    extractor = PredicateExtractor(config)
+    values, estimates = {}, {}
+    for frame_index, entities in frames:
+        out = extractor.update(frame_index, entities, image_size)
+        values[frame_index] = {e.key: e.value for e in out}
+        estimates[frame_index] = {e.key: e for e in out}
+    return values, estimates
+
+
+# --------------------------------------------------------------------------------------- contact
+
+def test_touching_hand_and_object_are_in_contact():
+    # hand's right edge at x = 119, object's left edge at x = 120: 4-adjacent pixels, Delta = 0
+    values, estimates = run([(0, [rect(HAND, RIGHT_HAND, 100, 50, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 120, 50, 20, 20)])])
+    assert values[0][("contact", HAND, OBJ)] == "T"
+    contact = estimates[0][("contact", HAND, OBJ)]
+    assert contact.group == "contact"
+    assert set(contact.evidence) == set(EVIDENCE_FACTORS)
+    assert contact.evidence["sp"] == 1.0          # |0 - 3| / 3
+    assert contact.evidence["det"] == 1.0 and contact.evidence["tmp"] == 1.0
+
+
+@pytest.mark.parametrize("gap, expected, sp", [
+    (1, "T", 1 / 3),     # 1 free pixel = 2 reference px: |2 - 3| / 3
+    (2, "N", 1 / 3),     # 4 reference px
+    (4, "N", 1.0),       # 8 reference px: >= theta + eta, decided by the rectangles alone
+])
+def test_contact_threshold_and_spatial_margin(gap, expected, sp):
+    hand = rect(HAND, RIGHT_HAND, 100, 50, 20, 20)
+    obj = rect(OBJ, MANIPULATED_OBJECT, 120 + gap, 50, 20, 20)
+    _, estimates = run([(0, [hand, obj])])
+    contact = estimates[0][("contact", HAND, OBJ)]
+    assert contact.value == expected
+    assert contact.evidence["sp"] == pytest.approx(sp, abs=0.02)
+
+
+def test_apart_entities_have_no_contact_and_no_static_relation():
+    values, _ = run([(0, [rect(HAND, RIGHT_HAND, 10, 10, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 250, 150, 20, 20)])])
+    assert values[0][("contact", HAND, OBJ)] == "N"
+    assert values[0][("static", HAND, OBJ)] == "none"
+
+
+def test_depth_gap_vetoes_image_contact():
+    hand = rect(HAND, RIGHT_HAND, 100, 50, 20, 20, point3d=[0.0, 0.0, 0.50])
+    near = rect(OBJ, MANIPULATED_OBJECT, 120, 50, 20, 20, point3d=[0.0, 0.0, 0.53])
+    far = rect(OBJ, MANIPULATED_OBJECT, 120, 50, 20, 20, point3d=[0.0, 0.0, 0.90])
+    assert run([(0, [hand, near])])[0][0][("contact", HAND, OBJ)] == "T"
+    assert run([(0, [hand, far])])[0][0][("contact", HAND, OBJ)] == "N"
+
+
+# ---------------------------------------------------------------------------------------- static
+
+def test_object_on_the_table_is_supported_and_above():
+    obj = rect(OBJ, MANIPULATED_OBJECT, 100, 180, 20, 20)       # bottom row 199, table from row 200
+    values, _ = run([(0, [obj, table()])])
+    assert values[0][("contact", OBJ, TABLE)] == "T"
+    assert values[0][("static", OBJ, TABLE)] == "Sup"          # Sup outranks Ab
+
+
+def test_cube_on_top_of_cube_both_orientations():
+    top = rect(OBJ, MANIPULATED_OBJECT, 100, 140, 20, 20)
+    bottom = rect(CUBE, MANIPULATED_OBJECT, 98, 160, 24, 40)
+    values, _ = run([(0, [top, bottom, table()])])
+    assert values[0][("contact", OBJ, CUBE)] == "T"
+    assert values[0][("static", OBJ, CUBE)] == "Sup"
+    assert values[0][("static", CUBE, OBJ)] == "Be"
+    assert values[0][("static", CUBE, TABLE)] == "Sup"
+    assert values[0][("static", OBJ, TABLE)] == "Ab"            # lifted above the table by the cube
+    assert values[0][("contact", OBJ, TABLE)] == "N"
+
+
+def test_side_by_side_objects_are_around_each_other():
+    a = rect(OBJ, MANIPULATED_OBJECT, 100, 180, 20, 20)
+    b = rect(CUBE, MANIPULATED_OBJECT, 125, 180, 20, 20)
+    values, _ = run([(0, [a, b])])
+    assert values[0][("static", OBJ, CUBE)] == "Ar"
+    assert values[0][("static", CUBE, OBJ)] == "Ar"
+
+
+def test_object_inside_the_bowl_and_the_containment_event():
+    bowl_box = (200, 150, 60, 50)
+
+    def bowl(hole=None):
+        return rect(BOWL, CONTAINER, *bowl_box, holes=[hole] if hole else ())
+
+    def obj(y):
+        return rect(OBJ, MANIPULATED_OBJECT, 220, y, 20, 20)
+
+    frames = [
+        (0, [obj(100), bowl()]),                          # above the bowl (rows 100-119, bowl from 150)
+        (1, [obj(130), bowl()]),                          # rows 130-149: touching the rim from above
+        (2, [obj(165), bowl((220, 165, 20, 20))]),        # inside: the bowl's pixels around it
+        (3, [obj(165), bowl((220, 165, 20, 20))]),
+    ]
+    values, _ = run(frames)
+    assert values[0][("static", OBJ, BOWL)] == "Ab"
+    assert values[1][("static", OBJ, BOWL)] == "Sup"
+    assert values[2][("static", OBJ, BOWL)] == "In"
+    assert [values[t][("containment_event", OBJ, BOWL)] for t in range(4)] == ["N", "N", "T", "N"]
+    assert [values[t][("support_event", OBJ, BOWL)] for t in range(4)] == ["N", "T", "N", "N"]
+
+
+# --------------------------------------------------------------------------------------- dynamic
+
+def test_approaching_then_moving_apart():
+    obj = rect(OBJ, MANIPULATED_OBJECT, 200, 100, 20, 20)
+    approach = [(t, [rect(HAND, RIGHT_HAND, 100 + 5 * t, 100, 20, 20), obj]) for t in range(5)]
+    values, _ = run(approach)
+    assert values[0][("dynamic", HAND, OBJ)] == "UNK"          # one sample: too few for motion
+    assert values[1][("dynamic", HAND, OBJ)] == "UNK"
+    assert [values[t][("dynamic", HAND, OBJ)] for t in (2, 3, 4)] == ["GC"] * 3
+    assert values[4][("active_hand", HAND, NO_OBJECT)] == "T"   # approaching an object
+    retreat = [(t, [rect(HAND, RIGHT_HAND, 100 - 5 * t, 100, 20, 20), obj]) for t in range(5)]
+    assert run(retreat)[0][4][("dynamic", HAND, OBJ)] == "MA"
+
+
+def test_moving_together_is_a_grasp_and_halting_together():
+    def frame(t, dx):
+        return [rect(HAND, RIGHT_HAND, 100 + dx, 80, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 100 + dx, 100, 20, 20)]
+    moving = [(t, frame(t, 4 * t)) for t in range(6)]
+    halted = [(t, frame(t, 4 * 5)) for t in range(6, 12)]
+    values, _ = run(moving + halted)
+    assert values[5][("contact", HAND, OBJ)] == "T"
+    assert values[5][("dynamic", HAND, OBJ)] == "MT"
+    assert values[5][("grasp", HAND, OBJ)] == "T"
+    assert values[0][("grasp", HAND, OBJ)] == "UNK"            # dynamic still unknown
+    # frames 4, 5 moving; 6.. still: at frame 7 the window starts moving and ends still
+    assert values[7][("dynamic", HAND, OBJ)] == "HT"
+    assert values[11][("dynamic", HAND, OBJ)] == "S"
+    assert values[11][("grasp", HAND, OBJ)] == "N"
+    assert values[11][("active_hand", HAND, NO_OBJECT)] == "T"  # still touching
+
+
+def test_hand_sliding_along_a_fixed_object_is_fixed_moving_together():
+    box = rect(CUBE, MANIPULATED_OBJECT, 60, 120, 200, 40)
+    frames = [(t, [rect(HAND, RIGHT_HAND, 80 + 3 * t, 100, 20, 20), box]) for t in range(6)]
+    values, _ = run(frames)
+    assert values[5][("contact", HAND, CUBE)] == "T"
+    assert values[5][("dynamic", HAND, CUBE)] == "FMT"
+    assert values[5][("grasp", HAND, CUBE)] == "T"           # the paper's grasp: contact and MT/FMT
+
+
+def test_lifted_in_a_hand_then_placed_and_released():
+    frames = []
+    for t in range(6):       # lifting: hand on top of the object, both rising 4 px per frame
+        y = 150 - 4 * t
+        frames.append((t, [rect(HAND, RIGHT_HAND, 100, y - 20, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 100, y, 20, 20),
+                           table()]))
+    for t in range(6, 12):   # the object stays where it is; the hand rises away from it
+        y_obj = 150 - 4 * 5
+        y_hand = y_obj - 20 - 4 * (t - 5)
+        frames.append((t, [rect(HAND, RIGHT_HAND, 100, y_hand, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 100, y_obj, 20, 20),
+                           table()]))
+    values, _ = run(frames)
+    lifted = values[5]
+    assert lifted[("grasp", HAND, OBJ)] == "T"
+    assert lifted[("contact", OBJ, TABLE)] == "N"
+    assert lifted[("static", OBJ, TABLE)] == "Ab"
+    assert lifted[("dynamic", OBJ, TABLE)] == "MA"
+    # frame 6: the hand is 4 px (8 reference px) above the object: contact breaks, motion decouples
+    assert values[6][("contact", HAND, OBJ)] == "N"
+    assert values[6][("release", HAND, OBJ)] == "T"
+    assert [values[t][("release", HAND, OBJ)] for t in range(12) if t != 6] == ["N"] * 11
+    assert values[6][("grasp", HAND, OBJ)] == "N"
+
+
+# ---------------------------------------------------------------------------------- UNK evidence
+
+def test_invisible_and_missing_entities_give_unk():
+    hand = rect(HAND, RIGHT_HAND, 100, 50, 20, 20)
+    obj = rect(OBJ, MANIPULATED_OBJECT, 120, 50, 20, 20)
+    hidden = rect(OBJ, MANIPULATED_OBJECT, 120, 50, 20, 20, visibility=0.0)
+    config = PredicateConfig(track_memory=2)
+    values, estimates = run([(0, [hand, obj]), (1, [hand, hidden]), (2, [hand]), (3, [hand]), (4, [hand])], config)
+    for t in (1, 2, 3):
+        for key in (("contact", HAND, OBJ), ("static", HAND, OBJ), ("dynamic", HAND, OBJ), ("grasp", HAND, OBJ),
+                    ("release", HAND, OBJ)):
+            assert values[t][key] == "UNK", (t, key)
+    assert estimates[1][("contact", HAND, OBJ)].confidence == 0.0
+    assert estimates[1][("contact", HAND, OBJ)].evidence["vis"] == 0.0
+    assert values[1][("active_hand", HAND, NO_OBJECT)] == "UNK"   # its only object: unknown contact
+    # last seen at frame 1: track_memory 2 keeps its pairs through frame 3; forgotten at frame 4
+    assert ("contact", HAND, OBJ) not in values[4]
+    assert values[4][("active_hand", HAND, NO_OBJECT)] == "N"
+
+
+def test_confidence_floor_turns_weak_evidence_into_unk():
+    hand = rect(HAND, RIGHT_HAND, 100, 50, 20, 20, score=0.05, mask_quality=0.05, visibility=0.06)
+    obj = rect(OBJ, MANIPULATED_OBJECT, 120, 50, 20, 20)
+    _, estimates = run([(0, [hand, obj])])
+    contact = estimates[0][("contact", HAND, OBJ)]
+    assert contact.evidence["det"] == 0.05
+    # contact weights det 1, seg 2, vis 1.5 of 8: c = exp((3 ln 0.05 + 1.5 ln 0.06) / 8) = 0.192
+    assert contact.confidence == pytest.approx(0.192, abs=1e-3)
+    assert contact.value == "UNK"
+    _, estimates = run([(0, [hand, obj])], PredicateConfig.from_dict({"confidence": {"floor": 0.0}}))
+    assert estimates[0][("contact", HAND, OBJ)].value == "T"
+
+
+def test_empty_mask_is_missing_evidence():
+    hand = rect(HAND, RIGHT_HAND, 100, 50, 20, 20)
+    empty = Entity(id=OBJ, label="cube", role=MANIPULATED_OBJECT, box=[120, 50, 139, 69],
+                   mask=np.zeros((HEIGHT, WIDTH), bool))
+    values, _ = run([(0, [hand, empty])])
+    assert values[0][("contact", HAND, OBJ)] == "UNK"
+
+
+# -------------------------------------------------------------------------------- state and time
+
+def test_frame_gaps_are_missing_evidence_not_motion():
+    obj = rect(OBJ, MANIPULATED_OBJECT, 200, 100, 20, 20)
+    # the hand moves 5 px per frame index; frames 2 and 3 were dropped
+    frames = [(t, [rect(HAND, RIGHT_HAND, 100 + 5 * t, 100, 20, 20), obj]) for t in (0, 1, 4)]
+    values, estimates = run(frames)
+    assert values[4][("dynamic", HAND, OBJ)] == "GC"        # 3 samples in the window 0..4
+    dynamic = estimates[4][("dynamic", HAND, OBJ)]
+    assert dynamic.evidence["trk"] == pytest.approx(3 / 5)  # seen on 3 of the window's 5 frames
+    assert dynamic.evidence["tmp"] == pytest.approx(1 / 3)  # UNK, UNK, GC over the frames received
+
+
+def test_frames_out_of_order_are_refused_without_changing_state():
+    extractor = PredicateExtractor()
+    entities = [rect(HAND, RIGHT_HAND, 100, 50, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 120, 50, 20, 20)]
+    extractor.update(3, entities)
+    with pytest.raises(FrameOrderError, match="frame 2 arrived after frame 3"):
+        extractor.update(2, entities)
+    with pytest.raises(FrameOrderError):
+        extractor.update(3, entities)
+    assert extractor.last_frame == 3 and extractor.frames_processed == 1
+    assert extractor.update(4, entities)
+
+
+def test_bad_entities_are_refused():
+    extractor = PredicateExtractor()
+    hand = rect(HAND, RIGHT_HAND, 100, 50, 20, 20)
+    with pytest.raises(ValueError, match="two entities with track id 1"):
+        extractor.update(0, [hand, hand])
+    with pytest.raises(ValueError, match="mask shape"):
+        extractor.update(0, [hand, rect(OBJ, MANIPULATED_OBJECT, 1, 1, 5, 5, shape=(100, 100))])
+    with pytest.raises(TypeError, match="Entity"):
+        extractor.update(0, [{"id": 1}])
+
+
+def test_thresholds_scale_with_image_size():
+    small = [(t, [rect(HAND, RIGHT_HAND, 100 + 2 * t, 50, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 121 + 2 * t, 50, 20, 20),
+                  rect(CUBE, MANIPULATED_OBJECT, 200, 180, 20, 20), table()]) for t in range(6)]
+    big_shape = (2 * HEIGHT, 2 * WIDTH)
+    big = [(t, [rect(e.id, e.role, int(2 * e.box[0]), int(2 * e.box[1]), int(2 * (e.box[2] - e.box[0] + 1)),
+                     int(2 * (e.box[3] - e.box[1] + 1)), shape=big_shape) for e in entities])
+           for t, entities in small]
+    values_small, estimates_small = run(small)
+    values_big, _ = run(big)
+    # 1 free pixel at 320x240 = 2 free pixels at 640x480 = 2 reference px (to within one pixel)
+    assert values_small == values_big
+    assert values_small[5][("contact", HAND, OBJ)] == "T"
+    assert values_small[5][("dynamic", HAND, OBJ)] == "MT"
+
+
+def test_pairs_orientation_and_distractors():
+    entities = [rect(7, "distractor", 10, 10, 10, 10), rect(OBJ, MANIPULATED_OBJECT, 100, 180, 20, 20), table(),
+                rect(OTHER_HAND, LEFT_HAND, 150, 50, 20, 20), rect(BOWL, CONTAINER, 250, 150, 40, 50)]
+    values, _ = run([(t, entities) for t in range(3)])
+    assert values[0][("active_hand", OTHER_HAND, NO_OBJECT)] == "UNK"   # motion not known yet
+    keys = set(values[2])
+    assert not any(7 in key[1:] for key in keys)               # distractors take part in nothing
+    assert ("contact", OTHER_HAND, OBJ) in keys                # hand first although its id is higher
+    assert ("contact", OBJ, TABLE) in keys and ("contact", OBJ, BOWL) in keys
+    assert ("static", BOWL, TABLE) in keys                     # a container stands on the surface
+    assert ("static", TABLE, OBJ) not in keys
+    assert values[2][("active_hand", OTHER_HAND, NO_OBJECT)] == "N"
+
+
+def test_output_is_deterministic_and_reset_forgets():
+    frames = [(t, [rect(HAND, RIGHT_HAND, 100 + 3 * t, 80, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 100 + 3 * t, 100, 20, 20),
+                   table()]) for t in range(4)]
+    extractor = PredicateExtractor()
+    first = [[(e.key, e.value, e.confidence) for e in extractor.update(t, ents)] for t, ents in frames]
+    extractor.reset()
+    second = [[(e.key, e.value, e.confidence) for e in extractor.update(t, ents)] for t, ents in frames]
+    assert first == second

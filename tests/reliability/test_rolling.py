@@ -1,0 +1,107 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from predrel_ros.predicates.estimate import PredicateEstimate
+from predrel_ros.reliability import metrics
+from predrel_ros.reliability.rolling import RollingReliability, RollingStreamMetrics
+
+UNK = metrics.UNK
+
+frames = st.lists(st.tuples(st.integers(-1, 3), st.floats(0, 1), st.integers(-1, 3), st.floats(0, 1)),
+                  min_size=1, max_size=80)
+
+
+def close(a, b):
+    return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(frames, st.integers(1, 12), st.one_of(st.none(), st.floats(0.5, 3)), st.integers(0, 3))
+def test_rolling_equals_offline_on_the_last_window(updates, window, alpha, tol):
+    rolling = RollingStreamMetrics(window, with_reference=True, alpha=alpha, tol=tol,
+                                   calibration=lambda c: c * c)
+    for count, (y, c, y_ref, c_ref) in enumerate(updates, start=1):
+        rolling.update(y, c, y_ref, c_ref)
+        last = updates[max(0, count - window):count]
+        y_deg = np.array([u[0] for u in last])
+        c_deg = np.array([u[1] for u in last])
+        ref = np.array([u[2] for u in last])
+        c_ref_arr = np.array([u[3] for u in last])
+        values = rolling.compute()
+        assert values["frames"] == len(last)
+        assert close(values["prs"], metrics.prs(y_deg, ref, c_deg, alpha))
+        assert close(values["cws"], metrics.cws(c_deg, c_ref_arr))
+        assert close(values["tpc_s"], metrics.tpc_s(y_deg))
+        assert close(values["tpc"], metrics.tpc(y_deg, ref, tol))
+        assert close(values["confidence"], c_deg.mean())
+        assert close(values["unk_rate"], np.mean(y_deg == UNK))
+        assert close(values["expected_agreement"], np.mean(c_deg ** 2))
+
+
+def test_self_mode_stream_has_no_reference_metrics():
+    rolling = RollingStreamMetrics(4, with_reference=False)
+    for y in (1, 1, 0, 0, 1):
+        rolling.update(y, 0.5)
+    values = rolling.compute()
+    assert math.isnan(values["prs"]) and math.isnan(values["cws"]) and math.isnan(values["tpc"])
+    assert values["tpc_s"] == pytest.approx(1 - 2 / 3)
+    rolling.reset()
+    assert rolling.compute()["frames"] == 0
+    with pytest.raises(ValueError, match="confidences"):
+        rolling.update(1, 2.0)
+
+
+def estimate(name, s, o, value, confidence=1.0, frame=0):
+    return PredicateEstimate(name, s, o, value, confidence, frame_index=frame)
+
+
+def test_registry_matches_orientation_and_fills_missing_sides():
+    registry = RollingReliability(window=3, mode="reference")
+    # reference gives contact(2, 1), the extractor contact(1, 2): the same unordered stream
+    registry.update(0, [estimate("contact", 1, 2, "T", 0.8)], [estimate("contact", 2, 1, "T")])
+    # the extractor misses the stream: UNK with confidence 0 against the reference
+    registry.update(1, [], [estimate("contact", 2, 1, "T")])
+    # no reference for a stream: excluded from PRS
+    registry.update(2, [estimate("contact", 1, 2, "N", 0.6), estimate("static", 1, 2, "Ab", 0.5)], [])
+    values = registry.compute()
+    contact = values[("contact", 1, 2)]
+    assert contact["prs"] == pytest.approx((0.8 + 0.0) / 2)
+    assert contact["frames"] == 3
+    assert math.isnan(values[("static", 1, 2)]["prs"])
+    pooled = registry.by_predicate()
+    assert pooled["contact"]["prs"] == pytest.approx(0.4)
+    assert pooled["contact"]["confidence"] == pytest.approx((0.8 + 0.0 + 0.6) / 3)
+    # streams not updated for a whole window are dropped
+    for frame in range(3, 6):
+        registry.update(frame, [estimate("contact", 1, 2, "N", 0.6)], [])
+    assert set(registry.compute()) == {("contact", 1, 2)}
+
+
+def test_registry_refuses_wrong_mode_usage_and_order():
+    registry = RollingReliability(window=3, mode="self")
+    registry.update(5, [estimate("contact", 1, 2, "T")])
+    with pytest.raises(ValueError, match="increasing"):
+        registry.update(5, [])
+    with pytest.raises(ValueError, match="takes no references"):
+        registry.update(6, [], [])
+    with pytest.raises(ValueError, match="needs the reference"):
+        RollingReliability(mode="reference").update(0, [])
+    with pytest.raises(ValueError, match="mode"):
+        RollingReliability(mode="twin")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["T", "N", "UNK"]), min_size=2, max_size=2), min_size=1, max_size=30),
+       st.integers(2, 8))
+def test_pooled_tpc_s_counts_changes_within_streams(sequence, window):
+    registry = RollingReliability(window=window, mode="self")
+    for frame, (a, b) in enumerate(sequence):
+        registry.update(frame, [estimate("contact", 1, 2, a), estimate("contact", 1, 3, b)])
+    last = sequence[-window:]
+    changes = sum(before[k] != after[k] for before, after in zip(last, last[1:]) for k in (0, 1))
+    pairs = 2 * (len(last) - 1)
+    expected = 1.0 if pairs == 0 else 1 - changes / pairs
+    assert registry.by_predicate()["contact"]["tpc_s"] == pytest.approx(expected)
