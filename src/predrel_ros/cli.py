@@ -16,6 +16,8 @@ from predrel_ros.errors import UserError
 #: subcommand -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("predrel_ros.benchmarks.commands", "measure speed and memory; results go to a JSON file"),
+    "detect": ("predrel_ros.perception.detect_command",
+               "detect, segment and track entities in a video, bag or folder; JSON + overlays per frame"),
 }
 
 EPILOG = """examples:

@@ -4,9 +4,56 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+
+
+NUM_COEFFICIENTS = 32
+
+
+def yolo_output0(rows, num_classes: int) -> np.ndarray:
+    """YOLO-seg detections (1, 4 + nc + 32, N) from rows (cx, cy, w, h, {class: score}, {coefficient: value})."""
+    out = np.zeros((1, 4 + num_classes + NUM_COEFFICIENTS, len(rows)), np.float32)
+    for i, (cx, cy, w, h, scores, coefficients) in enumerate(rows):
+        out[0, :4, i] = (cx, cy, w, h)
+        for cls, score in scores.items():
+            out[0, 4 + cls, i] = score
+        for k, value in coefficients.items():
+            out[0, 4 + num_classes + k, i] = value
+    return out
+
+
+def yolo_protos(grid_h: int, grid_w: int, regions, level: float = 20.0) -> np.ndarray:
+    """Prototypes (1, 32, grid_h, grid_w): prototype k is +level on regions[k] = (r0, r1, c0, c1), -level elsewhere."""
+    out = np.zeros((1, NUM_COEFFICIENTS, grid_h, grid_w), np.float32)
+    for k, (r0, r1, c0, c1) in regions.items():
+        out[0, k] = -level
+        out[0, k, r0:r1, c0:c1] = level
+    return out
+
+
+@pytest.fixture
+def yolo():
+    """Builders of YOLO-seg output tensors with known content."""
+    return SimpleNamespace(output0=yolo_output0, protos=yolo_protos, num_coefficients=NUM_COEFFICIENTS)
+
+
+# A 3-class scene for 320x240 frames (-> 320x256 input, 8 px = 2 prototype rows of padding on top):
+SCENE_ROWS = [(100, 108, 40, 60, {0: 0.9}, {0: 1.0}),  # cube, frame box (80, 70, 120, 130), mask cols 88..112
+              (250, 158, 60, 40, {1: 0.8}, {1: 1.0}),  # bowl, frame box (220, 130, 280, 170), mask = box
+              (40, 208, 30, 30, {2: 0.7}, {})]  # hand, frame box (25, 185, 55, 215), empty mask
+SCENE_REGIONS = {0: (2 + 15, 2 + 35, 22, 28), 1: (0, 64, 0, 80)}
+
+
+@pytest.fixture
+def scene_model_dir(tmp_path):
+    """A model folder: model.onnx giving SCENE_ROWS for any input, labels cube/bowl/hand, bowl a container."""
+    yoloseg_onnx(tmp_path / "model.onnx", yolo_output0(SCENE_ROWS, 3), yolo_protos(64, 80, SCENE_REGIONS))
+    (tmp_path / "labels.txt").write_text("cube\nbowl\nhand\n")
+    (tmp_path / "roles.yaml").write_text("bowl: container\n")
+    return tmp_path
 
 
 def yoloseg_onnx(path: Path, output0: np.ndarray, output1: np.ndarray | None,

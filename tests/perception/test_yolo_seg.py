@@ -6,29 +6,6 @@ from predrel_ros.perception import letterbox
 from predrel_ros.perception.backends.onnxruntime_backend import OnnxRuntimeBackend
 from predrel_ros.perception.yolo_seg import DecoderConfig, YoloSegDecoder, split_outputs
 
-NM = 32
-
-
-def output0(rows, num_classes):
-    """(1, 4 + nc + 32, N) from rows (cx, cy, w, h, {class: score}, {coefficient: value})."""
-    out = np.zeros((1, 4 + num_classes + NM, len(rows)), np.float32)
-    for i, (cx, cy, w, h, scores, coefficients) in enumerate(rows):
-        out[0, :4, i] = (cx, cy, w, h)
-        for cls, score in scores.items():
-            out[0, 4 + cls, i] = score
-        for k, value in coefficients.items():
-            out[0, 4 + num_classes + k, i] = value
-    return out
-
-
-def protos(grid_h, grid_w, regions, level=20.0):
-    """(1, 32, grid_h, grid_w): prototype k is +level on regions[k] = (r0, r1, c0, c1), -level elsewhere."""
-    out = np.zeros((1, NM, grid_h, grid_w), np.float32)
-    for k, (r0, r1, c0, c1) in regions.items():
-        out[0, k] = -level
-        out[0, k, r0:r1, c0:c1] = level
-    return out
-
 
 def rect(height, width, r0, r1, c0, c1):
     mask = np.zeros((height, width), bool)
@@ -49,8 +26,8 @@ ROWS_320 = [
 REGIONS_320 = {0: (2 + 15, 2 + 35, 22, 28), 1: (0, 64, 0, 80)}
 
 
-def test_decoder_gives_exact_boxes_classes_and_masks_through_onnxruntime(make_yoloseg_onnx):
-    path = make_yoloseg_onnx(output0(ROWS_320, 3), protos(64, 80, REGIONS_320))
+def test_decoder_gives_exact_boxes_classes_and_masks_through_onnxruntime(make_yoloseg_onnx, yolo):
+    path = make_yoloseg_onnx(yolo.output0(ROWS_320, 3), yolo.protos(64, 80, REGIONS_320))
     frame = np.zeros((240, 320, 3), np.uint8)
     height, width = letterbox.input_size_for(240, 320)
     assert (height, width) == (256, 320)
@@ -79,11 +56,11 @@ def test_decoder_gives_exact_boxes_classes_and_masks_through_onnxruntime(make_yo
     np.testing.assert_allclose(detections.mask_quality[1:], 1.0, atol=1e-6)
 
 
-def test_letterboxed_static_input_maps_boxes_and_masks_back_to_the_frame(make_yoloseg_onnx):
+def test_letterboxed_static_input_maps_boxes_and_masks_back_to_the_frame(make_yoloseg_onnx, yolo):
     # frame 640x480 into a static 640x640 input: scale 1, 80 px padding top and bottom = 20 proto rows
     rows = [(320, 80 + 240, 100, 200, {0: 0.95}, {0: 1.0})]  # frame box (270, 140, 370, 340)
-    grid = protos(160, 160, {0: (20 + 50, 20 + 60, 70, 90)})  # frame rows 200..240, cols 280..360
-    path = make_yoloseg_onnx(output0(rows, 1), grid, input_shape=(1, 3, 640, 640))
+    grid = yolo.protos(160, 160, {0: (20 + 50, 20 + 60, 70, 90)})  # frame rows 200..240, cols 280..360
+    path = make_yoloseg_onnx(yolo.output0(rows, 1), grid, input_shape=(1, 3, 640, 640))
     geometry = letterbox.plan(480, 640, 640, 640)
     assert (geometry.pad_x, geometry.pad_y) == (0, 80)
     with OnnxRuntimeBackend(device="cpu") as backend:
@@ -99,25 +76,25 @@ def test_letterboxed_static_input_maps_boxes_and_masks_back_to_the_frame(make_yo
     np.testing.assert_array_equal(detections.masks[0], expected)
 
 
-def test_downscaled_letterbox_scales_boxes_back():
+def test_downscaled_letterbox_scales_boxes_back(yolo):
     # frame 1280x720 into 640x640: scale 0.5, content 640x360, 140 px padding on top
     geometry = letterbox.plan(720, 1280, 640, 640)
     assert (geometry.scale, geometry.pad_x, geometry.pad_y) == (0.5, 0, 140)
     rows = [(100, 140 + 50, 40, 20, {0: 0.9}, {})]
-    detections = YoloSegDecoder(1).decode({"output0": output0(rows, 1)[:, :5]}, geometry)
+    detections = YoloSegDecoder(1).decode({"output0": yolo.output0(rows, 1)[:, :5]}, geometry)
     np.testing.assert_allclose(detections.boxes, [[160, 80, 240, 120]])
     assert detections.masks is None
 
 
-def test_masks_match_a_full_frame_bilinear_resize():
+def test_masks_match_a_full_frame_bilinear_resize(yolo):
     """The per-box resampling equals cv2.resize of the whole probability map (no shortcut error)."""
     rng = np.random.default_rng(3)
-    grid = rng.normal(size=(1, NM, 64, 80)).astype(np.float32)
-    rows = [(160, 128, 300, 230, {0: 0.9}, {k: rng.normal() for k in range(NM)})]
+    grid = rng.normal(size=(1, yolo.num_coefficients, 64, 80)).astype(np.float32)
+    rows = [(160, 128, 300, 230, {0: 0.9}, {k: rng.normal() for k in range(yolo.num_coefficients)})]
     geometry = letterbox.plan(240, 320, 256, 320)
     decoder = YoloSegDecoder(1, DecoderConfig(mask_threshold=0.5))
-    detections = decoder.decode({"output0": output0(rows, 1), "output1": grid}, geometry)
-    coefficients = output0(rows, 1)[0, 5:, 0]
+    detections = decoder.decode({"output0": yolo.output0(rows, 1), "output1": grid}, geometry)
+    coefficients = yolo.output0(rows, 1)[0, 5:, 0]
     probability = 1 / (1 + np.exp(-np.tensordot(coefficients, grid[0], axes=1)))
     full = cv2.resize(probability[2:62].astype(np.float64), (320, 240), interpolation=cv2.INTER_LINEAR)
     x1, y1, x2, y2 = detections.boxes[0]
@@ -128,42 +105,42 @@ def test_masks_match_a_full_frame_bilinear_resize():
     assert np.array_equal(detections.masks[0] | near_threshold, expected | near_threshold)
 
 
-def test_soft_prototypes_lower_mask_quality():
+def test_soft_prototypes_lower_mask_quality(yolo):
     geometry = letterbox.plan(240, 320, 256, 320)
     rows = [(100, 108, 40, 60, {0: 0.9}, {0: 1.0})]
     decoder = YoloSegDecoder(1)
-    crisp = decoder.decode({"output0": output0(rows, 1), "output1": protos(64, 80, {0: (17, 37, 22, 28)}, 20.0)}, geometry)
-    soft = decoder.decode({"output0": output0(rows, 1), "output1": protos(64, 80, {0: (17, 37, 22, 28)}, 0.5)}, geometry)
+    crisp = decoder.decode({"output0": yolo.output0(rows, 1), "output1": yolo.protos(64, 80, {0: (17, 37, 22, 28)}, 20.0)}, geometry)
+    soft = decoder.decode({"output0": yolo.output0(rows, 1), "output1": yolo.protos(64, 80, {0: (17, 37, 22, 28)}, 0.5)}, geometry)
     np.testing.assert_array_equal(crisp.masks, soft.masks)
     assert crisp.mask_quality[0] > 0.85
     assert soft.mask_quality[0] < 0.3
 
 
 @pytest.mark.parametrize("num_classes", [1, 7, 80])
-def test_any_class_count(num_classes):
+def test_any_class_count(num_classes, yolo):
     rows = [(50, 50, 20, 20, {num_classes - 1: 0.8}, {}), (150, 50, 20, 20, {0: 0.7}, {})]
     geometry = letterbox.plan(240, 320, 256, 320)
     detections = YoloSegDecoder(num_classes).decode(
-        {"output0": output0(rows, num_classes), "output1": protos(64, 80, {})}, geometry)
+        {"output0": yolo.output0(rows, num_classes), "output1": yolo.protos(64, 80, {})}, geometry)
     assert detections.class_ids.tolist() == [num_classes - 1, 0]
 
 
-def test_max_detections_keeps_the_best():
+def test_max_detections_keeps_the_best(yolo):
     rows = [(20 + 30 * i, 50, 20, 20, {0: 0.3 + 0.05 * i}, {}) for i in range(8)]
     geometry = letterbox.plan(240, 320, 256, 320)
     detections = YoloSegDecoder(1, DecoderConfig(max_detections=3)).decode(
-        {"output0": output0(rows, 1), "output1": protos(64, 80, {})}, geometry)
+        {"output0": yolo.output0(rows, 1), "output1": yolo.protos(64, 80, {})}, geometry)
     np.testing.assert_allclose(detections.scores, [0.65, 0.6, 0.55])
 
 
-def test_class_count_mismatch_names_the_fix():
+def test_class_count_mismatch_names_the_fix(yolo):
     geometry = letterbox.plan(240, 320, 256, 320)
     with pytest.raises(ValueError, match="labels file lists the model's classes"):
-        YoloSegDecoder(4).decode({"output0": output0(ROWS_320, 3), "output1": protos(64, 80, {})}, geometry)
+        YoloSegDecoder(4).decode({"output0": yolo.output0(ROWS_320, 3), "output1": yolo.protos(64, 80, {})}, geometry)
 
 
-def test_outputs_are_found_by_rank_when_not_named_like_ultralytics():
-    detections, prototypes = output0(ROWS_320, 3), protos(64, 80, {})
+def test_outputs_are_found_by_rank_when_not_named_like_ultralytics(yolo):
+    detections, prototypes = yolo.output0(ROWS_320, 3), yolo.protos(64, 80, {})
     found = split_outputs({"protos": prototypes, "preds": detections})
     assert found[0] is detections and found[1] is prototypes
     with pytest.raises(ValueError, match="cannot tell"):

@@ -67,3 +67,36 @@ def _names_from(data: Any, source: str) -> list[str]:
     if not names:
         raise UserError(f"{source} holds no class names")
     return names
+
+
+#: files beside a model that hold its class names, in order of preference
+LABEL_FILE_NAMES = ("labels.txt", "labels.yaml", "labels.yml")
+
+
+def labels_for_model(model_file: str | Path, labels: str | Path | None = None) -> list[str]:
+    """Class names of a model: the given labels file, else a labels file beside the model, else the
+    names an Ultralytics ONNX export carries in its metadata."""
+    if labels is not None:
+        return read_labels(labels)
+    model_file = Path(model_file)
+    for name in LABEL_FILE_NAMES:
+        if (model_file.parent / name).is_file():
+            return read_labels(model_file.parent / name)
+    if model_file.suffix == ".onnx":
+        names = labels_from_onnx_metadata(_onnx_metadata(model_file))
+        if names:
+            return names
+    raise UserError(f"no class names for {model_file}: give a labels file (one name per line) or put "
+                    f"labels.txt beside the model")
+
+
+def _onnx_metadata(path: Path) -> dict[str, str]:
+    try:
+        import onnx
+    except ImportError:
+        return {}
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - an unreadable model has no names; the backend reports why
+        return {}
+    return {prop.key: prop.value for prop in model.metadata_props}

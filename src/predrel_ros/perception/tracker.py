@@ -107,6 +107,11 @@ class ByteTracker:
         self._next_id = 1
         self._last_frame: int | None = None
 
+    @property
+    def ids_issued(self) -> int:
+        """Track ids handed out since the last reset (tentative tracks included)."""
+        return self._next_id - 1
+
     def update(self, frame_index: int, detections: Detections) -> list[TrackedObject]:
         """Associate this frame's detections; returns the confirmed tracks seen this frame, then
         the lost ones (with their predicted boxes)."""

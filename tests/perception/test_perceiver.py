@@ -1,0 +1,140 @@
+"""The Perceiver end to end on ONNX models built from known tensors (ONNX Runtime, CPU)."""
+import numpy as np
+import pytest
+
+from predrel_ros.entities import CONTAINER, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND
+from predrel_ros.errors import UserError
+from predrel_ros.perception.config import PerceptionConfig
+from predrel_ros.perception.perceiver import Perceiver
+
+def perceiver(model_dir, **overrides):
+    data = {"model": str(model_dir), "backend": {"name": "onnxruntime", "device": "cpu", "num_threads": 1}}
+    data.update(overrides)
+    return Perceiver(PerceptionConfig.from_dict(data))
+
+
+def frame():
+    return np.zeros((240, 320, 3), np.uint8)
+
+
+def test_entities_of_a_frame(scene_model_dir):
+    with perceiver(scene_model_dir) as p:
+        entities = p.process(frame(), 0)
+        assert p.describe()["backend"] == "onnxruntime" and p.describe()["roles"]["bowl"] == CONTAINER
+    by_label = {e.label: e for e in entities}
+    cube, bowl, hand = by_label["cube"], by_label["bowl"], by_label["hand"]
+    assert (cube.role, bowl.role, hand.role) == (MANIPULATED_OBJECT, CONTAINER, RIGHT_HAND)
+    assert sorted(e.id for e in entities) == [1, 2, 3]
+    np.testing.assert_allclose(cube.box, [80, 70, 120, 130], atol=1e-4)
+    expected = np.zeros((240, 320), bool)
+    expected[70:130, 88:112] = True
+    np.testing.assert_array_equal(cube.mask, expected)
+    assert cube.score == pytest.approx(0.9) and cube.visibility == 1.0
+    assert cube.mask_quality == pytest.approx(0.9, abs=1e-3)
+    assert cube.track_quality == pytest.approx(1 / 3)  # seen once: not yet an established identity
+    assert cube.attributes["track_state"] == "tracked"
+    np.testing.assert_allclose(cube.centroid, [99.5, 99.5])
+    assert hand.mask is not None and not hand.mask.any()  # no mask evidence for the hand
+    assert cube.point3d is None
+
+
+def test_ids_persist_and_track_quality_grows(scene_model_dir):
+    with perceiver(scene_model_dir) as p:
+        for t in range(4):
+            entities = p.process(frame(), t)
+    assert sorted(e.id for e in entities) == [1, 2, 3]
+    assert all(e.track_quality == pytest.approx(1.0) for e in entities)
+
+
+def test_depth_gives_3d_points_and_a_3d_centroid(scene_model_dir):
+    depth = np.zeros((240, 320), np.uint16)
+    depth[70:130, 88:112] = 750
+    K = [[300.0, 0, 160], [0, 300.0, 120], [0, 0, 1]]
+    with perceiver(scene_model_dir) as p:
+        cube = next(e for e in p.process(frame(), 0, depth=depth, camera=K) if e.label == "cube")
+        with pytest.raises(UserError, match="needs the camera intrinsics"):
+            p.process(frame(), 1, depth=depth)
+        with pytest.raises(UserError, match="not aligned"):
+            p.process(frame(), 2, depth=np.zeros((120, 160), np.uint16), camera=K)
+    # mask pixels x 88..111, y 70..129 at 0.75 m: X = (99.5 - 160) * 0.75 / 300, Y = (99.5 - 120) * 0.75 / 300
+    np.testing.assert_allclose(cube.point3d, [(99.5 - 160) * 0.0025, (99.5 - 120) * 0.0025, 0.75])
+    assert cube.depth == pytest.approx(0.75) and cube.centroid.size == 3
+
+
+def test_lost_tracks_are_reported_with_zero_visibility_for_a_while(scene_model_dir, yolo):
+    with perceiver(scene_model_dir, report_lost_frames=2) as p:
+        for t in range(3):
+            p.process(frame(), t)
+        run = p.backend.run
+        bowl_row = [(250, 158, 60, 40, {1: 0.8}, {1: 1.0})]
+        only_bowl = {"output0": yolo.output0(bowl_row, 3), "output1": yolo.protos(64, 80, {1: (0, 64, 0, 80)})}
+        p.backend.run = lambda batch: only_bowl
+        reports = [p.process(frame(), t) for t in range(3, 6)]
+        p.backend.run = run
+    lost = [e for e in reports[0] if e.attributes["track_state"] == "lost"]
+    assert sorted(e.label for e in lost) == ["cube", "hand"]
+    assert all(e.visibility == 0.0 and e.score == 0.0 and e.mask is None for e in lost)
+    assert sorted(e.label for e in reports[1]) == ["bowl", "cube", "hand"]
+    assert [e.label for e in reports[2]] == ["bowl"]  # 3 frames unseen > report_lost_frames
+
+
+def test_role_map_in_config_wins_and_side_labels_are_hand_roles(make_yoloseg_onnx, tmp_path, yolo):
+    rows = [(100, 108, 40, 60, {0: 0.9}, {}), (250, 108, 40, 60, {1: 0.9}, {})]
+    make_yoloseg_onnx(yolo.output0(rows, 2), yolo.protos(64, 80, {}), names={0: "left_hand", 1: "mug"})
+    with perceiver(tmp_path, role_map={"mug": "tool"}) as p:
+        roles = {e.label: e.role for e in p.process(frame(), 0)}
+    assert roles == {"left_hand": LEFT_HAND, "mug": "tool"}  # names from the ONNX metadata
+
+
+def test_boxes_only_when_masks_are_off(scene_model_dir):
+    with perceiver(scene_model_dir, masks=False) as p:
+        assert all(e.mask is None for e in p.process(frame(), 0))
+
+
+def test_static_input_size_conflicts_are_named(make_yoloseg_onnx, tmp_path, yolo):
+    make_yoloseg_onnx(yolo.output0([(320, 320, 40, 40, {0: 0.9}, {})], 1), yolo.protos(160, 160, {}),
+                      input_shape=(1, 3, 640, 640))
+    (tmp_path / "labels.txt").write_text("cube\n")
+    with perceiver(tmp_path, input_size=[320, 320]) as p:
+        with pytest.raises(UserError, match="fixed input of \\[640, 640\\]"):
+            p.process(frame(), 0)
+    with perceiver(tmp_path) as p:
+        (cube,) = p.process(np.zeros((480, 640, 3), np.uint8), 0)
+    np.testing.assert_allclose(cube.box, [300, 220, 340, 260], atol=1e-4)  # 80 px letterbox padding
+
+
+def test_user_errors(scene_model_dir, tmp_path):
+    (scene_model_dir / "labels.txt").write_text("cube\nbowl\n")
+    with perceiver(scene_model_dir) as p:
+        with pytest.raises(UserError, match="does not fit 2 classes"):
+            p.process(frame(), 0)
+        with pytest.raises(UserError, match="uint8"):
+            p.process(frame().astype(np.float32), 0)
+    (scene_model_dir / "labels.txt").unlink()
+    with pytest.raises(UserError, match="no class names"):
+        perceiver(scene_model_dir)
+    with pytest.raises(UserError, match="does not exist"):
+        perceiver(tmp_path / "nowhere")
+
+
+def test_a_missing_default_model_says_so(monkeypatch, tmp_path):
+    absent = tmp_path / "models" / "default"
+    monkeypatch.setattr("predrel_ros.perception.perceiver.DEFAULT_MODEL_DIR", absent)
+    with pytest.raises(UserError, match="default model is not installed"):
+        Perceiver(PerceptionConfig(model=str(absent)))
+
+
+def test_config_from_yaml_names_bad_fields(tmp_path):
+    path = tmp_path / "perception.yaml"
+    path.write_text("perception:\n  decoder:\n    score_threshold: 0.4\n  tracker:\n    lost_buffer: 12\n")
+    config = PerceptionConfig.load(path, section="perception")
+    assert config.decoder.score_threshold == 0.4 and config.tracker.lost_buffer == 12
+    path.write_text("decoder:\n  scor_threshold: 0.4\n")
+    with pytest.raises(UserError, match="decoder: unknown key"):
+        PerceptionConfig.load(path)
+    path.write_text("role_map:\n  cup: chair\n")
+    with pytest.raises(UserError, match="unknown role 'chair'"):
+        PerceptionConfig.load(path)
+    path.write_text("input_size: [240, 320]\n")
+    with pytest.raises(UserError, match="multiples of 32"):
+        PerceptionConfig.load(path)
