@@ -57,3 +57,38 @@ def make_frames():
 @pytest.fixture
 def synthetic_classes() -> tuple[str, ...]:
     return SYNTHETIC_CLASSES
+
+
+def write_synthetic_dataset(root, frames_per_episode: int = 4, episodes_per_split=(2, 1, 1), seed: int = 0):
+    """A dataset folder (predrel_ros.io.dataset layout) of synthetic episodes, entities labelled by shape."""
+    from predrel_ros.entities import DISTRACTOR, MANIPULATED_OBJECT, Entity
+    from predrel_ros.io.dataset import EpisodeMeta, write_episode, write_manifest
+    from predrel_ros.io.frame import Frame
+    from predrel_ros.perception.training.data import boxes_from_masks
+
+    rng = np.random.default_rng(seed)
+    manifest = []
+    for split, count in zip(("train", "val", "test"), episodes_per_split):
+        for number in range(count):
+            name = f"{split}_{number:02d}"
+            frames = []
+            for index in range(frames_per_episode):
+                sample = synthetic_frame(rng)
+                boxes = boxes_from_masks(sample.masks)
+                # bars are distractors in the first episode of each split, manipulated elsewhere
+                entities = [Entity(id=i, label=SYNTHETIC_CLASSES[label], box=box, mask=mask,
+                                   role=DISTRACTOR if label == 2 and number == 0 else MANIPULATED_OBJECT)
+                            for i, (label, box, mask) in enumerate(zip(sample.labels, boxes, sample.masks))]
+                frames.append(Frame(index=index, stamp_ns=index * 33_000_000, rgb=sample.image, entities=entities,
+                                    predicates=[]))
+            meta = EpisodeMeta(name=name, num_frames=frames_per_episode, fps=30.0, width=320, height=240,
+                               split=split)
+            write_episode(root / "episodes" / name, meta, frames)
+            manifest.append({"name": name, "split": split})
+    write_manifest(root, {"episodes": manifest, "command": "synthetic test dataset"})
+    return root
+
+
+@pytest.fixture(scope="session")
+def synthetic_dataset(tmp_path_factory):
+    return write_synthetic_dataset(tmp_path_factory.mktemp("dataset"))

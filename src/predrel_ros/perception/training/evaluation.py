@@ -1,8 +1,8 @@
 """Evaluating a detector on labelled frames: ground truth from the visible masks, metrics per class.
 
 A detector here is any callable frame (H x W x 3 uint8 RGB) -> `Detections`: the network under
-training (`TorchDetector`, through the project's YOLO-seg decoder) or an exported model run by an
-inference backend. Ground-truth boxes are the tight boxes of the visible masks; instances with fewer
+training (`TorchDetector`, through the project's YOLO-seg decoder) or an exported model run by the
+perception pipeline (`Perceiver.detect`). Ground-truth boxes are the tight boxes of the visible masks; instances with fewer
 than `min_pixels` visible pixels are marked ignore (neither required nor penalised).
 """
 from __future__ import annotations
@@ -49,12 +49,10 @@ class TorchDetector:
 
 
 def evaluate_detector(detector: Detector, samples: Iterable[LabelledImage], class_names: Sequence[str],
-                      min_pixels: int, iou_threshold: float = 0.5, score_threshold: float = 0.25,
-                      transform: Callable[[np.ndarray], np.ndarray] | None = None,
-                      progress: Callable[[Iterable], Iterable] | None = None) -> EvaluationResult:
-    """Metrics of `detector` over `samples`; `transform` changes each frame first (a degradation)."""
+                      min_pixels: int, iou_threshold: float = 0.5, score_threshold: float = 0.25
+                      ) -> EvaluationResult:
+    """Metrics of `detector` over `samples`."""
     evaluator = DetectionEvaluator(class_names, iou_threshold, score_threshold)
-    for sample in (progress(samples) if progress else samples):
-        frame = sample.image if transform is None else transform(sample.image)
-        evaluator.add(as_instances(detector(frame)), ground_truth(sample, min_pixels))
+    for sample in samples:
+        evaluator.add(as_instances(detector(sample.image)), ground_truth(sample, min_pixels))
     return evaluator.result()

@@ -97,6 +97,15 @@ def save_checkpoint(path: Path, net: SegmentationNet, class_names: Sequence[str]
                 "class_names": list(class_names), "train_config": asdict(config), "info": info}, path)
 
 
+def is_checkpoint(path: Path) -> bool:
+    """Whether `path` is a training checkpoint (a TorchScript .pt is not)."""
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:  # not a torch.save pickle (TorchScript archive, corrupt file, ...)
+        return False
+    return isinstance(data, dict) and data.get("format") == CHECKPOINT_FORMAT
+
+
 def load_checkpoint(path: Path) -> tuple[SegmentationNet, list[str], dict]:
     """(network in eval mode, class names, the checkpoint's other fields)."""
     from predrel_ros.errors import UserError

@@ -1,0 +1,140 @@
+"""The model card of an exported model: what it is, what it was trained on, how well it does.
+
+Written by `predrel train export` from the training run's record (`run.json`), the export checks and
+the evaluation results, so every number in it comes from a command that can be rerun.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+CARD_FILE = "MODEL_CARD.md"
+
+
+def _number(value, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def metrics_table(conditions: dict[str, dict], class_names: Sequence[str]) -> list[str]:
+    """Markdown rows: one per condition, box AP50 and mask IoU per class plus the means."""
+    header = "| condition | metric | " + " | ".join(class_names) + " | mean |"
+    lines = [header, "|" + " --- |" * (len(class_names) + 3)]
+    for condition, result in conditions.items():
+        for key, title in (("box_ap50", "box AP50"), ("mean_mask_iou", "mask IoU"), ("recall", "recall"),
+                           ("precision", "precision")):
+            cells = [_number(result["per_class"].get(name, {}).get(key)) for name in class_names]
+            lines.append(f"| {condition} | {title} | " + " | ".join(cells) + f" | {_number(result.get(key))} |")
+    return lines
+
+
+def render(model_name: str, class_names: Sequence[str], run: dict, export: dict, evaluation: dict | None) -> str:
+    """Markdown text of the card. run: the training record; export: files, sizes, checks, latency;
+    evaluation: {"split", "severity", "conditions": {name: EvaluationResult.as_dict()}, "command"}."""
+    network = run["network"]
+    lines = [
+        f"# Model card: {model_name}",
+        "",
+        "Instance segmentation (boxes, classes, masks) of hands, objects, containers and the table in the",
+        "predrel_ros controlled manipulation scenes. Trained by the project's own code (`predrel train`,",
+        "PyTorch on the CPU) from random initialisation: no third-party weights, no Ultralytics code.",
+        "Licence: Apache-2.0, like the package.",
+        "",
+        "## Files",
+        "",
+        "| file | bytes | what |",
+        "| --- | --- | --- |",
+    ]
+    for name, info in export["files"].items():
+        lines.append(f"| `{name}` | {info['bytes']:,} | {info['what']} |")
+    lines += [
+        "",
+        "## Interface (Ultralytics YOLO-seg layout)",
+        "",
+        f"- input `images` [1, 3, {export['input_hw'][0]}, {export['input_hw'][1]}]: RGB float in [0, 1], the frame",
+        "  letterboxed (aspect kept, grey 114/255 padding split evenly), e.g. 320x240 -> 320x256;",
+        f"- `output0` [1, 4 + {len(class_names)} + 32, {export['candidates']}]: per candidate cx, cy, w, h "
+        "(input pixels), class scores in [0, 1], 32 mask coefficients;",
+        f"- `output1` [1, 32, {export['input_hw'][0] // 4}, {export['input_hw'][1] // 4}]: mask prototypes; "
+        "mask = sigmoid(coefficients @ prototypes), cropped to the box.",
+        f"- classes (index: name): " + ", ".join(f"{i}: {n}" for i, n in enumerate(class_names)) + ".",
+        "  One `hand` class: which hand it is (left/right) is decided downstream, not by appearance.",
+        "- ONNX metadata carries `names`, `stride`, `imgsz`, `task` as Ultralytics writes them; the .pt2",
+        "  program carries the same as its `config.txt` extra file.",
+        "",
+        "## Network",
+        "",
+        f"- {run['parameters']:,} parameters; CSP/residual backbone (stage widths {network['stage_widths']}, "
+        f"depths {network['stage_depths']}),",
+        f"  top-down pyramid ({network['neck_width']} channels), decoupled heads at strides 8/16/32 "
+        f"({network['head_width']} channels),",
+        "  mask prototypes at stride 4; anchor-free box side distances (softplus x stride).",
+        "- Training: task-aligned assignment (top-10, score^0.5 x IoU^6), BCE class loss on the aligned",
+        "  soft targets, CIoU box loss, per-pixel BCE mask loss inside the box at prototype resolution;",
+        "  AdamW, warm-up + cosine schedule, weight EMA; flips, scale/translate jitter, HSV jitter, light",
+        "  blur and sensor noise as augmentation (no degradation of the evaluation protocol is used).",
+        "",
+        "## Training data and recipe",
+        "",
+    ]
+    data = run["data"]
+    lines += [
+        f"- dataset: `{data['path']}` ({data.get('description', 'controlled manipulation set')}); "
+        f"{data['episodes']['train']} train / {data['episodes']['val']} val / {data['episodes']['test']} test episodes "
+        "(split by episode).",
+        f"- frames used: every {data['train_frame_step']}th train frame ({data['train_frames']} frames), "
+        f"every {data['val_frame_step']}th val frame ({data['val_frames']} frames) for checkpoint selection.",
+        f"- {run['config']['epochs']} epochs, batch {run['config']['batch_size']}, learning rate "
+        f"{run['config']['learning_rate']}, seed {run['config']['seed']}, {run['config']['threads']} CPU threads; "
+        f"best epoch {run['best_epoch']} (validation box AP50 {_number(run['best_validation'].get('box_ap50'))}, "
+        f"mask IoU {_number(run['best_validation'].get('mean_mask_iou'))}).",
+        f"- training wall time: {run['wall_seconds'] / 60:.1f} min on {run['hardware']['cpu']} "
+        f"({run['config']['threads']} threads; the machine was shared with other jobs).",
+        "",
+        "Reproduce:",
+        "",
+        "```",
+    ]
+    if data.get("generate_command"):
+        lines.append(data["generate_command"])
+    lines += [run["command"], "```", ""]
+    lines += [
+        "## Export checks",
+        "",
+        f"- ONNX opset {export['opset']}; ONNX Runtime vs PyTorch max abs difference: output0 "
+        f"{export['onnx_difference']['output0']:.2e}, output1 {export['onnx_difference']['output1']:.2e}.",
+        f"- latency, ONNX Runtime CPU, {export['latency']['threads']} threads, one 320x240 frame "
+        f"(median of {export['latency']['repeats']}): network {export['latency']['network_ms']:.1f} ms, "
+        f"letterbox + network + decoding {export['latency']['end_to_end_ms']:.1f} ms "
+        f"({export['latency']['cpu']}).",
+        "",
+    ]
+    if evaluation:
+        lines += [
+            f"## Metrics ({evaluation['split']} split, {evaluation['num_images']} frames)",
+            "",
+            "Box AP50 (COCO 101-point), mean mask IoU of matched pairs, precision and recall at score 0.25",
+            "(decoder defaults: NMS IoU 0.45, mask threshold 0.5). Ground truth: visible masks; instances",
+            f"under {run['config']['min_pixels']} visible pixels are ignored. Degraded rows apply one image "
+            f"degradation at severity {evaluation['severity']}",
+            "(`predrel_ros.degradations`, episode i seeded with seed + i; occluders on the ground-truth",
+            "entities) and keep the clean frame's ground truth.",
+            "",
+            *metrics_table(evaluation["conditions"], class_names),
+            "",
+            "Rerun:",
+            "",
+            "```",
+            *evaluation["commands"],
+            "```",
+            "",
+        ]
+    lines += [
+        "## Limitations",
+        "",
+        "- Trained on synthetic MuJoCo scenes only (flat-shaded primitives, stylised hands, one table):",
+        "  expect it to fail on real camera images; train on your own data or drop in your own",
+        "  YOLO-seg export for real scenes.",
+        "- Fixed input size; larger frames are letterboxed down, so small objects in high-resolution",
+        "  frames lose detail.",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,44 @@
+import numpy as np
+import pytest
+
+from predrel_ros.io.dataset import open_dataset
+from predrel_ros.perception.training.dataset_frames import dataset_classes, labelled_frames
+
+
+def test_classes_are_the_sorted_train_labels(synthetic_dataset):
+    assert dataset_classes(open_dataset(synthetic_dataset)) == ["bar", "box", "disc"]
+
+
+def test_frames_carry_the_visible_masks_of_known_classes(synthetic_dataset):
+    dataset = open_dataset(synthetic_dataset)
+    episodes = dataset.episodes("train")
+    every = list(labelled_frames(episodes, ["bar", "box", "disc"]))
+    assert len(every) == sum(len(e) for e in episodes)
+    assert len(list(labelled_frames(episodes, ["bar", "box", "disc"], frame_step=2))) == len(every) // 2
+    first = episodes[0].frame(0)
+    sample = every[0]
+    assert np.array_equal(sample.image, first.rgb)
+    assert sample.masks.shape[0] == len(first.entities)
+    only_discs = next(labelled_frames(episodes, ["disc"]))
+    assert set(only_discs.labels.tolist()) <= {0}
+    assert only_discs.masks.shape[0] == sum(e.label == "disc" for e in first.entities)
+
+
+def test_degraded_frames_keep_the_clean_ground_truth(synthetic_dataset):
+    episodes = open_dataset(synthetic_dataset).episodes("test")
+    clean = next(labelled_frames(episodes, ["bar", "box", "disc"]))
+    blurred = next(labelled_frames(episodes, ["bar", "box", "disc"], degradation=("blur", 3, 0)))
+    assert not np.array_equal(clean.image, blurred.image)
+    assert np.array_equal(clean.masks, blurred.masks) and np.array_equal(clean.labels, blurred.labels)
+
+
+def test_frame_step_must_be_positive(synthetic_dataset):
+    with pytest.raises(ValueError, match="frame_step"):
+        next(labelled_frames(open_dataset(synthetic_dataset).episodes("train"), ["box"], frame_step=0))
+
+
+def test_role_map_takes_each_class_usual_role(synthetic_dataset):
+    from predrel_ros.perception.training.dataset_frames import dataset_role_map
+
+    assert dataset_role_map(open_dataset(synthetic_dataset), ["bar", "box", "disc", "unseen"]) == {
+        "bar": "manipulated_object", "box": "manipulated_object", "disc": "manipulated_object"}
