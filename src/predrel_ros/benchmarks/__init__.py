@@ -5,4 +5,7 @@ the hardware description to a JSON file and summarised on stdout.
 """
 
 #: target -> (module, one-line help)
-TARGETS: dict[str, tuple[str, str]] = {}
+TARGETS: dict[str, tuple[str, str]] = {
+    "perception": ("predrel_ros.benchmarks.perception",
+                   "per-backend perception latency (median, p95) at 320x240 and 640x480"),
+}

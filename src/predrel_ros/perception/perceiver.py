@@ -58,14 +58,14 @@ class Perceiver:
         image = np.asarray(image)
         if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
             raise UserError(f"perception needs H x W x 3 uint8 colour images, got {image.dtype} {image.shape}")
-        geometry = self._letterbox_for(image.shape[0], image.shape[1])
+        geometry = self.letterbox_for(image.shape[0], image.shape[1])
         outputs = self.backend.run(letterbox.apply(image, geometry, bgr=bgr))
         try:
             return self.decoder.decode(outputs, geometry, with_masks=self.config.masks)
         except ValueError as error:
             raise UserError(f"{self.model_file}: {error}") from None
 
-    def _letterbox_for(self, height: int, width: int) -> letterbox.Letterbox:
+    def letterbox_for(self, height: int, width: int) -> letterbox.Letterbox:
         geometry = self._geometry.get((height, width))
         if geometry is None:
             input_h, input_w = self._input_size(height, width)
