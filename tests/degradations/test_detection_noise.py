@@ -64,6 +64,8 @@ def test_boxes_stay_valid_inside_the_image_and_masks_follow_them(entities, seed,
         x1, y1, x2, y2 = e.box
         assert 0 <= x1 < x2 <= width and 0 <= y1 < y2 <= height
         assert x2 - x1 >= 1 and y2 - y1 >= 1
+        recomputed = Entity(e.id, e.label, e.role, e.box, mask=e.mask).centroid  # as Entity computes it
+        np.testing.assert_allclose(e.centroid[:2], recomputed)
         if e.mask is not None:
             assert e.mask.shape == (height, width)
             ys, xs = np.nonzero(e.mask)
@@ -139,7 +141,10 @@ def test_mask_shape_must_match_the_image():
         Degrader("detection_noise", 2).apply_entities([entity], 0, SHAPE)
 
 
-def test_a_depth_in_the_centroid_is_kept():
+def test_a_depth_in_the_centroid_is_kept_but_not_copied_to_false_detections():
     entity = Entity(1, "cube", "manipulated_object", [10, 10, 50, 50], centroid=[30, 30, 0.8])
-    (out,) = Degrader("detection_noise", 1, seed=0).apply_entities([entity], 1, SHAPE)
-    assert out.centroid.size == 3 and out.centroid[2] == 0.8
+    table = DEFAULT_TABLE.with_overrides({"detection_noise": {"miss_rate": [0] * 6,
+                                                              "false_per_frame": [0, 3, 3, 3, 3, 3]}})
+    kept, *false = Degrader("detection_noise", 1, seed=0, table=table).apply_entities([entity], 1, SHAPE)
+    assert kept.centroid.size == 3 and kept.centroid[2] == 0.8
+    assert len(false) == 3 and all(e.centroid.size == 2 and e.depth is None for e in false)

@@ -65,15 +65,15 @@ def _line_gaussian(image: np.ndarray, sigma: float, angle: float) -> np.ndarray:
     height, width = image.shape[:2]
     if along_rows:  # across = rows: sheared[a, j] = padded[a + slope * j (cyclic), j]
         padded = cv2.copyMakeBorder(image, margin, margin, radius, radius, _BORDER)
-        shear, unshear = np.float32([[1, 0, 0], [slope, 1, 0]]), np.float32([[1, 0, 0], [-slope, 1, 0]])
+        shear = np.float32([[1, 0, 0], [slope, 1, 0]])
+        # out[y, x] = filtered[y + margin - slope * (x + radius) (cyclic), x + radius]
+        unshear = np.float32([[1, 0, radius], [-slope, 1, margin - slope * radius]])
     else:  # across = columns: sheared[i, a] = padded[i, a + slope * i (cyclic)]
         padded = cv2.copyMakeBorder(image, radius, radius, margin, margin, _BORDER)
-        shear, unshear = np.float32([[1, slope, 0], [0, 1, 0]]), np.float32([[1, -slope, 0], [0, 1, 0]])
-    size = (padded.shape[1], padded.shape[0])
+        shear = np.float32([[1, slope, 0], [0, 1, 0]])
+        unshear = np.float32([[1, -slope, margin - slope * radius], [0, 1, radius]])
     flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
-    sheared = cv2.warpAffine(padded, shear, size, flags=flags, borderMode=cv2.BORDER_WRAP)
+    sheared = cv2.warpAffine(padded, shear, (padded.shape[1], padded.shape[0]), flags=flags,
+                             borderMode=cv2.BORDER_WRAP)
     filtered = cv2.sepFilter2D(sheared, -1, kx, ky, borderType=_BORDER)
-    back = cv2.warpAffine(filtered, unshear, size, flags=flags, borderMode=cv2.BORDER_WRAP)
-    if along_rows:
-        return back[margin:margin + height, radius:radius + width].copy()
-    return back[radius:radius + height, margin:margin + width].copy()
+    return cv2.warpAffine(filtered, unshear, (width, height), flags=flags, borderMode=cv2.BORDER_WRAP)

@@ -80,8 +80,7 @@ def _jittered(entity: Entity, frame_index: int, shape: tuple[int, int], row: dic
                    "track_quality": entity.track_quality * ramp,
                    "attributes": {**entity.attributes, "detection_noise": "track_interrupted",
                                   "original_id": entity.id}}
-    mask = None if entity.mask is None else _moved_mask(entity.mask, box, new_box, shape)
-    return _with_geometry(entity, new_box, mask, **changes)
+    return _with_geometry(entity, box, new_box, True, **changes)
 
 
 def _false_detections(entities: Sequence[Entity], frame_index: int, shape: tuple[int, int],
@@ -104,13 +103,11 @@ def _false_detections(entities: Sequence[Entity], frame_index: int, shape: tuple
         box_h = min(max(1.0, (source_box[3] - source_box[1]) * factor), height)
         x1, y1 = draw("x") * (width - box_w), draw("y") * (height - box_h)
         box = _clip_box(np.array([x1, y1, x1 + box_w, y1 + box_h]), shape)
-        mask = None if source.mask is None else _moved_mask(source.mask, source_box, box, shape)
         low, high = options.false_detection_score
-        out.append(Entity(
-            id=synthetic_id(seed, "noise.false.id", options, frame_index, j), label=source.label,
-            role=source.role, box=box, mask=mask, score=low + (high - low) * draw("score"),
-            visibility=1.0, track_quality=options.false_detection_track_quality,
-            mask_quality=source.mask_quality, frame_index=frame_index,
+        out.append(_with_geometry(
+            source, source_box, box, False, id=synthetic_id(seed, "noise.false.id", options, frame_index, j),
+            score=low + (high - low) * draw("score"), visibility=1.0,
+            track_quality=options.false_detection_track_quality, frame_index=frame_index, point3d=None,
             attributes={"detection_noise": "false_detection", "imitates_id": source.id}))
     return out
 
@@ -129,21 +126,30 @@ def _pixel_span(box: np.ndarray) -> tuple[int, int, int, int]:
     return int(np.floor(box[0])), int(np.floor(box[1])), int(np.ceil(box[2])), int(np.ceil(box[3]))
 
 
-def _moved_mask(mask: np.ndarray, old_box: np.ndarray, new_box: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    """The mask's content inside `old_box`, resampled onto `new_box` (nearest neighbour)."""
+def _moved_mask(mask: np.ndarray, old_box: np.ndarray, new_box: np.ndarray,
+                shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray | None]:
+    """The mask's content inside `old_box` resampled onto `new_box` (nearest neighbour), and the
+    moved mask's centroid (None when it is empty), computed on the crop rather than the frame."""
     ox1, oy1, ox2, oy2 = _pixel_span(old_box)
     nx1, ny1, nx2, ny2 = _pixel_span(new_box)
     moved = np.zeros(shape, bool)
     crop = mask[oy1:oy2, ox1:ox2]
-    if crop.any():
-        resized = cv2.resize(np.ascontiguousarray(crop, dtype=np.uint8), (nx2 - nx1, ny2 - ny1), interpolation=cv2.INTER_NEAREST)
-        moved[ny1:ny2, nx1:nx2] = resized.astype(bool)
-    return moved
+    if not crop.any():
+        return moved, None
+    resized = cv2.resize(np.ascontiguousarray(crop, dtype=np.uint8), (nx2 - nx1, ny2 - ny1),
+                         interpolation=cv2.INTER_NEAREST).astype(bool)
+    moved[ny1:ny2, nx1:nx2] = resized
+    ys, xs = np.nonzero(resized)
+    return moved, (np.array([xs.mean() + nx1, ys.mean() + ny1]) if len(xs) else None)
 
 
-def _with_geometry(entity: Entity, box: np.ndarray, mask: np.ndarray | None, **changes) -> Entity:
-    """A copy with a new box and mask; the 2-D centroid follows the geometry, a depth is kept."""
-    moved = dataclasses.replace(entity, box=box, mask=mask, centroid=None, **changes)
-    if entity.centroid is not None and entity.centroid.size == 3:
-        moved.centroid = np.append(moved.centroid, entity.centroid[2])
-    return moved
+def _with_geometry(entity: Entity, old_box: np.ndarray, box: np.ndarray, keep_depth: bool, **changes) -> Entity:
+    """A copy of `entity` moved from `old_box` to `box`: its mask moves along and the 2-D centroid
+    follows (from the mask, else the box, as Entity computes it); `keep_depth` keeps a centroid depth."""
+    mask, centroid = (None, None) if entity.mask is None else _moved_mask(entity.mask, old_box, box,
+                                                                          entity.mask.shape)
+    if centroid is None:
+        centroid = np.array([(box[0] + box[2]) / 2.0, (box[1] + box[3]) / 2.0])
+    if keep_depth and entity.centroid is not None and entity.centroid.size == 3:
+        centroid = np.append(centroid, entity.centroid[2])
+    return dataclasses.replace(entity, box=box, mask=mask, centroid=centroid, **changes)
