@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "detect, segment and track entities in a video, bag or folder; JSON + overlays per frame"),
     "train": ("predrel_ros.perception.training.commands",
               "train, export and evaluate the default instance-segmentation model"),
+    "degrade": ("predrel_ros.degradations.command",
+                "apply synthetic degradations (blur, occlusion, ...) to images or videos; preview sheet"),
 }
 
 EPILOG = """examples:

@@ -8,4 +8,6 @@ the hardware description to a JSON file and summarised on stdout.
 TARGETS: dict[str, tuple[str, str]] = {
     "perception": ("predrel_ros.benchmarks.perception",
                    "per-backend perception latency (median, p95) at 320x240 and 640x480"),
+    "degradations": ("predrel_ros.benchmarks.degradations",
+                     "per-frame cost of each degradation kind and severity at 320x240 and 640x480"),
 }
