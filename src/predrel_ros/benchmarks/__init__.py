@@ -6,6 +6,8 @@ the hardware description to a JSON file and summarised on stdout.
 
 #: target -> (module, one-line help)
 TARGETS: dict[str, tuple[str, str]] = {
+    "core": ("predrel_ros.benchmarks.core",
+             "predicate extraction + confidence + rolling metrics per frame (8 entities, 640x480 masks)"),
     "perception": ("predrel_ros.benchmarks.perception",
                    "per-backend perception latency (median, p95) at 320x240 and 640x480"),
     "degradations": ("predrel_ros.benchmarks.degradations",

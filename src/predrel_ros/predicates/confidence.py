@@ -55,24 +55,26 @@ class GeometricMeanConfidence:
 
     def __init__(self, weights: Mapping[str, Mapping[str, float]]) -> None:
         self.weights = {name: dict(factors) for name, factors in weights.items()}
-        self._normalised: dict[str, tuple[float, ...]] = {}
+        #: per predicate, (factor index, normalised weight) of the factors with positive weight
+        self._active: dict[str, tuple[tuple[int, float], ...]] = {}
         for name, factors in self.weights.items():
             total = sum(factors[f] for f in EVIDENCE_FACTORS)
             if total <= 0:
                 raise ValueError(f"confidence weights of {name!r} must have a positive sum")
-            self._normalised[name] = tuple(factors[f] / total for f in EVIDENCE_FACTORS)
+            self._active[name] = tuple((index, factors[f] / total) for index, f in enumerate(EVIDENCE_FACTORS)
+                                       if factors[f] > 0)
 
     def __call__(self, name: str, factors: Sequence[float]) -> float:
         try:
-            weights = self._normalised[name]
+            active = self._active[name]
         except KeyError:
             raise ValueError(f"no confidence weights for predicate {name!r}") from None
         log_sum = 0.0
-        for weight, value in zip(weights, factors):
-            if weight > 0.0:
-                if value <= 0.0:
-                    return 0.0
-                log_sum += weight * math.log(value)
+        for index, weight in active:
+            value = factors[index]
+            if value <= 0.0:
+                return 0.0
+            log_sum += weight * math.log(value)
         return min(1.0, math.exp(log_sum))
 
 

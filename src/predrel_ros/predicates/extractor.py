@@ -52,6 +52,7 @@ _CONTACT, _STATIC, _DYNAMIC = vocabulary.CONTACT, vocabulary.STATIC, vocabulary.
 _GRASP, _RELEASE, _ACTIVE = vocabulary.GRASP, vocabulary.RELEASE, vocabulary.ACTIVE_HAND
 _CONTAINMENT, _SUPPORT = vocabulary.CONTAINMENT_EVENT, vocabulary.SUPPORT_EVENT
 _LABELS = {name: vocabulary.values_of(name) for name in vocabulary.PREDICATES}
+_GROUPS = {name: vocabulary.group_of(name) for name in vocabulary.PREDICATES}
 
 ConfidenceModel = Callable[[str, Sequence[float]], float]
 
@@ -105,6 +106,16 @@ def _slope2(samples: Sequence[tuple[int, float, float]]) -> tuple[float, float]:
     return _slope(frames, [s[1] for s in samples]), _slope(frames, [s[2] for s in samples])
 
 
+class _Stream:
+    """Raw values of one predicate stream over the window (for q_tmp and the FMT contact share)."""
+
+    __slots__ = ("frames", "codes")
+
+    def __init__(self) -> None:
+        self.frames: deque[int] = deque()
+        self.codes: deque[int] = deque()
+
+
 class _PairPlan:
     """How one unordered pair of roles is evaluated (cached per role pair and id order)."""
 
@@ -128,13 +139,14 @@ class PredicateExtractor:
                  confidence: ConfidenceModel | None = None) -> None:
         self.config = config if config is not None else PredicateConfig()
         self.confidence = confidence or GeometricMeanConfidence(self.config.confidence.weights)
+        self._floor = self.config.confidence.floor
         self._plans: dict[tuple[str, str], _PairPlan | None] = {}
         self.reset()
 
     def reset(self) -> None:
         """Forget all history (a new sequence starts)."""
         self._tracks: dict[int, _Track] = {}
-        self._streams: dict[tuple[str, int, int], deque[tuple[int, int]]] = {}
+        self._streams: dict[tuple[str, int, int], _Stream] = {}
         self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
         self._first_frame: int | None = None
         self.last_frame: int | None = None
@@ -374,8 +386,8 @@ class PredicateExtractor:
             if other is not None:
                 frames.append(frame)
                 distances.append(math.hypot(x - other[0], y - other[1]))
-        history = self._streams.get((_CONTACT, id_i, id_j), ())
-        touching = sum(1 for _, code in history if code == _T) / len(history) if history else 0.0
+        contact = self._streams.get((_CONTACT, id_i, id_j))
+        touching = contact.codes.count(_T) / len(contact.codes) if contact is not None else 0.0
         return rules.DynamicMeasurements(
             samples=len(frames),
             speed_i=motion_i.speed, speed_j=motion_j.speed,
@@ -423,17 +435,20 @@ class PredicateExtractor:
 
         Returns (output code, sp) for the predicates derived from this one."""
         key = (name, subject, obj)
-        history = self._streams.get(key)
-        if history is None:
-            history = self._streams[key] = deque()
-        history.append((self._frame, code))
-        while history[0][0] < self._window_start:
-            history.popleft()
-        tmp = sum(1 for _, value in history if value == code) / len(history)
+        stream = self._streams.get(key)
+        if stream is None:
+            stream = self._streams[key] = _Stream()
+        frames, codes = stream.frames, stream.codes
+        frames.append(self._frame)
+        codes.append(code)
+        while frames[0] < self._window_start:
+            frames.popleft()
+            codes.popleft()
+        tmp = codes.count(code) / len(codes)
         factors = (*pair_factors, sp, tmp)
         confidence = self.confidence(name, factors)
-        output = code if confidence >= self.config.confidence.floor else UNK
+        output = code if confidence >= self._floor else UNK
         label = vocabulary.UNK_LABEL if output == UNK else _LABELS[name][output]
-        out.append(PredicateEstimate(name, subject, obj, label, confidence,
-                                     dict(zip(EVIDENCE_FACTORS, factors)), self._frame))
+        out.append(PredicateEstimate.trusted(name, subject, obj, label, confidence,
+                                             dict(zip(EVIDENCE_FACTORS, factors)), self._frame, _GROUPS[name]))
         return output, sp

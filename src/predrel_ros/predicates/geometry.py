@@ -22,7 +22,7 @@ import numpy as np
 
 from predrel_ros.entities import Entity
 
-#: how far (px) beyond the entity box a mask may reach before the full frame is searched
+#: px by which the first search window for a mask exceeds the entity box (then the full frame)
 _BOX_SLACK = 4
 
 
@@ -47,10 +47,10 @@ class EntityGeometry:
             self.empty = False
             return
         self.mask = mask.view(np.uint8)
-        x, y, w, h = _mask_rectangle(self.mask, entity.box)
-        self.empty = w == 0
+        self.area = float(cv2.countNonZero(self.mask))
+        self.empty = self.area == 0
+        x, y, w, h = _mask_rectangle(self.mask, entity.box, self.area) if not self.empty else (0, 0, 1, 1)
         self.x1, self.y1, self.x2, self.y2 = float(x), float(y), float(x + w - 1), float(y + h - 1)
-        self.area = float(cv2.countNonZero(self.mask[y:y + h, x:x + w])) if w else 0.0
 
     @property
     def width(self) -> float:
@@ -82,11 +82,11 @@ class EntityGeometry:
         return self._bottom
 
 
-def _mask_rectangle(mask: np.ndarray, box: np.ndarray) -> tuple[int, int, int, int]:
-    """Bounding rectangle (x, y, w, h) of the mask's pixels; w == 0 when the mask is empty.
+def _mask_rectangle(mask: np.ndarray, box: np.ndarray, area: float) -> tuple[int, int, int, int]:
+    """Bounding rectangle (x, y, w, h) of the mask's `area` pixels (area > 0).
 
-    Searches the entity box grown by a few pixels first; when the pixels found touch that search
-    window's border (the mask reaches beyond its box), the full frame is searched.
+    Looks inside the entity box grown by a few pixels first (the usual case, and cheap); when that
+    window does not hold all the pixels, the whole frame is searched.
     """
     height, width = mask.shape
     x1 = max(int(math.floor(box[0])) - _BOX_SLACK, 0)
@@ -94,13 +94,10 @@ def _mask_rectangle(mask: np.ndarray, box: np.ndarray) -> tuple[int, int, int, i
     x2 = min(int(math.ceil(box[2])) + _BOX_SLACK + 1, width)
     y2 = min(int(math.ceil(box[3])) + _BOX_SLACK + 1, height)
     if x2 > x1 and y2 > y1:
-        x, y, w, h = cv2.boundingRect(mask[y1:y2, x1:x2])
-        touches = w and ((x == 0 and x1 > 0) or (y == 0 and y1 > 0)
-                         or (x + w == x2 - x1 and x2 < width) or (y + h == y2 - y1 and y2 < height))
-        if w and not touches:
+        window = mask[y1:y2, x1:x2]
+        if cv2.countNonZero(window) == area:
+            x, y, w, h = cv2.boundingRect(window)
             return x + x1, y + y1, w, h
-        if not w and x1 == 0 and y1 == 0 and x2 == width and y2 == height:
-            return 0, 0, 0, 0
     return cv2.boundingRect(mask)
 
 
@@ -139,11 +136,10 @@ def _centre_distance(a: EntityGeometry, b: EntityGeometry, limit: float) -> floa
     x1, y1 = int(min(ax1, bx1)), int(min(ay1, by1))
     x2, y2 = int(max(ax2, bx2)) + 1, int(max(ay2, by2)) + 1
     b_crop = b.mask[y1:y2, x1:x2]
-    if not cv2.countNonZero(b_crop):
+    a_crop = a.mask[y1:y2, x1:x2]
+    if not cv2.countNonZero(b_crop) or not cv2.countNonZero(a_crop):
         return max(gap, float(limit))
-    not_a = cv2.compare(a.mask[y1:y2, x1:x2], 0, cv2.CMP_EQ)
-    if cv2.countNonZero(not_a) == not_a.size:  # no pixel of a in the region
-        return max(gap, float(limit))
+    not_a = np.equal(a_crop, 0).view(np.uint8)     # 1 away from a: the transform measures to a
     distance = cv2.distanceTransform(not_a, cv2.DIST_L2, cv2.DIST_MASK_5)
     nearest = cv2.minMaxLoc(distance, b_crop)[0]
     return max(gap, float(nearest)) if nearest < limit else max(gap, float(limit), float(nearest))

@@ -59,16 +59,18 @@ def values_of(name: str) -> tuple[str, ...]:
     return PREDICATES[name][1]
 
 
+_CODES = {(name, label): code for name, (_, values) in PREDICATES.items() for code, label in enumerate(values)}
+_CODES.update({(name, UNK_LABEL): UNK for name in PREDICATES})
+
+
 def encode(name: str, label: str) -> int:
     """Value label -> integer code (UNK -> -1)."""
-    if label == UNK_LABEL:
-        return UNK
-    values = values_of(name)
-    try:
-        return values.index(label)
-    except ValueError:
+    code = _CODES.get((name, label))
+    if code is None:
+        values = values_of(name)
         raise ValueError(f"predicate {name!r} has no value {label!r}; expected one of "
-                         f"{values + (UNK_LABEL,)}") from None
+                         f"{values + (UNK_LABEL,)}")
+    return code
 
 
 def decode(name: str, code: int) -> str:

@@ -4,8 +4,8 @@
 `compute()` at any time. Its values always equal the offline functions of
 `predrel_ros.reliability.metrics` applied to the last `window` updates (PRS, CWS, TPC-S, TPC) plus
 the mean confidence, the UNK rate and, given a calibration map, the expected agreement. Updates are
-O(1): running sums, resynchronised exactly every `window` updates so rounding cannot drift; TPC
-(a matching) is computed on demand.
+O(1): running sums, recomputed from the window every 1024 updates so rounding cannot drift; TPC (a
+matching) is computed on demand.
 
 `RollingReliability` keeps one such object per stream, keyed by the stream's canonical key
 (name, subject, object), and is fed whole frames of estimates. The reliability node's three
@@ -30,6 +30,9 @@ UNK = metrics.UNK
 REFERENCE = "reference"
 SELF = "self"
 MODES = (REFERENCE, SELF)
+
+#: updates between recomputations of the running sums from the window (rounding drift stays ~1e-13)
+_RESYNC_EVERY = 1024
 
 METRIC_NAMES = ("prs", "cws", "tpc_s", "tpc", "confidence", "unk_rate", "expected_agreement", "frames")
 
@@ -58,11 +61,8 @@ class RollingStreamMetrics:
         self.reset()
 
     def reset(self) -> None:
-        self._y: deque[float] = deque()
-        self._c: deque[float] = deque()
-        self._y_ref: deque[float] = deque()
-        self._c_ref: deque[float] = deque()
-        self._expected: deque[float] = deque()
+        #: (y, c, y_ref, c_ref, expected agreement or None) per frame, oldest first
+        self._frames: deque[tuple[float, float, float, float, float | None]] = deque()
         self._since_resync = 0
         self._zero_sums()
 
@@ -76,28 +76,25 @@ class RollingStreamMetrics:
         self._expected_sum = 0.0
 
     def __len__(self) -> int:
-        return len(self._y)
+        return len(self._frames)
 
-    # contribution of one frame to the sums
-    def _prs_term(self, y: float, c: float, y_ref: float) -> float:
-        if y == UNK or (isinstance(y, float) and math.isnan(y)):
-            return 0.0
-        if self.alpha is None:
-            return c if y == y_ref else 0.0
-        return c * max(0.0, 1.0 - abs(y - y_ref) / self.alpha)
-
-    @staticmethod
-    def _known(y: float) -> bool:
-        return y != UNK and not (isinstance(y, float) and math.isnan(y))
-
-    def _add(self, y, c, y_ref, c_ref, expected, sign: int) -> None:
+    def _add(self, record: tuple[float, float, float, float, float | None], sign: int) -> None:
+        """Add (sign +1) or remove (sign -1) one frame's terms from the running sums."""
+        y, c, y_ref, c_ref, expected = record
+        known = y != UNK and y == y       # NaN marks an unknown continuous value
         if self.with_reference:
-            if self._known(y_ref):
+            if y_ref != UNK and y_ref == y_ref:
                 self._valid += sign
-                self._prs_sum += sign * self._prs_term(y, c, y_ref)
+                if known:
+                    if self.alpha is None:
+                        if y == y_ref:
+                            self._prs_sum += sign * c
+                    else:
+                        self._prs_sum += sign * c * max(0.0, 1.0 - abs(y - y_ref) / self.alpha)
             self._cws_sum += sign * c * (1.0 - abs(c - c_ref))
         self._conf_sum += sign * c
-        self._unk += sign * (not self._known(y))
+        if not known:
+            self._unk += sign
         if expected is not None:
             self._expected_sum += sign * expected
 
@@ -106,52 +103,35 @@ class RollingStreamMetrics:
         reference mode (y_ref UNK: the frame is excluded from PRS)."""
         if not 0.0 <= c_deg <= 1.0 or (self.with_reference and not 0.0 <= c_ref <= 1.0):
             raise ValueError(f"confidences must lie in [0, 1], got c_deg={c_deg} c_ref={c_ref}")
-        expected = self.calibration(c_deg) if self.calibration is not None else None
-        if self._y and self._y[-1] != y_deg:
+        record = (y_deg, c_deg, y_ref, c_ref, self.calibration(c_deg) if self.calibration is not None else None)
+        frames = self._frames
+        if frames and frames[-1][0] != y_deg:
             self._changes += 1
-        self._y.append(y_deg)
-        self._c.append(c_deg)
-        self._y_ref.append(y_ref)
-        self._c_ref.append(c_ref)
-        self._expected.append(expected)
-        self._add(y_deg, c_deg, y_ref, c_ref, expected, +1)
-        if len(self._y) > self.window:
-            y, c = self._y.popleft(), self._c.popleft()
-            old_ref, old_c_ref, old_expected = self._y_ref.popleft(), self._c_ref.popleft(), self._expected.popleft()
-            if self._y[0] != y:
+        frames.append(record)
+        self._add(record, +1)
+        if len(frames) > self.window:
+            oldest = frames.popleft()
+            if frames[0][0] != oldest[0]:
                 self._changes -= 1
-            self._add(y, c, old_ref, old_c_ref, old_expected, -1)
+            self._add(oldest, -1)
         self._since_resync += 1
-        if self._since_resync >= self.window:
+        if self._since_resync >= _RESYNC_EVERY:
             self._resync()
 
     def _resync(self) -> None:
-        """Recompute the running sums exactly from the window (bounds floating-point drift)."""
+        """Recompute the running sums from the window (bounds floating-point drift)."""
         self._since_resync = 0
         self._zero_sums()
-        terms_prs, terms_cws, terms_conf, terms_expected = [], [], [], []
         previous = None
-        for y, c, y_ref, c_ref, expected in zip(self._y, self._c, self._y_ref, self._c_ref, self._expected):
-            if self.with_reference:
-                if self._known(y_ref):
-                    self._valid += 1
-                    terms_prs.append(self._prs_term(y, c, y_ref))
-                terms_cws.append(c * (1.0 - abs(c - c_ref)))
-            terms_conf.append(c)
-            self._unk += not self._known(y)
-            if expected is not None:
-                terms_expected.append(expected)
-            if previous is not None and previous != y:
+        for record in self._frames:
+            self._add(record, +1)
+            if previous is not None and previous != record[0]:
                 self._changes += 1
-            previous = y
-        self._prs_sum = math.fsum(terms_prs)
-        self._cws_sum = math.fsum(terms_cws)
-        self._conf_sum = math.fsum(terms_conf)
-        self._expected_sum = math.fsum(terms_expected)
+            previous = record[0]
 
     def compute(self, with_tpc: bool = True) -> dict[str, float]:
         """Metric values over the window; NaN where undefined (no frame, no reference)."""
-        n = len(self._y)
+        n = len(self._frames)
         nan = float("nan")
         result = dict.fromkeys(METRIC_NAMES, nan)
         result["frames"] = n
@@ -166,14 +146,15 @@ class RollingStreamMetrics:
             result["prs"] = self._prs_sum / self._valid if self._valid else nan
             result["cws"] = self._cws_sum / n
             if with_tpc:
-                result["tpc"] = metrics.tpc(np.asarray(self._y, dtype=np.float64),
-                                            np.asarray(self._y_ref, dtype=np.float64), self.tol)
+                arrays = self.arrays()
+                result["tpc"] = metrics.tpc(arrays["y_deg"], arrays["y_ref"], self.tol)
         return result
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The window's values (for the offline functions, plots and tests)."""
-        return {"y_deg": np.asarray(self._y, dtype=np.float64), "c_deg": np.asarray(self._c),
-                "y_ref": np.asarray(self._y_ref, dtype=np.float64), "c_ref": np.asarray(self._c_ref)}
+        columns = list(zip(*self._frames)) if self._frames else [(), (), (), ()]
+        return {"y_deg": np.asarray(columns[0], dtype=np.float64), "c_deg": np.asarray(columns[1], dtype=np.float64),
+                "y_ref": np.asarray(columns[2], dtype=np.float64), "c_ref": np.asarray(columns[3], dtype=np.float64)}
 
 
 class RollingReliability:

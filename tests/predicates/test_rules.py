@@ -1,0 +1,91 @@
+import pytest
+
+from predrel_ros.predicates import rules
+from predrel_ros.predicates.config import ContactConfig, DynamicConfig, StaticConfig, Threshold
+from predrel_ros.predicates.rules import (AB, AR, BE, FMT, GC, HT, IN, MA, MT, NONE, SUP, UNK, N, S, T,
+                                          DynamicMeasurements, StaticMeasurements)
+
+
+def test_margins_of_tests_and_chains():
+    theta = Threshold(3.0, 2.0)
+    assert rules.at_most(2.0, theta) == (True, 0.5)
+    assert rules.above(4.0, theta) == (True, 0.5)
+    assert rules.at_least(3.0, theta) == (True, 0.0)
+    # a failing conjunction is as sure as its surest failing part; a passing one as its weakest part
+    assert rules.conjunction((True, 0.2), (False, 0.9), (False, 0.4)) == (False, 0.9)
+    assert rules.conjunction((True, 0.2), (True, 0.7)) == (True, 0.2)
+    # a label after failed tests is only as sure as the least sure decision on the way
+    assert rules.decide([(1, (False, 0.3)), (2, None), (3, (True, 0.8))], 0) == (3, 0.3)
+    assert rules.decide([(1, (False, 0.6))], 0) == (0, 0.6)
+
+
+def test_contact_rule_with_depth():
+    config = ContactConfig()
+    assert rules.contact_rule(1.5, None, config) == (T, pytest.approx(0.5))
+    assert rules.contact_rule(1.5, 0.14, config) == (N, pytest.approx(1.0))       # |0.14-0.06|/0.04 capped
+    assert rules.contact_rule(1.5, 0.05, config) == (T, pytest.approx(0.25))      # depth margin 0.01/0.04
+    assert rules.contact_rule(9.0, 0.0, config) == (N, 1.0)
+
+
+def static(**fields):
+    base = dict(inside_fraction=0.0, bottom_within=False, contact=(False, 1.0), support_fraction=0.0,
+                vertical_offset=0.0, horizontal_overlap=0.0, centroid_distance=5.0)
+    return StaticMeasurements(**(base | fields))
+
+
+ALL = ("In", "Sup", "Ab", "Be", "Ar")
+
+
+@pytest.mark.parametrize("fields, allowed, expected", [
+    ({"inside_fraction": 0.9, "bottom_within": True}, ALL, (IN, 1.0)),
+    ({"inside_fraction": 0.9, "bottom_within": True}, ("Sup", "Ab", "Be", "Ar"), (NONE, 1.0)),  # In not allowed
+    ({"inside_fraction": 0.9, "bottom_within": False, "contact": (True, 1.0), "support_fraction": 0.6},
+     ALL, (SUP, 1.0)),
+    ({"contact": (True, 0.5), "support_fraction": 0.6}, ALL, (SUP, 0.5)),
+    # Ab with offset 0.8 (margin 0.5) after In (margin 1) and Sup (margin 1 from the failing contact)
+    ({"vertical_offset": 0.8, "horizontal_overlap": 1.0}, ALL, (AB, pytest.approx(0.5))),
+    ({"vertical_offset": -1.5, "horizontal_overlap": 0.5}, ALL, (BE, 1.0)),
+    ({"vertical_offset": 1.5, "horizontal_overlap": 0.0, "centroid_distance": 1.2}, ALL, (AR, 1.0)),
+    ({"centroid_distance": 1.6}, ALL, (NONE, pytest.approx(1 / 3))),
+])
+def test_static_rule_priority(fields, allowed, expected):
+    assert rules.static_rule(static(**fields), allowed, StaticConfig()) == expected
+
+
+def dynamic(**fields):
+    base = dict(samples=5, speed_i=0.0, speed_j=0.0, early_speed_i=0.0, early_speed_j=0.0, late_speed_i=0.0,
+                late_speed_j=0.0, relative_speed=0.0, distance_rate=0.0, contact_fraction=0.0)
+    return DynamicMeasurements(**(base | fields))
+
+
+@pytest.mark.parametrize("fields, expected", [
+    ({"samples": 2}, UNK),
+    ({}, S),
+    ({"early_speed_i": 3.0, "early_speed_j": 3.0, "speed_i": 1.0, "speed_j": 1.0}, HT),
+    ({"speed_i": 3.0, "speed_j": 3.2, "relative_speed": 0.2}, MT),
+    ({"speed_i": 3.0, "contact_fraction": 0.6, "distance_rate": -3.0}, FMT),
+    ({"speed_i": 3.0, "contact_fraction": 0.2, "distance_rate": -3.0}, GC),
+    ({"speed_i": 3.0, "distance_rate": 2.0}, MA),
+    ({"speed_i": 3.0, "speed_j": 3.0, "relative_speed": 5.0, "distance_rate": 0.1}, S),
+])
+def test_dynamic_rule_decisions(fields, expected):
+    assert rules.dynamic_rule(dynamic(**fields), DynamicConfig())[0] == expected
+
+
+def test_kleene_logic_and_derived_rules():
+    assert rules.kleene_and((T, 0.4), (N, 0.7), (UNK, 0.0)) == (N, 0.7)
+    assert rules.kleene_and((T, 0.4), (UNK, 0.0)) == (UNK, 0.0)
+    assert rules.kleene_and((T, 0.4), (T, 0.9)) == (T, 0.4)
+    assert rules.kleene_or((N, 0.4), (T, 0.2), (T, 0.6)) == (T, 0.6)
+    assert rules.kleene_or() == (N, 1.0)
+    assert rules.grasp_rule((T, 0.5), (MT, 0.8)) == (T, 0.5)
+    assert rules.grasp_rule((N, 0.9), (UNK, 0.0)) == (N, 0.9)
+    assert rules.release_rule(T, (N, 0.6), (MA, 1.0)) == (T, 0.6)
+    assert rules.release_rule(T, (N, 0.6), (MT, 1.0)) == (N, 1.0)       # still moving together
+    assert rules.release_rule(None, (N, 0.6), (MA, 1.0)) == (N, 1.0)
+    assert rules.onset_rule(SUP, (IN, 0.7), IN) == (T, 0.7)
+    assert rules.onset_rule(IN, (IN, 0.7), IN) == (N, 0.7)
+    assert rules.onset_rule(None, (IN, 0.7), IN) == (N, 0.7)
+    assert rules.onset_rule(SUP, (UNK, 0.0), IN)[0] == UNK
+    assert rules.active_hand_rule([(N, 1.0)], [(GC, 0.4)]) == (T, 0.4)
+    assert rules.active_hand_rule([(N, 1.0)], [(S, 0.4)]) == (N, 0.4)
