@@ -18,6 +18,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("predrel_ros.benchmarks.commands", "measure speed and memory; results go to a JSON file"),
     "detect": ("predrel_ros.perception.detect_command",
                "detect, segment and track entities in a video, bag or folder; JSON + overlays per frame"),
+    "track-eval": ("predrel_ros.perception.tracking_evaluation",
+                   "tracker IDF1 and identity switches on controlled episodes, clean and degraded"),
     "train": ("predrel_ros.perception.training.commands",
               "train, export and evaluate the default instance-segmentation model"),
     "degrade": ("predrel_ros.degradations.command",

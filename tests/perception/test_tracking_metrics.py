@@ -96,3 +96,13 @@ def test_scores_stay_in_range_and_relabelling_hypotheses_keeps_idf1(frames):
     assert scores.matches + scores.misses == scores.ground_truth
     if scores.idp + scores.idr > 0:  # IDF1 is the harmonic mean of IDP and IDR
         assert np.isclose(scores.idf1, 2 * scores.idp * scores.idr / (scores.idp + scores.idr))
+
+
+def test_combining_sequences_sums_counts_and_recomputes_ratios():
+    from predrel_ros.perception.tracking_metrics import combine
+
+    perfect = run([([(1, A)], [(7, A)])] * 4)  # IDTP 4 of 4 + 4
+    fragmented = run([([(1, A)], [(7, A)])] * 2 + [([(1, A)], [(9, A)])] * 2)  # IDTP 2 of 4 + 4
+    total = combine([perfect, fragmented])
+    assert (total.idtp, total.ground_truth, total.hypotheses, total.id_switches) == (6, 8, 8, 1)
+    assert total.idf1 == pytest.approx(12 / 16) and total.mota == pytest.approx(1 - 1 / 8)

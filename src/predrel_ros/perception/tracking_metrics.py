@@ -31,6 +31,7 @@ class TrackingScores:
     idr: float
     id_switches: int
     mota: float
+    idtp: int  # frames in which paired ids correspond (IDF1's true positives)
     matches: int
     misses: int
     false_positives: int
@@ -110,6 +111,7 @@ class TrackingEvaluator:
             idf1=_ratio(2 * idtp, gt_total + hyp_total), idp=_ratio(idtp, hyp_total), idr=_ratio(idtp, gt_total),
             id_switches=self._switches,
             mota=1.0 - (self._misses + self._false_positives + self._switches) / gt_total if gt_total else 0.0,
+            idtp=idtp,
             matches=self._matches, misses=self._misses, false_positives=self._false_positives,
             ground_truth=gt_total, hypotheses=hyp_total, ground_truth_ids=len(self._gt_frames),
             hypothesis_ids=len(self._hyp_frames), frames=self._frames)
@@ -127,6 +129,18 @@ class TrackingEvaluator:
             weight[gt_row[g], hyp_col[h]] = count
         rows, cols = linear_sum_assignment(weight, maximize=True)
         return int(weight[rows, cols].sum())
+
+
+def combine(scores: list[TrackingScores]) -> TrackingScores:
+    """Scores over several sequences: counts summed (each sequence keeps its own id pairing), the
+    ratios recomputed from the sums, as MOT benchmarks aggregate."""
+    total = {name: sum(getattr(s, name) for s in scores) for name in (
+        "idtp", "id_switches", "matches", "misses", "false_positives", "ground_truth", "hypotheses",
+        "ground_truth_ids", "hypothesis_ids", "frames")}
+    gt, hyp, idtp = total["ground_truth"], total["hypotheses"], total["idtp"]
+    errors = total["misses"] + total["false_positives"] + total["id_switches"]
+    return TrackingScores(idf1=_ratio(2 * idtp, gt + hyp), idp=_ratio(idtp, hyp), idr=_ratio(idtp, gt),
+                          mota=1.0 - errors / gt if gt else 0.0, **total)
 
 
 def _ratio(numerator: float, denominator: float) -> float:
