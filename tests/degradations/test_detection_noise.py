@@ -124,14 +124,14 @@ def test_an_interrupted_track_carries_a_new_id_then_is_re_identified():
         (out,) = degrader.apply_entities([entity], f, SHAPE)
         ids.append(out.id)
         qualities.append(out.track_quality)
-        broken_at = interruption(4, f, 0.1, 2, degrader.options)
+        broken_at = interruption(4, f, 0.05, 2, degrader.options)
         if broken_at is None:
             assert out.id == 4 and out.track_quality == 0.9
         else:
             assert BASE <= out.id < 2 * BASE and out.attributes["original_id"] == 4
             assert out.track_quality == pytest.approx(0.9 * (f - broken_at + 1) / span)
     breaks = [f for f in range(1, 400) if ids[f] != ids[f - 1] and ids[f] != 4]
-    assert 15 <= len(breaks) <= 60  # about 400 * 0.1, minus breaks inside a running interruption
+    assert 8 <= len(breaks) <= 30  # about 400 * 0.05, minus breaks inside a running interruption
     assert ids.count(4) > 50
 
 

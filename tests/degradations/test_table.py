@@ -12,7 +12,7 @@ def test_default_table_hand_checked_values():
     assert DEFAULT_TABLE.row("low_resolution", 5) == {"scale": 0.16}
     assert DEFAULT_TABLE.row("frame_drop", 5) == {"affected_rate": 0.6, "repeat_share": 0.5}
     assert DEFAULT_TABLE.row("detection_noise", 4) == {"box_jitter": 0.1, "miss_rate": 0.2, "false_per_frame": 0.3,
-                                                       "track_break_rate": 0.06}
+                                                       "track_break_rate": 0.03}
     assert DEFAULT_TABLE.row("none", 0) == {}
     assert DEFAULT_TABLE.columns("illumination") == ("low_light_gain", "overexposure_gain", "contrast_factor")
 

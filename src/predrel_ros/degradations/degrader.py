@@ -100,7 +100,8 @@ class Degrader:
     # -- description (DegradationState) ---------------------------------------------------------
 
     def parameters(self) -> dict[str, float]:
-        """The concrete parameters of this condition, from the table (DegradationState names/values).
+        """The concrete parameters of this condition, from the table: DegradationState's
+        parameter_names/values (`nodes.conversions.degradation_to_msg(kind, severity, seed, parameters())`).
 
         Blur adds `reference_size_px` (its pixel sizes are given at that shorter image side);
         illumination reports the column of the variant it applies.
@@ -111,12 +112,6 @@ class Degrader:
             column = illumination.VARIANT_COLUMNS[illumination.variant(self.seed, self.options)]
             return {column: self._row[column]}
         return dict(self._row)
-
-    def state_fields(self) -> dict:
-        """The fields of a DegradationState message for this condition."""
-        parameters = self.parameters()
-        return {"kind": self.kind, "severity": self.severity, "seed": self.seed,
-                "parameter_names": list(parameters), "parameter_values": [float(v) for v in parameters.values()]}
 
     # -- the three per-frame entry points -------------------------------------------------------
 

@@ -120,7 +120,7 @@ DEFAULT_VALUES: dict[str, dict[str, tuple[float, ...]]] = {
         "box_jitter": (0.0, 0.02, 0.04, 0.07, 0.1, 0.14),
         "miss_rate": (0.0, 0.05, 0.1, 0.15, 0.2, 0.3),
         "false_per_frame": (0.0, 0.05, 0.1, 0.2, 0.3, 0.5),
-        "track_break_rate": (0.0, 0.01, 0.02, 0.04, 0.06, 0.1),
+        "track_break_rate": (0.0, 0.005, 0.01, 0.02, 0.03, 0.05),
     },
 }
 
