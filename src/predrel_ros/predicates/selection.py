@@ -1,0 +1,141 @@
+"""Threshold and confidence-weight selection on clean validation sequences (paper 4.8).
+
+Thresholds are chosen to maximise agreement with reference predicates (ground truth of the
+controlled set) on clean validation data and then fixed for every degradation; no
+degradation-specific tuning. A validation sequence is a plain list of
+(frame_index, entities, reference estimates) in frame order.
+
+`select_thresholds` runs a coordinate search over a grid: for each parameter in turn it tries every
+candidate value with the others held at their current best, keeps the value with the highest
+agreement (ties keep the current value), and repeats the passes until nothing changes. Agreement is
+the macro average over predicate names of the share of frames whose estimate equals the reference,
+frames with an UNK reference left out (paper 4.5); each eta (margin scale) stays as configured.
+
+`select_confidence_weights` then fits the geometric-mean weights of g_k per predicate to the
+validation agreement (Brier score), and `fit_calibrated_confidence` fits the logistic g_k instead.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from predrel_ros.entities import Entity
+from predrel_ros.predicates.config import PredicateConfig
+from predrel_ros.predicates.confidence import (AgreementSamples, CalibratedConfidence, GeometricMeanConfidence,
+                                               agreement_samples, fit_geometric_weights)
+from predrel_ros.predicates.estimate import PredicateEstimate, match_references
+from predrel_ros.predicates.extractor import PredicateExtractor
+
+ValidationSequence = Sequence[tuple[int, Sequence[Entity], Sequence[PredicateEstimate]]]
+
+#: candidate values of the decision thresholds (reference px, ratios, reference px per frame)
+DEFAULT_GRID: dict[str, tuple[float, ...]] = {
+    "contact.distance.value": (1.0, 2.0, 3.0, 4.0, 6.0, 8.0),
+    "static.inside_fraction.value": (0.5, 0.6, 0.7, 0.8, 0.9),
+    "static.support_fraction.value": (0.1, 0.2, 0.3, 0.5, 0.7),
+    "static.above_offset.value": (0.4, 0.55, 0.7, 0.85, 1.0),
+    "static.horizontal_overlap.value": (0.1, 0.2, 0.3, 0.5),
+    "static.around_distance.value": (1.0, 1.25, 1.5, 2.0, 3.0),
+    "dynamic.moving_speed.value": (0.25, 0.5, 1.0, 2.0),
+    "dynamic.relative_speed.value": (0.35, 0.7, 1.0, 2.0),
+    "dynamic.distance_rate.value": (0.35, 0.7, 1.0, 2.0),
+}
+
+
+@dataclass
+class SelectionResult:
+    config: PredicateConfig
+    agreement_before: dict[str, float]
+    agreement_after: dict[str, float]
+    #: parameter -> candidate value -> mean agreement, from the last pass that tried it
+    scores: dict[str, dict[float, float]] = field(default_factory=dict)
+    passes: int = 0
+
+
+def agreement(config: PredicateConfig, sequences: Iterable[ValidationSequence]) -> dict[str, float]:
+    """Share of reference-known frames where the extracted value equals the reference, per predicate."""
+    samples = _samples(PredicateExtractor(config), sequences)
+    return {name: float(sample.correct.mean()) for name, sample in sorted(samples.items())}
+
+
+def _samples(extractor: PredicateExtractor, sequences: Iterable[ValidationSequence]) -> dict[str, AgreementSamples]:
+    matched: list[tuple[PredicateEstimate, str]] = []
+    for sequence in sequences:
+        extractor.reset()
+        for frame_index, entities, references in sequence:
+            matched.extend(match_references(extractor.update(frame_index, entities), references))
+    return agreement_samples(matched)
+
+
+def _decision_samples(config: PredicateConfig, sequences: Iterable[ValidationSequence]
+                      ) -> dict[str, AgreementSamples]:
+    """Samples of the extractor's decisions: the confidence floor is off, so that correctness says
+    whether the rule's value was right, not whether it survived the current g_k."""
+    return _samples(PredicateExtractor(config.replace("confidence.floor", 0.0)), sequences)
+
+
+def _mean(scores: Mapping[str, float]) -> float:
+    return sum(scores.values()) / len(scores) if scores else 0.0
+
+
+def select_thresholds(sequences: Sequence[ValidationSequence], grid: Mapping[str, Sequence[float]] | None = None,
+                      base: PredicateConfig | None = None, max_passes: int = 3, progress: bool = False
+                      ) -> SelectionResult:
+    """Coordinate search of the thresholds in `grid` (dotted config paths -> candidate values)."""
+    if not sequences:
+        raise ValueError("threshold selection needs at least one validation sequence")
+    grid = dict(DEFAULT_GRID if grid is None else grid)
+    config = base if base is not None else PredicateConfig()
+    for path, values in grid.items():
+        config.get(path)  # refuses unknown paths before any work
+        if not values:
+            raise ValueError(f"grid for {path!r} has no candidate value")
+    before = agreement(config, sequences)
+    best_score = _mean(before)
+    scores: dict[str, dict[float, float]] = {}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=max_passes * sum(len(v) for v in grid.values()), desc="threshold selection", unit="run")
+    passes = 0
+    try:
+        for passes in range(1, max_passes + 1):
+            changed = False
+            for path, values in grid.items():
+                current = config.get(path)
+                tried = scores[path] = {}
+                for value in values:
+                    candidate = config if value == current else config.replace(path, value)
+                    tried[float(value)] = best_score if value == current else _mean(agreement(candidate, sequences))
+                    if bar is not None:
+                        bar.update()
+                best_value = max(tried, key=lambda v: (tried[v], v == current))
+                if tried[best_value] > best_score and best_value != current:
+                    config, best_score, changed = config.replace(path, best_value), tried[best_value], True
+            if not changed:
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    return SelectionResult(config, before, agreement(config, sequences), scores, passes)
+
+
+def select_confidence_weights(config: PredicateConfig, sequences: Sequence[ValidationSequence],
+                              min_samples: int = 20) -> PredicateConfig:
+    """A copy of `config` whose g_k weights are fitted per predicate to the validation agreement
+    (predicates with fewer than `min_samples` reference-known samples keep their weights)."""
+    samples = _decision_samples(config, sequences)
+    weights = {name: dict(factors) for name, factors in config.confidence.weights.items()}
+    for name, sample in samples.items():
+        if sample.correct.size >= min_samples:
+            weights[name] = fit_geometric_weights(sample.factors, sample.correct)
+    return config.replace("confidence.weights", weights)
+
+
+def fit_calibrated_confidence(config: PredicateConfig, sequences: Sequence[ValidationSequence],
+                              min_samples: int = 20, l2: float = 1e-2) -> CalibratedConfidence:
+    """The logistic g_k fitted on the validation agreement; the config's weighted geometric mean
+    serves the predicates it could not fit."""
+    samples = _decision_samples(config, sequences)
+    return CalibratedConfidence.fit(samples, l2=l2, min_samples=min_samples,
+                                    fallback=GeometricMeanConfidence(config.confidence.weights))
