@@ -12,12 +12,14 @@ setup(
     package_dir={"": "src"},
     packages=find_packages("src"),
     include_package_data=True,
+    package_data={"predrel_ros.perception": ["models/*/*"]},
     python_requires=">=3.10",
     install_requires=["numpy>=1.24", "scipy>=1.10", "opencv-python-headless>=4.8", "tqdm>=4.60"],
     extras_require={
         "sim": ["mujoco>=3.2"],
         "bags": ["rosbags>=0.10"],
         "onnx": ["onnx>=1.15", "onnxruntime>=1.17"],
+        "hands": ["onnxruntime>=1.17"],  # MediaPipe hand models (bundled as ONNX, perception/hands.py)
         "torch": ["torch>=2.1"],
         "eval": ["matplotlib>=3.7"],
         "test": ["pytest>=7,<9", "hypothesis>=6.90"],

@@ -56,37 +56,49 @@ def scene_model_dir(tmp_path):
     return tmp_path
 
 
-def yoloseg_onnx(path: Path, output0: np.ndarray, output1: np.ndarray | None,
-                 input_shape=("batch", 3, "height", "width"), names: dict | None = None,
-                 opset: int = 17) -> Path:
+def constant_onnx(path: Path, outputs: dict, input_name: str = "images",
+                  input_shape=("batch", 3, "height", "width"), metadata: dict | None = None,
+                  opset: int = 17) -> Path:
     """An ONNX model whose outputs are the given tensors for any input (the input enters as
-    0 * mean(images), so the graph really consumes it). `input_shape` entries may be strings
+    0 * mean(input), so the graph really consumes it). `input_shape` entries may be strings
     (dynamic dimensions)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    nodes = [helper.make_node("ReduceMean", ["images"], ["mean"], keepdims=0),
+    nodes = [helper.make_node("ReduceMean", [input_name], ["mean"], keepdims=0),
              helper.make_node("Mul", ["mean", "zero"], ["nothing"])]
     initializers = [numpy_helper.from_array(np.array(0.0, np.float32), "zero")]
-    outputs = []
-    for index, value in enumerate([output0, output1]):
-        if value is None:
-            continue
-        name = f"output{index}"
-        initializers.append(numpy_helper.from_array(np.asarray(value, np.float32), f"{name}_value"))
+    values = []
+    for name, value in outputs.items():
+        value = np.asarray(value, np.float32)
+        initializers.append(numpy_helper.from_array(value, f"{name}_value"))
         nodes.append(helper.make_node("Add", [f"{name}_value", "nothing"], [name]))
-        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(value.shape)))
+        values.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(value.shape)))
     graph = helper.make_graph(
-        nodes, "constant_yoloseg",
-        [helper.make_tensor_value_info("images", TensorProto.FLOAT, list(input_shape))],
-        outputs, initializers)
+        nodes, "constant_outputs",
+        [helper.make_tensor_value_info(input_name, TensorProto.FLOAT, list(input_shape))], values, initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
-    if names is not None:
-        helper.set_model_props(model, {"names": repr(names)})
+    if metadata:
+        helper.set_model_props(model, metadata)
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
     return path
+
+
+def yoloseg_onnx(path: Path, output0: np.ndarray, output1: np.ndarray | None,
+                 input_shape=("batch", 3, "height", "width"), names: dict | None = None) -> Path:
+    """A constant YOLO-seg model (output0, and output1 unless None); `names` go to its metadata."""
+    outputs = {"output0": output0} if output1 is None else {"output0": output0, "output1": output1}
+    return constant_onnx(path, outputs, input_shape=input_shape,
+                         metadata=None if names is None else {"names": repr(names)})
+
+
+@pytest.fixture
+def make_constant_onnx(tmp_path):
+    def make(name, outputs, **kwargs):
+        return constant_onnx(tmp_path / name, outputs, **kwargs)
+    return make
 
 
 @pytest.fixture

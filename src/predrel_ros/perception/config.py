@@ -6,7 +6,8 @@ A model is a directory (or a file inside one) holding `model.onnx` (and/or `mode
 as is: `model: /path/to/best.onnx`, with `labels:` (or the names embedded in the export) and a
 `role_map:` such as {cup: manipulated_object, bowl: container, table: surface}. Labels the role map
 does not name get `default_role`; `left_hand` / `right_hand` are hand roles unless mapped otherwise;
-generic hand labels (`hands.generic_labels`) get a side per track (`hand_sides.py`).
+generic hand labels (`hands.generic_labels`) get a side per track (`hand_sides.py`). With
+`hand_landmarks.enabled`, MediaPipe's hand models add left_hand / right_hand detections (`hands.py`).
 
 Unknown keys and invalid values are refused with the dotted name of the field.
 """
@@ -20,6 +21,7 @@ from predrel_ros.errors import UserError
 from predrel_ros.perception.backends import BackendConfig
 from predrel_ros.perception.depth import DepthConfig
 from predrel_ros.perception.hand_sides import HandSideConfig
+from predrel_ros.perception.hands import HandLandmarkConfig
 from predrel_ros.perception.tracker import TrackerConfig
 from predrel_ros.perception.visibility import VisibilityConfig
 from predrel_ros.perception.yolo_seg import DecoderConfig
@@ -47,6 +49,7 @@ class PerceptionConfig:
     depth: DepthConfig = field(default_factory=DepthConfig)
     visibility: VisibilityConfig = field(default_factory=VisibilityConfig)
     hands: HandSideConfig = field(default_factory=HandSideConfig)
+    hand_landmarks: HandLandmarkConfig = field(default_factory=HandLandmarkConfig)  # MediaPipe hand models
 
     def __post_init__(self) -> None:
         for label, role in list(self.role_map.items()) + [("default_role", self.default_role)]:

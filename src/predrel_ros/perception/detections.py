@@ -39,6 +39,16 @@ class Detections:
         masks = None if height is None else np.zeros((0, height, width), dtype=bool)
         return cls(np.zeros((0, 4)), np.zeros(0), np.zeros(0, np.int64), masks)
 
+    @staticmethod
+    def concatenate(first: "Detections", second: "Detections") -> "Detections":
+        """Both sets in one; masks are kept only when both have them."""
+        masks = None
+        if first.masks is not None and second.masks is not None:
+            masks = np.concatenate([first.masks, second.masks])
+        return Detections(np.concatenate([first.boxes, second.boxes]), np.concatenate([first.scores, second.scores]),
+                          np.concatenate([first.class_ids, second.class_ids]), masks,
+                          np.concatenate([first.mask_quality, second.mask_quality]))
+
     def subset(self, index: np.ndarray) -> "Detections":
         index = np.asarray(index, dtype=np.int64)
         return Detections(self.boxes[index], self.scores[index], self.class_ids[index],

@@ -23,6 +23,8 @@ from predrel_ros.perception.config import DEFAULT_MODEL_DIR, PerceptionConfig
 from predrel_ros.perception.depth import depth_in_metres, entity_point, intrinsics_matrix
 from predrel_ros.perception.detections import Detections
 from predrel_ros.perception.hand_sides import HandSideAssigner
+from predrel_ros.perception.hands import HAND_LABELS, HandLandmarker
+from predrel_ros.perception.nms import class_aware_nms
 from predrel_ros.perception.labels import labels_for_model
 from predrel_ros.perception.tracker import ByteTracker, TrackedObject
 from predrel_ros.perception.visibility import VisibilityEstimator
@@ -40,11 +42,16 @@ class Perceiver:
                     if model.resolve() == DEFAULT_MODEL_DIR.resolve() else "")
             raise UserError(f"model {model} does not exist{hint}")
         self.backend, self.model_file = create_backend(config.backend, model)
-        self.labels = labels_for_model(self.model_file, config.labels)
+        self.model_labels = labels_for_model(self.model_file, config.labels)
+        self.labels = list(self.model_labels)  # model classes, then hand classes the model lacks
+        self.hands = None
+        if config.hand_landmarks.enabled:
+            self.hands = HandLandmarker(config.hand_landmarks, config.backend)
+            self.labels += [label for label in HAND_LABELS if label not in self.labels]
         mapping = config.role_mapping(self.model_file)
         self.role_map = RoleMap(mapping, config.default_role)
         self._generic_hands = {label for label in config.hands.generic_labels if label not in mapping}
-        self.decoder = YoloSegDecoder(len(self.labels), config.decoder)
+        self.decoder = YoloSegDecoder(len(self.model_labels), config.decoder)
         self.tracker = ByteTracker(config.tracker)
         self.visibility = VisibilityEstimator(config.visibility)
         self.hand_sides = HandSideAssigner(config.hands)
@@ -61,9 +68,16 @@ class Perceiver:
         geometry = self.letterbox_for(image.shape[0], image.shape[1])
         outputs = self.backend.run(letterbox.apply(image, geometry, bgr=bgr))
         try:
-            return self.decoder.decode(outputs, geometry, with_masks=self.config.masks)
+            detections = self.decoder.decode(outputs, geometry, with_masks=self.config.masks)
         except ValueError as error:
             raise UserError(f"{self.model_file}: {error}") from None
+        if self.hands is None:
+            return detections
+        hands = self.hands.detect(image[:, :, ::-1] if bgr else image)
+        class_ids = {label: self.labels.index(label) for label in HAND_LABELS}
+        merged = Detections.concatenate(detections, self.hands.as_detections(hands, class_ids, *image.shape[:2]))
+        keep = class_aware_nms(merged.boxes, merged.scores, merged.class_ids, self.config.decoder.iou_threshold)
+        return merged.subset(np.sort(keep))
 
     def letterbox_for(self, height: int, width: int) -> letterbox.Letterbox:
         geometry = self._geometry.get((height, width))
@@ -170,6 +184,8 @@ class Perceiver:
 
     def close(self) -> None:
         self.backend.close()
+        if self.hands is not None:
+            self.hands.close()
 
     def __enter__(self) -> "Perceiver":
         return self
