@@ -17,4 +17,6 @@ def test_perception_bench_reports_each_backend_and_labels_the_stand_in_model(tmp
     assert row["network_input"] == "96x64" and row["inference_ratio_to_onnxruntime"] == 1.0
     for stage in ("preprocess", "inference", "decode", "end_to_end"):
         assert row[stage]["n"] == 2 and row[stage]["median_ms"] > 0
+    (hands,) = result["hand_landmarks"]
+    assert hands["palm_only"]["hands"] == 0 and hands["palm_and_two_hands"]["hands"] == 2
     assert "written to" in capsys.readouterr().out

@@ -5,6 +5,8 @@ decode (YOLO-seg decoding with masks) and the whole `Perceiver.process` (all sta
 roles, visibility). Ratios compare each backend's inference median with ONNX Runtime's at the
 same size, measured in the same run.
 
+The MediaPipe hand models (optional hand path) are timed too, with ONNX Runtime.
+
 Model: the embedded default model when it is installed (its fixed input size serves both frame
 sizes). Until then, the default model's network architecture with RANDOM, UNTRAINED weights,
 exported at each frame size's own input (320x256, 640x480): inference time does not depend on
@@ -38,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=0, help="CPU threads per backend (0: runtime default)")
     parser.add_argument("--model", type=Path, default=None,
                         help="model folder to time instead (model.onnx / model.pt2 + labels.txt)")
+    parser.add_argument("--no-hands", action="store_true", help="skip timing the hand-landmark models")
 
 
 def _parse_size(text: str) -> tuple[int, int]:
@@ -107,6 +110,30 @@ def _time_backend(model_dir: Path, backend: str, threads: int, width: int, heigh
             **{name: summarize(values) for name, values in timings.items()}}
 
 
+def _time_hands(threads: int, width: int, height: int, repeats: int, warmup: int) -> dict:
+    """The MediaPipe hand models (ONNX Runtime): palm detection alone (no hand in view), and palm
+    detection + two landmark runs (thresholds at 0 so that noise yields two "hands": timing only)."""
+    from predrel_ros.perception.backends import BackendConfig
+    from predrel_ros.perception.hands import HandLandmarkConfig, HandLandmarker
+
+    backend = BackendConfig(name="onnxruntime", num_threads=threads)
+    frame = np.random.default_rng(0).integers(0, 256, (height, width, 3), dtype=np.uint8)
+    row = {"frame": f"{width}x{height}", "backend": "onnxruntime"}
+    for name, config in (("palm_only", HandLandmarkConfig(enabled=True)),
+                         ("palm_and_two_hands", HandLandmarkConfig(enabled=True, min_palm_score=0.0,
+                                                                   min_presence=0.0, duplicate_iou=1.0))):
+        landmarker = HandLandmarker(config, backend)
+        seconds = []
+        for i in range(warmup + repeats):
+            start = time.perf_counter()
+            found = landmarker.detect(frame)
+            if i >= warmup:
+                seconds.append(time.perf_counter() - start)
+        landmarker.close()
+        row[name] = {**summarize(seconds), "hands": len(found)}
+    return row
+
+
 def run(args: argparse.Namespace) -> dict:
     from predrel_ros.errors import UserError
     from predrel_ros.perception.backends import BACKENDS as BACKEND_CLASSES
@@ -142,5 +169,7 @@ def run(args: argparse.Namespace) -> dict:
         if baseline is not None:
             row["inference_ratio_to_onnxruntime"] = round(
                 row["inference"]["median_ms"] / baseline["inference"]["median_ms"], 3)
-    return {"models": models, "results": rows, "skipped_backends": skipped,
+    hands = [] if args.no_hands or "onnxruntime" not in backends else [
+        _time_hands(args.threads, width, height, args.repeats, args.warmup) for width, height in sizes]
+    return {"models": models, "results": rows, "hand_landmarks": hands, "skipped_backends": skipped,
             "repeats": args.repeats, "warmup": args.warmup, "peak_rss_mb": round(peak_rss_mb(), 1)}
