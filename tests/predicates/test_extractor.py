@@ -50,7 +50,7 @@ def test_touching_hand_and_object_are_in_contact():
     assert values[0][("contact", HAND, OBJ)] == "T"
     contact = estimates[0][("contact", HAND, OBJ)]
     assert contact.group == "contact"
-    assert set(contact.evidence) == set(EVIDENCE_FACTORS)
+    assert list(contact.evidence) == list(EVIDENCE_FACTORS)
     assert contact.evidence["sp"] == 1.0          # |0 - 3| / 3
     assert contact.evidence["det"] == 1.0 and contact.evidence["tmp"] == 1.0
 

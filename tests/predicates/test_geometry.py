@@ -40,11 +40,11 @@ def test_boundary_distance_matches_brute_force_below_the_limit(rects_a, rects_b,
     mask_a, mask_b = paint(rects_a), paint(rects_b)
     exact = brute_force(mask_a, mask_b)
     measured = boundary_distance(geometry(mask_a), geometry(mask_b, track_id=2), limit)
+    # OpenCV's 5x5 mask approximates the Euclidean distance between pixel centres to within 2 %
     if exact < limit - 0.1:
-        # OpenCV's 5x5 mask approximates Euclidean distance to within about 2 %
-        assert measured == pytest.approx(exact, rel=0.03, abs=1e-6)
+        assert measured + 1 == pytest.approx(exact + 1, rel=0.02)
     else:
-        assert measured >= min(exact, limit) * 0.97 - 1e-6
+        assert measured + 1 >= (min(exact, limit) + 1) * 0.98
 
 
 def test_touching_and_overlapping_masks_are_zero_apart():

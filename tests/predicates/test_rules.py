@@ -15,8 +15,10 @@ def test_margins_of_tests_and_chains():
     assert rules.conjunction((True, 0.2), (False, 0.9), (False, 0.4)) == (False, 0.9)
     assert rules.conjunction((True, 0.2), (True, 0.7)) == (True, 0.2)
     # a label after failed tests is only as sure as the least sure decision on the way
-    assert rules.decide([(1, (False, 0.3)), (2, None), (3, (True, 0.8))], 0) == (3, 0.3)
-    assert rules.decide([(1, (False, 0.6))], 0) == (0, 0.6)
+    assert rules.decide([(1, lambda: (False, 0.3)), (2, None), (3, lambda: (True, 0.8))], 0) == (3, 0.3)
+    assert rules.decide([(1, lambda: (False, 0.6))], 0) == (0, 0.6)
+    # tests after the first passing one are not evaluated
+    assert rules.decide([(1, lambda: (True, 0.9)), (2, lambda: 1 / 0)], 0) == (1, 0.9)
 
 
 def test_contact_rule_with_depth():

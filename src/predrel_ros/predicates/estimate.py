@@ -55,8 +55,9 @@ class PredicateEstimate:
         """Build without the checks of __init__, for a producer whose fields come straight from the
         vocabulary and checked arithmetic (the extractor emits about a hundred estimates a frame)."""
         estimate = cls.__new__(cls)
-        estimate.__dict__.update(name=name, subject=subject, object=obj, value=value, confidence=confidence,
-                                 evidence=evidence, frame_index=frame_index, group=group)
+        estimate.__dict__ = {"name": name, "subject": subject, "object": obj, "value": value,
+                             "confidence": confidence, "evidence": evidence, "frame_index": frame_index,
+                             "group": group}
         return estimate
 
     @property

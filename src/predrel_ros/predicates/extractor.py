@@ -42,7 +42,7 @@ from predrel_ros.entities import HAND_ROLES, Entity
 from predrel_ros.predicates import rules, vocabulary
 from predrel_ros.predicates.config import PairRule, PredicateConfig
 from predrel_ros.predicates.confidence import GeometricMeanConfidence
-from predrel_ros.predicates.estimate import EVIDENCE_FACTORS, NO_OBJECT, PredicateEstimate
+from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.geometry import (EntityGeometry, boundary_distance, inside_fraction,
                                              support_fraction)
 
@@ -445,10 +445,12 @@ class PredicateExtractor:
             frames.popleft()
             codes.popleft()
         tmp = codes.count(code) / len(codes)
-        factors = (*pair_factors, sp, tmp)
+        det, seg, trk, vis = pair_factors
+        factors = (det, seg, trk, vis, sp, tmp)  # the order of EVIDENCE_FACTORS
         confidence = self.confidence(name, factors)
         output = code if confidence >= self._floor else UNK
         label = vocabulary.UNK_LABEL if output == UNK else _LABELS[name][output]
-        out.append(PredicateEstimate.trusted(name, subject, obj, label, confidence,
-                                             dict(zip(EVIDENCE_FACTORS, factors)), self._frame, _GROUPS[name]))
+        evidence = {"det": det, "seg": seg, "trk": trk, "vis": vis, "sp": sp, "tmp": tmp}  # EVIDENCE_FACTORS
+        out.append(PredicateEstimate.trusted(name, subject, obj, label, confidence, evidence, self._frame,
+                                             _GROUPS[name]))
         return output, sp

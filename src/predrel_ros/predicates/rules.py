@@ -12,7 +12,7 @@ Codes are the vocabulary's integer codes (contact N=0 / T=1; static and dynamic 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import ContactConfig, DynamicConfig, StaticConfig, Threshold
@@ -52,18 +52,19 @@ def negation(test: tuple[bool, float]) -> tuple[bool, float]:
     return not test[0], test[1]
 
 
-def decide(chain: Sequence[tuple[int, tuple[bool, float] | None]], default: int) -> tuple[int, float]:
+def decide(chain: Sequence[tuple[int, Callable[[], tuple[bool, float]] | None]], default: int) -> tuple[int, float]:
     """First label whose test passes, in priority order; `default` when none does.
 
-    A test of None means the label is not allowed here (skipped). The margin is the smallest of the
-    margins of every decision taken on the way.
+    Tests are called lazily, in order, until one passes; None means the label is not allowed here.
+    The margin is the smallest of the margins of every decision taken on the way.
     """
     margin = 1.0
     for code, test in chain:
         if test is None:
             continue
-        passed, test_margin = test
-        margin = min(margin, test_margin)
+        passed, test_margin = test()
+        if test_margin < margin:
+            margin = test_margin
         if passed:
             return code, margin
     return default, margin
@@ -97,19 +98,19 @@ class StaticMeasurements:
 
 def static_rule(m: StaticMeasurements, allowed: Sequence[str], config: StaticConfig) -> tuple[int, float]:
     """Static relation of (i, j) in priority In > Sup > Ab > Be > Ar > none, restricted to `allowed`."""
-    overlap = at_least(m.horizontal_overlap, config.horizontal_overlap)
-    chain = [
-        (IN, conjunction(at_least(m.inside_fraction, config.inside_fraction), (m.bottom_within, 1.0))
+    def overlap() -> tuple[bool, float]:
+        return at_least(m.horizontal_overlap, config.horizontal_overlap)
+    return decide([
+        (IN, (lambda: conjunction(at_least(m.inside_fraction, config.inside_fraction), (m.bottom_within, 1.0)))
          if "In" in allowed else None),
-        (SUP, conjunction(m.contact, at_least(m.support_fraction, config.support_fraction))
+        (SUP, (lambda: conjunction(m.contact, at_least(m.support_fraction, config.support_fraction)))
          if "Sup" in allowed else None),
-        (AB, conjunction(at_least(m.vertical_offset, config.above_offset), overlap)
+        (AB, (lambda: conjunction(at_least(m.vertical_offset, config.above_offset), overlap()))
          if "Ab" in allowed else None),
-        (BE, conjunction(at_least(-m.vertical_offset, config.above_offset), overlap)
+        (BE, (lambda: conjunction(at_least(-m.vertical_offset, config.above_offset), overlap()))
          if "Be" in allowed else None),
-        (AR, at_most(m.centroid_distance, config.around_distance) if "Ar" in allowed else None),
-    ]
-    return decide(chain, NONE)
+        (AR, (lambda: at_most(m.centroid_distance, config.around_distance)) if "Ar" in allowed else None),
+    ], NONE)
 
 
 # ------------------------------------------------------------------------------------------- dynamic
@@ -136,17 +137,17 @@ def dynamic_rule(m: DynamicMeasurements, config: DynamicConfig) -> tuple[int, fl
         return UNK, 0.0
     speed = config.moving_speed
     moving_i, moving_j = above(m.speed_i, speed), above(m.speed_j, speed)
-    halted = conjunction(above(m.early_speed_i, speed), above(m.early_speed_j, speed),
-                         negation(above(m.late_speed_i, speed)),
-                         negation(above(m.late_speed_j, speed)))
-    still = conjunction(negation(moving_i), negation(moving_j))
-    together = conjunction(moving_i, moving_j, at_most(m.relative_speed, config.relative_speed))
-    one_moving = (moving_i[0] != moving_j[0], min(moving_i[1], moving_j[1]))
-    fixed_together = conjunction(one_moving, (m.contact_fraction >= config.fmt_contact_fraction, 1.0))
-    closing = (m.distance_rate < -config.distance_rate.value, config.distance_rate.margin(-m.distance_rate))
-    parting = above(m.distance_rate, config.distance_rate)
-    return decide([(HT, halted), (S, still), (MT, together), (FMT, fixed_together),
-                   (GC, closing), (MA, parting)], S)
+    rate = config.distance_rate
+    return decide([
+        (HT, lambda: conjunction(above(m.early_speed_i, speed), above(m.early_speed_j, speed),
+                                 negation(above(m.late_speed_i, speed)), negation(above(m.late_speed_j, speed)))),
+        (S, lambda: conjunction(negation(moving_i), negation(moving_j))),
+        (MT, lambda: conjunction(moving_i, moving_j, at_most(m.relative_speed, config.relative_speed))),
+        (FMT, lambda: conjunction((moving_i[0] != moving_j[0], min(moving_i[1], moving_j[1])),
+                                  (m.contact_fraction >= config.fmt_contact_fraction, 1.0))),
+        (GC, lambda: (m.distance_rate < -rate.value, rate.margin(-m.distance_rate))),
+        (MA, lambda: above(m.distance_rate, rate)),
+    ], S)
 
 
 # ------------------------------------------------------------------------------------------- derived

@@ -205,28 +205,26 @@ class RollingReliability:
         if self.mode == SELF and references is not None:
             raise ValueError("rolling reliability in self mode takes no references")
         self.last_frame = frame_index
+        last_update, stream = self._last_update, self._stream
         if self.mode == SELF:
             for estimate in estimates:
                 key = estimate.canonical_key
-                self._stream(key).update(estimate.code, estimate.confidence)
-                self._last_update[key] = frame_index
+                stream(key).update(estimate.code, estimate.confidence)
+                last_update[key] = frame_index
         else:
-            reference_by_key = {reference.canonical_key: reference for reference in references}
-            seen = set()
+            unmatched = {reference.canonical_key: reference for reference in references}
             for estimate in estimates:
                 key = estimate.canonical_key
-                seen.add(key)
-                reference = reference_by_key.get(key)
+                reference = unmatched.pop(key, None)
+                target = stream(key)
                 if reference is None:
-                    self._stream(key).update(estimate.code, estimate.confidence, UNK, 0.0)
+                    target.update(estimate.code, estimate.confidence, UNK, 0.0)
                 else:
-                    self._stream(key).update(estimate.code, estimate.confidence, reference.code,
-                                             reference.confidence)
-                self._last_update[key] = frame_index
-            for key, reference in reference_by_key.items():
-                if key not in seen:
-                    self._stream(key).update(UNK, 0.0, reference.code, reference.confidence)
-                    self._last_update[key] = frame_index
+                    target.update(estimate.code, estimate.confidence, reference.code, reference.confidence)
+                last_update[key] = frame_index
+            for key, reference in unmatched.items():
+                stream(key).update(UNK, 0.0, reference.code, reference.confidence)
+                last_update[key] = frame_index
         stale = [key for key, frame in self._last_update.items() if frame <= frame_index - self.window]
         for key in stale:
             del self.streams[key]
