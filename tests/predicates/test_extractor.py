@@ -274,6 +274,9 @@ def test_bad_entities_are_refused():
         extractor.update(0, [hand, rect(OBJ, MANIPULATED_OBJECT, 1, 1, 5, 5, shape=(100, 100))])
     with pytest.raises(TypeError, match="Entity"):
         extractor.update(0, [{"id": 1}])
+    with pytest.raises(ValueError, match=r"image_size \(640, 480\) \(width, height\) does not match"):
+        extractor.update(0, [hand], image_size=(640, 480))
+    assert extractor.last_frame is None      # nothing was processed
 
 
 def test_thresholds_scale_with_image_size():

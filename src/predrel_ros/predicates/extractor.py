@@ -232,6 +232,10 @@ class PredicateExtractor:
         """Factor from this frame's pixels to reference pixels."""
         if image_size is not None:
             width, height = image_size
+            mask = next((e.mask for e in entities if e.mask is not None), None)
+            if mask is not None and mask.shape != (height, width):
+                raise ValueError(f"image_size {tuple(image_size)} (width, height) does not match the masks' "
+                                 f"{mask.shape[1]}x{mask.shape[0]}")
         else:
             mask = next((e.mask for e in entities if e.mask is not None), None)
             if mask is None:
