@@ -316,3 +316,13 @@ def test_output_is_deterministic_and_reset_forgets():
     extractor.reset()
     second = [[(e.key, e.value, e.confidence) for e in extractor.update(t, ents)] for t, ents in frames]
     assert first == second
+
+
+def test_a_track_id_reused_for_another_role_starts_fresh():
+    hand = rect(HAND, RIGHT_HAND, 100, 50, 20, 20)
+    frames = [(t, [hand, rect(OBJ, MANIPULATED_OBJECT, 121, 50, 20, 20)]) for t in range(4)]
+    frames.append((4, [hand, rect(OBJ, CONTAINER, 121, 50, 20, 20)]))
+    values, estimates = run(frames)
+    assert values[3][("dynamic", HAND, OBJ)] == "S"
+    assert values[4][("dynamic", HAND, OBJ)] == "UNK"                  # no history for the new entity
+    assert estimates[4][("contact", HAND, OBJ)].evidence["tmp"] == 1.0  # its stream restarted

@@ -179,7 +179,10 @@ class PredicateExtractor:
         geometries: dict[int, EntityGeometry] = {}
         for entity in entities:
             track = self._tracks.get(entity.id)
-            if track is None or track.role != entity.role:
+            if track is not None and track.role != entity.role:   # the id now names something else
+                self._forget({entity.id})
+                track = None
+            if track is None:
                 track = self._tracks[entity.id] = _Track(entity.role)
             track.last_seen = frame_index
             if entity.visibility >= min_visibility:
@@ -230,16 +233,15 @@ class PredicateExtractor:
 
     def _reference_scale(self, entities: list[Entity], image_size: tuple[int, int] | None) -> float:
         """Factor from this frame's pixels to reference pixels."""
+        mask = next((e.mask for e in entities if e.mask is not None), None)
         if image_size is not None:
             width, height = image_size
-            mask = next((e.mask for e in entities if e.mask is not None), None)
             if mask is not None and mask.shape != (height, width):
                 raise ValueError(f"image_size {tuple(image_size)} (width, height) does not match the masks' "
                                  f"{mask.shape[1]}x{mask.shape[0]}")
+        elif mask is None:
+            return 1.0
         else:
-            mask = next((e.mask for e in entities if e.mask is not None), None)
-            if mask is None:
-                return 1.0
             height, width = mask.shape
         if width <= 0 or height <= 0:
             raise ValueError(f"image_size must be positive (width, height), got {image_size}")
@@ -248,13 +250,15 @@ class PredicateExtractor:
     def _forget_old(self, frame_index: int) -> None:
         expired = [track_id for track_id, track in self._tracks.items()
                    if track.last_seen < frame_index - self.config.track_memory]
-        if not expired:
-            return
-        for track_id in expired:
-            del self._tracks[track_id]
-        gone = set(expired)
+        if expired:
+            self._forget(set(expired))
+
+    def _forget(self, track_ids: set[int]) -> None:
+        """Drop tracks and every stream and remembered value of their pairs."""
+        for track_id in track_ids:
+            self._tracks.pop(track_id, None)
         for table in (self._streams, self._known):
-            for key in [key for key in table if key[1] in gone or key[2] in gone]:
+            for key in [key for key in table if key[1] in track_ids or key[2] in track_ids]:
                 del table[key]
 
     def _plan(self, role_a: str, role_b: str) -> _PairPlan | None:
