@@ -1,25 +1,25 @@
 import math
+from collections import deque
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from predrel_ros.predicates.config import ConfidenceConfig
+from predrel_ros.predicates.config import ConfidenceConfig, Threshold
 from predrel_ros.predicates.confidence import (AgreementSamples, CalibratedConfidence, GeometricMeanConfidence,
-                                               agreement_samples, fit_geometric_weights, fit_logistic, q_det, q_sp,
-                                               q_tmp)
+                                               agreement_samples, fit_geometric_weights, fit_logistic, q_det, q_tmp)
 from predrel_ros.predicates.estimate import PredicateEstimate, match_references
 
 
 def test_factors_by_hand():
     assert q_det(0.9, 0.4) == 0.4
-    assert q_sp(5.0, 3.0, 4.0) == pytest.approx(0.5)       # |5 - 3| / 4
-    assert q_sp(1.0, 3.0, 1.0) == 1.0                        # capped at 1
-    assert q_sp(3.0, 3.0, 2.0) == 0.0                        # on the threshold
+    assert Threshold(3.0, 4.0).margin(5.0) == pytest.approx(0.5)    # q_sp = |5 - 3| / 4
+    assert Threshold(3.0, 1.0).margin(1.0) == 1.0                   # capped at 1
+    assert Threshold(3.0, 2.0).margin(3.0) == 0.0                   # on the threshold
     assert q_tmp([1, 1, 0, 1, -1], 1) == pytest.approx(3 / 5)
-    assert q_tmp([-1], -1) == 1.0
+    assert q_tmp(deque([-1]), -1) == 1.0
     with pytest.raises(ValueError, match="eta"):
-        q_sp(1.0, 1.0, 0.0)
+        Threshold(1.0, 0.0)
     with pytest.raises(ValueError, match="window"):
         q_tmp([], 1)
 

@@ -6,8 +6,9 @@ z = [q_det, q_seg, q_trk, q_vis, q_sp, q_tmp], each in [0, 1]:
   q_trk = min(track quality) * continuity     continuity: share of the window's frames in which both
                                               tracks were seen (a dropped frame is missing evidence)
   q_vis = min(visibility)
-  q_sp  = min(1, |Delta - theta| / eta)       margin of the measurement from the decision threshold;
-                                              a rule with several tests takes the smallest margin
+  q_sp  = min(1, |Delta - theta| / eta)       margin of the measurement from the decision threshold
+                                              (`config.Threshold.margin`); a rule with several tests
+                                              combines their margins (`rules.decide`)
   q_tmp = (1/|W|) sum_{tau in W} I(y_tau = y_t)   agreement of the stream over its window
 
 Two combinations g_k:
@@ -36,18 +37,11 @@ def q_det(score_i: float, score_j: float) -> float:
     return min(score_i, score_j)
 
 
-def q_sp(distance: float, theta: float, eta: float) -> float:
-    """Spatial margin min(1, |distance - theta| / eta)."""
-    if eta <= 0:
-        raise ValueError(f"q_sp: eta must be > 0, got {eta}")
-    return min(1.0, abs(distance - theta) / eta)
-
-
 def q_tmp(window_values: Sequence[int], current: int) -> float:
     """Share of the window's values equal to the current one (the current frame included)."""
-    if len(window_values) == 0:
+    if not window_values:
         raise ValueError("q_tmp: the window holds no value (it must include the current frame)")
-    return sum(1 for value in window_values if value == current) / len(window_values)
+    return window_values.count(current) / len(window_values)
 
 
 class GeometricMeanConfidence:

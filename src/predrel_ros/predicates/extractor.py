@@ -41,7 +41,7 @@ from typing import Callable, Iterable, Sequence
 from predrel_ros.entities import HAND_ROLES, Entity
 from predrel_ros.predicates import rules, vocabulary
 from predrel_ros.predicates.config import PairRule, PredicateConfig
-from predrel_ros.predicates.confidence import GeometricMeanConfidence
+from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det, q_tmp
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.geometry import (EntityGeometry, boundary_distance, inside_fraction,
                                              support_fraction)
@@ -292,7 +292,7 @@ class PredicateExtractor:
             continuity = 0.0
         else:
             continuity = len(motion_i.frames & motion_j.frames) / self._window_frames
-        return (min(entity_i.score, entity_j.score), min(seg_i, seg_j),
+        return (q_det(entity_i.score, entity_j.score), min(seg_i, seg_j),
                 min(entity_i.track_quality, entity_j.track_quality) * continuity,
                 min(entity_i.visibility, entity_j.visibility))
 
@@ -452,7 +452,7 @@ class PredicateExtractor:
         while frames[0] < self._window_start:
             frames.popleft()
             codes.popleft()
-        tmp = codes.count(code) / len(codes)
+        tmp = q_tmp(codes, code)
         det, seg, trk, vis = pair_factors
         factors = (det, seg, trk, vis, sp, tmp)  # the order of EVIDENCE_FACTORS
         confidence = self.confidence(name, factors)
