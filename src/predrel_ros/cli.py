@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "train, export and evaluate the default instance-segmentation model"),
     "degrade": ("predrel_ros.degradations.command",
                 "apply synthetic degradations (blur, occlusion, ...) to images or videos; preview sheet"),
+    "transport-check": ("predrel_ros.nodes.transport_check",
+                        "check that images and predicates cross DDS between processes intact; latency"),
 }
 
 EPILOG = """examples:

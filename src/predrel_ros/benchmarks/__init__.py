@@ -12,4 +12,8 @@ TARGETS: dict[str, tuple[str, str]] = {
                    "per-backend perception latency (median, p95) at 320x240 and 640x480"),
     "degradations": ("predrel_ros.benchmarks.degradations",
                      "per-frame cost of each degradation kind and severity at 320x240 and 640x480"),
+    "conversions": ("predrel_ros.nodes.conversion_benchmark",
+                    "ROS message <-> numpy/record conversions (640x480 images, entities, predicates)"),
+    "transport": ("predrel_ros.nodes.transport_check",
+                  "image + predicate round trip between two processes over DDS"),
 }

@@ -1,0 +1,51 @@
+"""Starting and stopping predrel_ros node executables as processes.
+
+colcon generates one executable `lib/predrel_ros/<name>` per `predrel_ros/nodes/<name>.py` whose
+name ends in `_node` (CMakeLists.txt); `ros2 run predrel_ros <name>` and launch files start the same
+files.
+"""
+from __future__ import annotations
+
+import signal
+import subprocess
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from predrel_ros.errors import UserError
+from predrel_ros.nodes.dds import PACKAGE, node_environment
+
+
+def node_executable(name: str) -> Path:
+    """Path of the installed executable of node `name` (e.g. "echo_node")."""
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+        prefix = Path(get_package_prefix(PACKAGE))
+    except (ImportError, PackageNotFoundError) as error:
+        raise UserError(f"the {PACKAGE} ROS package is not installed ({error}); run `make setup` and "
+                        f"`source scripts/predrel-env.sh`, or source your colcon workspace") from None
+    path = prefix / "lib" / PACKAGE / name
+    if not path.is_file():
+        raise UserError(f"no node executable {path}; colcon generates it from "
+                        f"src/{PACKAGE}/nodes/{name}.py: rebuild with `make setup`")
+    return path
+
+
+def start_node(name: str, ros_args: Sequence[str] = (), env: Mapping[str, str] | None = None,
+               **popen_kwargs) -> subprocess.Popen:
+    """Start node `name` with `--ros-args *ros_args` and the local DDS defaults (`node_environment`)."""
+    command = [str(node_executable(name))]
+    if ros_args:
+        command += ["--ros-args", *ros_args]
+    return subprocess.Popen(command, env=node_environment(env), **popen_kwargs)
+
+
+def stop_node(process: subprocess.Popen, timeout_s: float = 10.0) -> int:
+    """Interrupt `process` (SIGINT, as Ctrl-C and ros2 launch do), kill it after `timeout_s`."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode

@@ -1,0 +1,37 @@
+import pytest
+
+from predrel_ros.nodes.testing import require_ros
+
+require_ros()
+
+from predrel_ros import cli  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+
+def test_transport_check_passes_between_two_processes(capsys):
+    assert cli.main(["transport-check", "--frames", "6", "--rate", "30", "--encoding", "bgra8"]) == 0
+    out = capsys.readouterr().out
+    assert "images:     6 intact, 0 changed, 0 lost" in out
+    assert "predicates: 6 intact, 0 changed, 0 lost" in out
+    assert "PASS" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--frames", "0"], "--frames must be >= 1"),
+    (["--rate", "0"], "--rate must lie in (0, 1000] Hz"),
+    (["--encoding", "yuv422"], "Image.encoding 'yuv422' is not supported"),
+])
+def test_bad_arguments_are_refused(argv, message, capsys):
+    assert cli.main(["transport-check", *argv]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_conversion_benchmark_runs(tmp_path, capsys):
+    out = tmp_path / "conversions.json"
+    assert cli.main(["bench", "conversions", "--width", "32", "--height", "24", "--repeats", "3",
+                     "--entities", "2", "--predicates", "5", "--out", str(out)]) == 0
+    import json
+    result = json.loads(out.read_text())["result"]
+    assert set(result["images"]) == {"rgb8", "bgra8", "mono8", "16UC1", "32FC1"}
+    assert result["images"]["rgb8"]["encode"]["n"] == 3
