@@ -76,11 +76,14 @@ VPY="$VENV/bin/python"
   die "$VENV is not a Python 3.11 venv; remove it or set PREDREL_VENV"
 
 # --- pinned packages ------------------------------------------------------------------------------
+pip_install() {  # quiet, except for errors (and without warnings about absent local index folders)
+  "$VPY" -m pip install --disable-pip-version-check -q "$@" \
+    2> >(grep -v 'is ignored: it is neither a file nor a directory' >&2)
+}
 say "pip install -r requirements.txt"
-"$VPY" -m pip install --disable-pip-version-check -q -r "$ROOT/requirements.txt" || die "pip install failed"
+pip_install -r "$ROOT/requirements.txt" || die "pip install failed"
 say "pip install -e . (predrel_ros, pure Python part)"
-"$VPY" -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e "$ROOT" \
-  || die "pip install -e . failed"
+pip_install --no-deps --no-build-isolation -e "$ROOT" || die "pip install -e . failed"
 
 # --- the wheels' CMake files name the build machine's include directories -------------------------
 "$VPY" "$ROOT/scripts/fix_wheel_cmake_paths.py" || die "fixing the wheels' CMake paths failed"

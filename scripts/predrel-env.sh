@@ -21,18 +21,21 @@ _predrel_prepend() {  # _predrel_prepend VAR DIR: put DIR first in the ':' list 
   current=${current%:}
   export "$1=$2${current:+:$current}"
 }
+_predrel_add() {  # _predrel_add VAR DIR: prepend DIR to the ':' list VAR unless it is there already
+  case ":${!1:-}:" in *":$2:"*) ;; *) export "$1=$2${!1:+:${!1}}" ;; esac
+}
 
 if [ ! -x "$_predrel_venv/bin/python" ]; then
   echo "predrel-env: no venv at $_predrel_venv; run 'make setup' in $_predrel_root first" >&2
   unset _predrel_root _predrel_venv
-  unset -f _predrel_prepend
+  unset -f _predrel_prepend _predrel_add
   return 1 2>/dev/null || exit 1
 fi
 
 # shellcheck disable=SC1091
 source "$_predrel_venv/bin/activate"
-_predrel_prepend AMENT_PREFIX_PATH "$_predrel_venv"
-_predrel_prepend CMAKE_PREFIX_PATH "$_predrel_venv"
+_predrel_add AMENT_PREFIX_PATH "$_predrel_venv"
+_predrel_add CMAKE_PREFIX_PATH "$_predrel_venv"
 if [ -f "$_predrel_root/install/local_setup.bash" ]; then
   # colcon's setup scripts read unset variables: allow that even in `set -u` callers
   case $- in *u*) _predrel_nounset=1; set +u ;; *) _predrel_nounset= ;; esac
@@ -52,4 +55,4 @@ export FASTDDS_DEFAULT_PROFILES_FILE=${FASTDDS_DEFAULT_PROFILES_FILE:-$_predrel_
 export PREDREL_ROOT=$_predrel_root
 
 unset _predrel_root _predrel_venv
-unset -f _predrel_prepend
+unset -f _predrel_prepend _predrel_add

@@ -128,8 +128,10 @@ def numpy_to_image(array: np.ndarray, encoding: str, header: Header | None = Non
     msg.encoding = enc.name
     msg.is_bigendian = int(big_endian)
     msg.step = int(width * enc.bytes_per_pixel)
-    # bytes -> array('B') is one memcpy; array.array('B', array.tobytes()) passed through the
-    # generated setter is converted a second time (measured 20x slower for 640x480 rgb8).
+    # The generated setter turns bytes into array('B') with one memcpy. The common
+    # `msg.data = array.array('B', frame.tobytes())` makes the setter copy that array again and was
+    # measured at 0.78 ms against 0.035 ms for 640x480 rgb8 while 10 messages stay alive (a
+    # publisher's queue; `predrel bench conversions`).
     msg.data = np.ascontiguousarray(array).tobytes()
     return msg
 

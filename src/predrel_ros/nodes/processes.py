@@ -6,8 +6,10 @@ files.
 """
 from __future__ import annotations
 
+import ctypes
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -30,12 +32,26 @@ def node_executable(name: str) -> Path:
     return path
 
 
+def _terminate_with_parent() -> None:
+    """In the child before exec: Linux sends it SIGTERM when the process that started it dies."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_PDEATHSIG = 1
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def start_node(name: str, ros_args: Sequence[str] = (), env: Mapping[str, str] | None = None,
                **popen_kwargs) -> subprocess.Popen:
-    """Start node `name` with `--ros-args *ros_args` and the local DDS defaults (`node_environment`)."""
+    """Start node `name` with `--ros-args *ros_args` and the local DDS defaults (`node_environment`).
+
+    The node is terminated when the calling thread's process dies (Linux sends SIGTERM when the
+    thread that started it ends: call this from a thread that lives as long as the node should), so
+    a killed test run or tool leaves no node behind.
+    """
     command = [str(node_executable(name))]
     if ros_args:
         command += ["--ros-args", *ros_args]
+    if sys.platform.startswith("linux"):
+        popen_kwargs.setdefault("preexec_fn", _terminate_with_parent)
     return subprocess.Popen(command, env=node_environment(env), **popen_kwargs)
 
 
