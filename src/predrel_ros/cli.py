@@ -16,6 +16,8 @@ from predrel_ros.errors import UserError
 #: subcommand -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("predrel_ros.benchmarks.commands", "measure speed and memory; results go to a JSON file"),
+    "dataset": ("predrel_ros.controlled.commands",
+                "generate the controlled manipulation set (MuJoCo) and count its predicates"),
     "detect": ("predrel_ros.perception.detect_command",
                "detect, segment and track entities in a video, bag or folder; JSON + overlays per frame"),
     "track-eval": ("predrel_ros.perception.tracking_evaluation",

@@ -68,7 +68,8 @@ def test_depth_millimetre_encoding():
 
 def test_dataset_manifest_and_splits(tmp_path, synthetic):
     for index, split in enumerate(("train", "train", "test")):
-        write_episode(tmp_path / "episodes" / f"ep{index}", synthetic.make_meta(2, name=f"ep{index}"), synthetic.make_frames(2))
+        meta = synthetic.make_meta(2, name=f"ep{index}")
+        write_episode(tmp_path / "episodes" / f"ep{index}", meta, synthetic.make_frames(2))
     write_manifest(tmp_path, {"episodes": [{"name": f"ep{i}", "split": s}
                                            for i, s in enumerate(("train", "train", "test"))]})
     dataset = open_dataset(tmp_path)

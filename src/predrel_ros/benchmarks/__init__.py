@@ -16,4 +16,6 @@ TARGETS: dict[str, tuple[str, str]] = {
                     "ROS message <-> numpy/record conversions (640x480 images, entities, predicates)"),
     "transport": ("predrel_ros.nodes.transport_check",
                   "image + predicate round trip between two processes over DDS"),
+    "controlled": ("predrel_ros.controlled.benchmark",
+                   "seconds per controlled episode (150 frames, 320x240) and its size on disk"),
 }
