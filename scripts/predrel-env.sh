@@ -46,7 +46,7 @@ if [ -f "$_predrel_root/install/local_setup.bash" ]; then
 fi
 _predrel_prepend PYTHONPATH "$_predrel_root/src"
 # colcon leaves a trailing ':' (an empty entry means the current directory): drop it
-LD_LIBRARY_PATH=${LD_LIBRARY_PATH%:}
+if [ -n "${LD_LIBRARY_PATH:-}" ]; then export LD_LIBRARY_PATH=${LD_LIBRARY_PATH%:}; fi
 
 export ROS_DISTRO=kilted ROS_VERSION=2 ROS_PYTHON_VERSION=3
 export RMW_IMPLEMENTATION=${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}
