@@ -121,6 +121,19 @@ def test_a_jump_is_a_suspected_switch_that_lowers_quality():
     assert jumped.quality.value < 0.3
 
 
+def test_recovery_keeps_the_id_of_a_small_box_that_jumps_without_overlap():
+    # a partly occluded 8 px object whose visible box jumps 10 px: no IoU left, centre within 1.25 sides
+    def run(config):
+        tracker = ByteTracker(config)
+        for t in range(5):
+            tracker.update(t, dets([40, 40, 48, 48, 0.9, 0], [200, 100, 230, 130, 0.9, 1]))
+        tracker.update(5, dets([50, 40, 58, 48, 0.9, 0], [200, 100, 230, 130, 0.9, 1]))
+        return ids_by_detection(tracker.update(6, dets([50, 40, 58, 48, 0.9, 0], [200, 100, 230, 130, 0.9, 1])))
+    assert run(TrackerConfig(recovery_distance=1.5)) == {0: 1, 1: 2}
+    assert run(TrackerConfig(recovery_distance=0.0)) == {0: 3, 1: 2}  # ByteTrack alone: a new id
+    assert run(TrackerConfig(recovery_distance=1.0)) == {0: 3, 1: 2}  # beyond the gate
+
+
 def test_a_frame_index_going_back_starts_a_new_sequence(caplog):
     tracker = ByteTracker()
     for t in range(3):

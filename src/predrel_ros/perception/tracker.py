@@ -8,7 +8,11 @@ Each frame (Zhang et al., ByteTrack, ECCV 2022):
      on 1 - IoU (IoU >= 1 - low_match_threshold): occluded or blurred objects keep their ids;
   4. tentative tracks (born last frame) are matched to the remaining high-score detections; a
      tentative track that misses is dropped;
-  5. remaining detections scoring >= new_track_threshold start tentative tracks (confirmed at once
+  5. recovery (beyond ByteTrack): confirmed tracks still unmatched, lost ones included, take remaining
+     high-score detections of their class whose centre lies within `recovery_distance` box sides of
+     their prediction: the visible box of a small, partly occluded object can jump so far that no
+     IoU is left (a grasped cube), and would otherwise get a new id;
+  6. remaining detections scoring >= new_track_threshold start tentative tracks (confirmed at once
      on the first frame of a sequence); confirmed tracks that missed become lost, and lost tracks
      are removed after `lost_buffer` frames.
 Ids are class-consistent: a detection never continues a track of another class. Frame indices
@@ -41,6 +45,7 @@ class TrackerConfig:
     low_match_threshold: float = 0.5  # max cost 1 - IoU, stage 2
     tentative_match_threshold: float = 0.7  # max cost, tentative tracks
     lost_buffer: int = 30  # frames a lost track waits to be found again
+    recovery_distance: float = 1.0  # max centre distance (in box sides) of the recovery stage; 0: off
     duplicate_iou: float = 0.85  # a lost track overlapping a tracked one this much is a duplicate
     kalman: KalmanConfig = field(default_factory=KalmanConfig)
     quality: TrackQualityConfig = field(default_factory=TrackQualityConfig)
@@ -56,6 +61,8 @@ class TrackerConfig:
                              f"tracker.high_threshold ({self.high_threshold})")
         if self.lost_buffer < 0:
             raise ValueError(f"tracker.lost_buffer must be >= 0, got {self.lost_buffer}")
+        if self.recovery_distance < 0:
+            raise ValueError(f"tracker.recovery_distance must be >= 0, got {self.recovery_distance}")
 
 
 class TrackState(Enum):
@@ -133,15 +140,20 @@ class ByteTracker:
         matched: dict[int, int] = {}  # track position -> detection index
 
         pool = [i for i, t in enumerate(self.tracks) if t.state is not TrackState.TENTATIVE]
-        pairs, _, high_left = self._associate(pool, high, detections, cfg.match_threshold, fuse_score=True)
+        pairs, _, high_left = self._associate(pool, high, detections, cfg.match_threshold, "iou_score")
         matched.update(pairs)
         still_tracked = [i for i in pool if i not in matched and self.tracks[i].state is TrackState.TRACKED]
-        pairs, _, _ = self._associate(still_tracked, low, detections, cfg.low_match_threshold)
+        pairs, _, _ = self._associate(still_tracked, low, detections, cfg.low_match_threshold, "iou")
         matched.update(pairs)
         tentative = [i for i, t in enumerate(self.tracks) if t.state is TrackState.TENTATIVE]
         pairs, _, high_left = self._associate(tentative, high_left, detections,
-                                              cfg.tentative_match_threshold, fuse_score=True)
+                                              cfg.tentative_match_threshold, "iou_score")
         matched.update(pairs)
+        if cfg.recovery_distance > 0:
+            unmatched = [i for i in pool if i not in matched]
+            pairs, _, high_left = self._associate(unmatched, high_left, detections, cfg.recovery_distance,
+                                                  "centre")
+            matched.update(pairs)
 
         survivors = []
         for position, track in enumerate(self.tracks):
@@ -160,16 +172,23 @@ class ByteTracker:
         return self._report(frame_index)
 
     def _associate(self, positions: list[int], detection_indices: np.ndarray, detections: Detections,
-                   threshold: float, fuse_score: bool = False) -> tuple[dict[int, int], list[int], np.ndarray]:
-        """Hungarian matching of tracks (positions in self.tracks) to detections on an IoU cost;
-        returns (track position -> detection index, unmatched positions, unmatched detections)."""
+                   threshold: float, cost_kind: str) -> tuple[dict[int, int], list[int], np.ndarray]:
+        """Hungarian matching of tracks (positions in self.tracks) to detections of the same class
+        with cost <= threshold. Costs: "iou" 1 - IoU; "iou_score" 1 - IoU * score; "centre" centre
+        distance in units of the larger box side of the pair. Returns (track position -> detection
+        index, unmatched positions, unmatched detections)."""
         detection_indices = np.asarray(detection_indices, dtype=np.int64)
         if not positions or detection_indices.size == 0:
             return {}, list(positions), detection_indices
         track_boxes = np.array([self.tracks[p].box for p in positions])
-        iou = box_iou(track_boxes, detections.boxes[detection_indices])
-        similarity = iou * detections.scores[detection_indices][None, :] if fuse_score else iou
-        cost = 1.0 - similarity
+        boxes = detections.boxes[detection_indices]
+        if cost_kind == "centre":
+            cost = _centre_distance(track_boxes, boxes)
+        else:
+            similarity = box_iou(track_boxes, boxes)
+            if cost_kind == "iou_score":
+                similarity = similarity * detections.scores[detection_indices][None, :]
+            cost = 1.0 - similarity
         track_classes = np.array([self.tracks[p].class_id for p in positions])
         infeasible = (track_classes[:, None] != detections.class_ids[detection_indices][None, :]) | (cost > threshold)
         cost[infeasible] = threshold + 1.0
@@ -227,3 +246,14 @@ class ByteTracker:
                                  frame_index - track.last_frame)
             (seen if observed else lost).append(item)
         return seen + lost
+
+
+def _centre_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(N, M) distance between box centres divided by the largest side of the two boxes."""
+    centres_a = (a[:, :2] + a[:, 2:]) / 2
+    centres_b = (b[:, :2] + b[:, 2:]) / 2
+    distance = np.linalg.norm(centres_a[:, None, :] - centres_b[None, :, :], axis=2)
+    side_a = (a[:, 2:] - a[:, :2]).max(axis=1)
+    side_b = (b[:, 2:] - b[:, :2]).max(axis=1)
+    scale = np.maximum(np.maximum(side_a[:, None], side_b[None, :]), 1e-6)
+    return distance / scale

@@ -12,6 +12,7 @@ True detections keep the ground truth's score 1; false detections score 0.3-0.8 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -115,17 +116,24 @@ def synthetic_sequences(count: int, seed: int, frames: int) -> Iterator[tuple[st
 
 
 def dataset_sequences(root: Path, split: str | None, with_images: bool) -> Iterator[tuple[str, Callable[[], Iterator]]]:
+    """Episodes of a dataset. Without images (ground-truth detections) each episode's entities are
+    read once, without their masks (the tracker needs boxes), and reused for every condition."""
     from predrel_ros.errors import UserError
     from predrel_ros.io.dataset import open_dataset
 
     for episode in open_dataset(root).episodes(split):
         def frames(episode=episode):
-            for frame in episode.frames():
+            for frame in episode.frames(images=with_images):
                 if frame.entities is None:
                     raise UserError(f"{episode.directory}: frame {frame.index} has no ground-truth entities")
-                yield (frame.index, frame.entities, frame.height, frame.width,
-                       frame.rgb if with_images else None)
-        yield episode.meta.name, frames
+                entities = frame.entities if with_images else [dataclasses.replace(e, mask=None)
+                                                               for e in frame.entities]
+                yield (frame.index, entities, frame.height, frame.width, frame.rgb if with_images else None)
+        if with_images:
+            yield episode.meta.name, frames
+        else:
+            cached = list(frames())
+            yield episode.meta.name, lambda cached=cached: iter(cached)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
