@@ -84,6 +84,26 @@ def test_command_on_a_dataset_with_ground_truth(tmp_path, capsys):
     assert clean["idf1"] == 1.0 and clean["id_switches"] == 0 and clean["ground_truth"] == 80
 
 
+def test_command_with_a_model_detecting_on_the_images(tmp_path, scene_model_dir):
+    # the scene model sees a cube, a bowl and a hand at fixed places; the ground truth agrees
+    truth = [(1, "cube", MANIPULATED_OBJECT, [80, 70, 120, 130]), (2, "bowl", "container", [220, 130, 280, 170]),
+             (3, "hand", "right_hand", [25, 185, 55, 215])]
+    frames = [Frame(index=t, stamp_ns=t * 10**8, rgb=np.zeros((240, 320, 3), np.uint8),
+                    entities=[Entity(id=i, label=label, role=role, box=box) for i, label, role, box in truth])
+              for t in range(6)]
+    root = tmp_path / "data"
+    write_episode(root / "episodes" / "ep0", EpisodeMeta(name="ep0", num_frames=6, fps=10.0, width=320, height=240,
+                                                         split="test"), frames)
+    write_manifest(root, {"episodes": [{"name": "ep0", "split": "test"}]})
+    out = tmp_path / "scores.json"
+    assert cli.main(["track-eval", "--dataset", str(root), "--model", str(scene_model_dir), "--severities", "0",
+                     "--out", str(out)]) == 0
+    document = json.loads(out.read_text())
+    (clean,) = document["results"]
+    assert document["detector"] == str(scene_model_dir)
+    assert clean["idf1"] == 1.0 and clean["ground_truth"] == 18 and clean["id_switches"] == 0
+
+
 def test_bad_arguments(capsys):
     assert cli.main(["track-eval", "--synthetic", "1", "--severities", "7"]) == 1
     assert "0..5" in capsys.readouterr().err
