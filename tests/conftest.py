@@ -5,6 +5,9 @@ os.environ before any test runs, so node processes the tests start inherit it an
 one machine (or a robot on domain 0) never see each other's topics. Discovery stays on localhost and
 the shipped Fast DDS profile applies unless the shell chose others (predrel_ros.nodes.dds).
 
+`controlled_dataset` (session-scoped): Path of a 3-episode controlled dataset (insert, handover,
+stack; 36 frames at 128x96; folders and MCAP bags), see predrel_ros.controlled.testing.
+
 Fixtures for tests marked `ros`: `ros_context` (an initialised rclpy Context, shut down afterwards)
 and `ros_executor` (a SingleThreadedExecutor on it; nodes added to it are destroyed afterwards).
 """
@@ -14,6 +17,7 @@ import os
 
 import pytest
 
+from predrel_ros.controlled.testing import controlled_dataset  # noqa: F401  (tiny controlled dataset)
 from predrel_ros.errors import UserError
 from predrel_ros.nodes import dds
 from predrel_ros.nodes.testing import PrivateDomain

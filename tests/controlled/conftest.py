@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import pytest
 
-from predrel_ros.controlled.testing import controlled_dataset  # noqa: F401  (the shared tiny dataset)
-
 SHORT = {"width": 128, "height": 96, "frames": 48}
 
 

@@ -178,6 +178,14 @@ def hand_rest_position(side: str) -> tuple[float, float, float]:
     return (0.24 if side == "right" else -0.24, -0.02, 0.19)
 
 
+def _segment_distance(point: np.ndarray, start: np.ndarray, end: np.ndarray) -> float:
+    """Distance from a 2D point to the segment start-end."""
+    direction = end - start
+    length_sq = float(direction @ direction)
+    along = 0.0 if length_sq == 0 else float(np.clip((point - start) @ direction / length_sq, 0.0, 1.0))
+    return float(np.linalg.norm(start + along * direction - point))
+
+
 def _jitter_colour(rng: np.random.Generator, palette, spread: float = 0.06) -> tuple[float, float, float, float]:
     base = np.asarray(palette[int(rng.integers(len(palette)))])
     rgb = np.clip(base + rng.uniform(-spread, spread, 3), 0.0, 1.0)
@@ -193,6 +201,9 @@ class SceneBuilder:
     config: SceneConfig = field(default_factory=SceneConfig)
     _entities: list[EntitySpec] = field(default_factory=list)
     _last_id: int = 0
+    #: table regions kept free for the script: (start xy, end xy, radius) segments (a spot when
+    #: start == end), e.g. a place destination or the corridor of a slide
+    _reserved: list[tuple[np.ndarray, np.ndarray, float]] = field(default_factory=list)
 
     def _next_id(self) -> int:
         self._last_id += 1
@@ -269,26 +280,47 @@ class SceneBuilder:
                         f"too small for the scene (SceneConfig.workspace_x / workspace_y)")
 
     def is_free(self, x: float, y: float, radius: float, ignore: tuple[int, ...] = ()) -> bool:
-        """No table entity's footprint comes within the clearance of a circle at (x, y)."""
+        """No table entity's footprint and no reserved region comes within the clearance of a
+        circle at (x, y)."""
         clearance = self.config.placement_clearance_m
         for other in self._entities:
             if other.kind in (KIND_HAND, KIND_SURFACE) or other.id in ignore:
                 continue
             if math.hypot(x - other.position[0], y - other.position[1]) < radius + other.footprint_radius + clearance:
                 return False
-        return True
+        point = np.array([x, y])
+        return all(_segment_distance(point, start, end) >= radius + reserved + clearance
+                   for start, end, reserved in self._reserved)
 
     def free_spot(self, radius: float, away_from: tuple[float, float], min_distance: float,
-                  max_distance: float = 0.35, ignore: tuple[int, ...] = ()) -> tuple[float, float]:
-        """A free (x, y) on the table between min_distance and max_distance from `away_from`."""
+                  max_distance: float = 0.35, ignore: tuple[int, ...] = (),
+                  clear_path: bool = False) -> tuple[float, float]:
+        """A free (x, y) on the table between min_distance and max_distance from `away_from`;
+        with clear_path, nothing stands in the corridor from `away_from` to it either (an object
+        slid along the table)."""
         c = self.config
         for _ in range(400):
             x = self._uniform((c.workspace_x[0] + radius, c.workspace_x[1] - radius))
             y = self._uniform((c.workspace_y[0] + radius, c.workspace_y[1] - radius))
             distance = math.hypot(x - away_from[0], y - away_from[1])
-            if min_distance <= distance <= max_distance and self.is_free(x, y, radius, ignore):
-                return (x, y)
+            if not (min_distance <= distance <= max_distance and self.is_free(x, y, radius, ignore)):
+                continue
+            if clear_path and not self._corridor_free(away_from, (x, y), radius, ignore):
+                continue
+            start = np.asarray(away_from, float) if clear_path else np.array([x, y])
+            self._reserved.append((start, np.array([x, y]), radius))
+            return (x, y)
         raise UserError("scene sampling: no free destination on the table; widen SceneConfig.workspace_*")
+
+    def _corridor_free(self, start, end, radius: float, ignore: tuple[int, ...]) -> bool:
+        start, end = np.asarray(start, float), np.asarray(end, float)
+        for other in self._entities:
+            if other.kind in (KIND_HAND, KIND_SURFACE) or other.id in ignore:
+                continue
+            gap = _segment_distance(np.asarray(other.position[:2]), start, end)
+            if gap < radius + other.footprint_radius + self.config.placement_clearance_m:
+                return False
+        return True
 
     def place_inside(self, spec: EntitySpec, container: EntitySpec) -> EntitySpec:
         """Put `spec` on the floor of `container`, near its centre."""

@@ -125,7 +125,8 @@ def slide(builder: SceneBuilder, rng: np.random.Generator, config: SceneConfig):
     builder.add_table()
     obj = builder.place_on_table(builder.object_spec(roles.MANIPULATED_OBJECT, (CUBE, CYLINDER)),
                                  _side_region(hand.side, config))
-    destination = builder.free_spot(obj.footprint_radius, obj.position[:2], 0.12, 0.25, ignore=(obj.id,))
+    destination = builder.free_spot(obj.footprint_radius, obj.position[:2], 0.12, 0.25, ignore=(obj.id,),
+                                    clear_path=True)
     phases = _pick_phases(rng, hand.id, obj.id) + [
         p.hold(hand.id, _jitter(rng, 0.2)),
         p.transport(hand.id, p.fixed_point(*destination), _jitter(rng, 1.1), primitive="slide"),
