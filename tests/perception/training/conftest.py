@@ -6,6 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
+from predrel_ros.controlled.testing import controlled_dataset  # noqa: F401  (a fixture)
 from predrel_ros.perception.training.data import LabelledImage
 
 SYNTHETIC_CLASSES = ("box", "disc", "bar")
@@ -85,7 +86,7 @@ def write_synthetic_dataset(root, frames_per_episode: int = 4, episodes_per_spli
                                split=split)
             write_episode(root / "episodes" / name, meta, frames)
             manifest.append({"name": name, "split": split})
-    write_manifest(root, {"episodes": manifest, "command": "synthetic test dataset"})
+    write_manifest(root, {"episodes": manifest, "description": "synthetic test dataset"})
     return root
 
 

@@ -42,3 +42,22 @@ def test_role_map_takes_each_class_usual_role(synthetic_dataset):
 
     assert dataset_role_map(open_dataset(synthetic_dataset), ["bar", "box", "disc", "unseen"]) == {
         "bar": "manipulated_object", "box": "manipulated_object", "disc": "manipulated_object"}
+
+
+def test_controlled_set_classes_roles_and_recipe(controlled_dataset):
+    from predrel_ros.controlled.scene import CLASS_LABELS
+    from predrel_ros.perception.training.dataset_frames import dataset_role_map, generation_command
+
+    dataset = open_dataset(controlled_dataset)
+    classes = dataset_classes(dataset)
+    assert classes == list(CLASS_LABELS) and "hand" in classes
+    roles = dataset_role_map(dataset, classes, split=None)
+    assert "hand" not in roles  # a generic hand: the pipeline gives each hand track its side
+    assert roles["table"] == "surface"
+    assert all(roles[label] == "container" for label in ("box", "bowl") if label in roles)
+    command = generation_command(dataset)
+    assert command.startswith(f"predrel dataset generate --episodes {len(dataset)} --seed 0 --out {controlled_dataset}")
+    assert "--size 128x96" in command
+    sample = next(labelled_frames(dataset.episodes(), classes))
+    assert sample.image.shape == (96, 128, 3) and sample.masks.shape[1:] == (96, 128)
+    assert classes.index("table") in sample.labels.tolist()

@@ -221,7 +221,7 @@ def _fit(args: argparse.Namespace) -> int:
 
     from predrel_ros.benchmarks.report import hardware
     from predrel_ros.errors import UserError
-    from predrel_ros.perception.training.dataset_frames import dataset_classes
+    from predrel_ros.perception.training.dataset_frames import dataset_classes, generation_command
     from predrel_ros.perception.training.network import NetworkConfig
     from predrel_ros.perception.training.trainer import TrainConfig, train
 
@@ -257,7 +257,9 @@ def _fit(args: argparse.Namespace) -> int:
         "data": {"path": str(args.data), "episodes": {s: len(dataset.names(s)) for s in ("train", "val", "test")},
                  "train_frame_step": args.train_frame_step, "val_frame_step": args.val_frame_step,
                  "train_frames": len(train_images), "val_frames": len(validation_images),
-                 "generate_command": manifest.get("command"), "description": manifest.get("description")},
+                 "generate_command": generation_command(dataset),
+                 "description": manifest.get("description", "controlled manipulation set"
+                                             if manifest.get("generator") == "predrel_ros.controlled" else "")},
     }
     (Path(args.out) / RUN_FILE).write_text(json.dumps(run, indent=1) + "\n")
     print(f"best epoch {result.best_epoch}: {result.best_validation.get('box_ap50')} box AP50, "

@@ -1,9 +1,9 @@
 """Labelled frames from a dataset folder (`predrel_ros.io.dataset`, e.g. the controlled set).
 
 Each ground-truth entity whose label is one of the detector's classes becomes an instance with its
-visible mask; entities of other labels are left out. The class list defaults to the sorted labels
-found in the training split (for the controlled set: bar, bowl, box, cube, cylinder, hand, table:
-one hand class, the side of a hand is its role, not its appearance). For evaluation under an image
+visible mask; entities of other labels are left out. The class list is the manifest's (the
+controlled set: hand, cube, cylinder, bar, box, bowl, table; one hand class, the side of a hand is
+its role, not its appearance), else the sorted labels found in the training split. For evaluation under an image
 degradation the frame is degraded as the replay node does (`Degrader.apply_image`, occluders placed
 on the ground-truth entities), while the ground truth stays that of the clean frame.
 `dataset_role_map` gives the roles.yaml of a model trained on the dataset.
@@ -20,11 +20,31 @@ from predrel_ros.perception.training.data import LabelledImage
 
 
 def dataset_classes(dataset: Dataset, split: str = "train") -> list[str]:
-    """Sorted labels of the entities in `split` (from the episodes' label tables)."""
+    """The detector classes of a dataset: the manifest's `classes` list when it has one (the
+    controlled set's CLASS_LABELS), else the sorted labels of the entities in `split`."""
+    declared = dataset.manifest.get("classes")
+    if declared:
+        return [str(name) for name in declared]
     labels = sorted({label for episode in dataset.episodes(split) for label in episode.labels})
     if not labels:
         raise UserError(f"dataset {dataset.root}: the {split} split has no labelled entities")
     return labels
+
+
+def generation_command(dataset: Dataset) -> str | None:
+    """The `predrel dataset generate` command that recreates a controlled dataset, from its manifest."""
+    manifest = dataset.manifest
+    if manifest.get("generator") != "predrel_ros.controlled":
+        return None
+    config = manifest.get("config", {})
+    parts = [f"predrel dataset generate --episodes {len(manifest['episodes'])} --seed {manifest['seed']}",
+             f"--out {dataset.root}"]
+    if "width" in config and "height" in config:
+        parts.append(f"--size {config['width']}x{config['height']}")
+    for key in ("fps", "frames", "camera"):
+        if key in config:
+            parts.append(f"--{key} {config[key]}")
+    return " ".join(parts)
 
 
 def dataset_role_map(dataset: Dataset, class_names: Sequence[str], split: str = "train") -> dict[str, str]:

@@ -77,7 +77,7 @@ def render(model_name: str, class_names: Sequence[str], run: dict, export: dict,
     ]
     data = run["data"]
     lines += [
-        f"- dataset: `{data['path']}` ({data.get('description', 'controlled manipulation set')}); "
+        f"- dataset: `{data['path']}` ({data.get('description') or 'dataset folder'}); "
         f"{data['episodes']['train']} train / {data['episodes']['val']} val / {data['episodes']['test']} test episodes "
         "(split by episode).",
         f"- frames used: every {data['train_frame_step']}th train frame ({data['train_frames']} frames), "

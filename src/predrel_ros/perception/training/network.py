@@ -23,7 +23,8 @@ class NetworkConfig:
 
     stage_widths / stage_depths: channels and residual blocks of the five backbone stages (strides
     2, 4, 8, 16, 32). neck_width: channels of the pyramid levels. head_width: channels inside each
-    head branch. num_prototypes: mask prototypes (32 in the YOLO-seg layout).
+    head branch. proto_width: channels of the prototype branch (it runs at stride 4, where every
+    channel is costly). num_prototypes: mask prototypes (32 in the YOLO-seg layout).
     """
 
     num_classes: int
@@ -31,6 +32,7 @@ class NetworkConfig:
     stage_depths: tuple[int, ...] = (0, 1, 2, 2, 1)
     neck_width: int = 64
     head_width: int = 48
+    proto_width: int = 32
     num_prototypes: int = 32
 
     def __post_init__(self) -> None:
@@ -41,7 +43,7 @@ class NetworkConfig:
                              f"got {len(self.stage_widths)} and {len(self.stage_depths)}")
         if min(self.stage_widths) < 1 or min(self.stage_depths) < 0:
             raise ValueError("NetworkConfig.stage_widths must be >= 1 and stage_depths >= 0")
-        for name in ("neck_width", "head_width", "num_prototypes"):
+        for name in ("neck_width", "head_width", "proto_width", "num_prototypes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"NetworkConfig.{name} must be >= 1, got {getattr(self, name)}")
 
@@ -156,8 +158,9 @@ class SegmentationNet(nn.Module):
         self.smooth = nn.ModuleList(ConvBnAct(neck, neck) for _ in range(2))  # after each top-down merge
         self.heads = nn.ModuleList(Head(neck, config.head_width, config.num_classes, config.num_prototypes, s)
                                    for s in HEAD_STRIDES)
-        self.proto = nn.Sequential(ConvBnAct(neck, neck), nn.Upsample(scale_factor=2, mode="nearest"),
-                                   ConvBnAct(neck, neck), ConvBnAct(neck, config.num_prototypes, 1))
+        proto = config.proto_width
+        self.proto = nn.Sequential(ConvBnAct(neck, proto), nn.Upsample(scale_factor=2, mode="nearest"),
+                                   ConvBnAct(proto, proto), ConvBnAct(proto, config.num_prototypes, 1))
 
     def pyramid(self, images: torch.Tensor) -> list[torch.Tensor]:
         """Feature maps at strides 8, 16, 32 after the top-down merge."""
