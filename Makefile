@@ -36,7 +36,8 @@ help:
 
 setup: $(BUILD_STAMP)
 
-$(VENV_STAMP): requirements.txt setup.py scripts/bootstrap.sh scripts/apt-packages.txt scripts/fix_wheel_cmake_paths.py
+$(VENV_STAMP): requirements.txt setup.py scripts/bootstrap.sh scripts/apt-install.sh scripts/apt-packages.txt \
+  scripts/fix_wheel_cmake_paths.py
 	bash scripts/bootstrap.sh
 	touch $@
 

@@ -22,23 +22,7 @@ exec 9>"$ROOT/.setup.lock"
 flock 9
 
 # --- Debian packages ------------------------------------------------------------------------------
-as_root() {
-  if [ "$(id -u)" = 0 ]; then "$@"
-  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo "$@"
-  else die "need root to run: $*"
-  fi
-}
-apt_install() {  # apt_install PKG...: install the packages that dpkg does not list as installed
-  local missing=() pkg
-  for pkg in "$@"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  command -v apt-get >/dev/null || die "missing system packages ${missing[*]} and no apt-get: install them by hand"
-  say "apt-get install ${missing[*]}"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
+apt_install() { bash "$ROOT/scripts/apt-install.sh" "$@" || die "could not install Debian packages $*"; }
 mapfile -t APT_PACKAGES < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$ROOT/scripts/apt-packages.txt" | grep -v '^$')
 if command -v dpkg-query >/dev/null; then
   apt_install "${APT_PACKAGES[@]}"
@@ -60,7 +44,7 @@ if [ ! -x "$VENV/bin/python" ]; then
       fi
     done
   fi
-  if [ -z "$PY" ] && command -v apt-get >/dev/null && apt-cache show python3.11 >/dev/null 2>&1; then
+  if [ -z "$PY" ] && command -v apt-get >/dev/null; then  # Debian 12 has it; later releases may not
     apt_install python3.11 python3.11-venv python3.11-dev
     PY=/usr/bin/python3.11
   fi
