@@ -66,8 +66,9 @@ pip_install() {  # quiet, except for errors (and without warnings about absent l
 }
 say "pip install -r requirements.txt"
 pip_install -r "$ROOT/requirements.txt" || die "pip install failed"
+# install_requires of setup.py that requirements.txt does not pin yet still get installed here
 say "pip install -e . (predrel_ros, pure Python part)"
-pip_install --no-deps --no-build-isolation -e "$ROOT" || die "pip install -e . failed"
+pip_install --no-build-isolation -e "$ROOT" || die "pip install -e . failed"
 
 # --- the wheels' CMake files name the build machine's include directories -------------------------
 "$VPY" "$ROOT/scripts/fix_wheel_cmake_paths.py" || die "fixing the wheels' CMake paths failed"
