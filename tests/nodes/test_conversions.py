@@ -223,7 +223,7 @@ def entities(draw, height=30, width=40):
         centroid.append(draw(st.floats(0.125, 10, width=32)))
     elif depth_kind == "point3d":
         point3d = [draw(st.floats(-5, 5, width=32)) for _ in range(3)]
-    return Entity(id=draw(st.integers(0, 2**31 - 1)), label=draw(st.text(st.characters(exclude_characters="\x00"), max_size=8)),
+    return Entity(id=draw(st.integers(0, 2**31 - 1)), label=draw(st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=8)),
                   role=draw(st.sampled_from(["left_hand", "manipulated_object", "container", "surface"])),
                   box=np.float32([x1, y1, x1 + draw(f32), y1 + draw(f32)]), mask=mask, score=draw(unit32),
                   visibility=draw(unit32), track_quality=draw(unit32), mask_quality=draw(unit32),
@@ -265,6 +265,13 @@ def test_entity_without_depth_sends_nan():
 def test_entity_label_with_a_nul_is_refused():
     with pytest.raises(ValueError, match="Entity 1: label 'a\\\\x00b' contains a NUL character"):
         conversions.entity_to_msg(Entity(1, "a\x00b", "manipulated_object", (0, 0, 2, 2)))
+
+
+def test_entity_label_that_is_not_utf8_text_is_refused():
+    with pytest.raises(ValueError, match="Entity 1: label '\\\\ud800' is not valid UTF-8 text"):
+        conversions.entity_to_msg(Entity(1, "\ud800", "manipulated_object", (0, 0, 2, 2)))
+    with pytest.raises(ValueError, match="PredicateArray.source 'a\\\\x00' contains a NUL character"):
+        conversions.predicates_to_msg([], frame_index=0, source="a\x00")
 
 
 def test_entity_mask_of_another_size_is_refused():

@@ -6,7 +6,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from predrel_ros.nodes.testing import require_ros, spin_until
+from predrel_ros.nodes.runtime import spin_until
+from predrel_ros.nodes.testing import require_ros
 
 require_ros()
 

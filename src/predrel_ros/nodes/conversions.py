@@ -178,6 +178,16 @@ def camera_info_to_intrinsics(msg: CameraInfo) -> np.ndarray:
     return k
 
 
+def _check_ros_string(value: str, field: str) -> None:
+    """ROS strings are UTF-8 without NUL characters."""
+    if "\x00" in value:
+        raise ValueError(f"{field} {value!r} contains a NUL character, which ROS strings cannot carry")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(f"{field} {value!r} is not valid UTF-8 text: {error.reason}") from None
+
+
 # ---------------------------------------------------------------------------------------- masks
 
 
@@ -212,9 +222,7 @@ def mask_from_msg(msg: EntityMsg, height: int, width: int) -> np.ndarray | None:
 
 def entity_to_msg(entity: Entity) -> EntityMsg:
     """Entity message of `entity`; its attributes dict is not carried."""
-    if "\x00" in entity.label:
-        raise ValueError(f"Entity {entity.id}: label {entity.label!r} contains a NUL character, which ROS "
-                         f"strings cannot carry")
+    _check_ros_string(entity.label, f"Entity {entity.id}: label")
     msg = EntityMsg()
     msg.id = int(entity.id)
     msg.label = entity.label
@@ -260,6 +268,7 @@ def entities_to_msg(entities: Iterable[Entity], *, frame_index: int, image_width
     if header is not None:
         msg.header = header
     msg.frame_index = int(frame_index)
+    _check_ros_string(source, "EntityArray.source")
     msg.source = source
     msg.image_width, msg.image_height = int(image_width), int(image_height)
     msg.degradation = degradation if degradation is not None else degradation_to_msg("none", 0)
@@ -321,6 +330,7 @@ def predicates_to_msg(estimates: Iterable[PredicateEstimate], *, frame_index: in
     if header is not None:
         msg.header = header
     msg.frame_index = int(frame_index)
+    _check_ros_string(source, "PredicateArray.source")
     msg.source = source
     msg.degradation = degradation if degradation is not None else degradation_to_msg("none", 0)
     msg.predicates = [predicate_to_msg(estimate) for estimate in estimates]

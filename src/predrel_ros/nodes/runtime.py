@@ -4,11 +4,13 @@ rclpy is initialised, the node is built, spun by a SingleThreadedExecutor (rclpy
 MultiThreadedExecutor busy-loops) until SIGINT or SIGTERM (Ctrl-C, ros2 launch, `stop_node`), and
 then destroyed and shut down in order, so a node can still log its summary from `destroy_node`.
 A `UserError` while building the node (a bad parameter) is printed without a traceback, exit 1.
+`spin_until` spins an executor until a condition holds (tools and tests that wait for messages).
 """
 from __future__ import annotations
 
 import signal
 import sys
+import time
 from typing import Callable
 
 #: the longest time Python waits inside rcl before it can act on a signal
@@ -55,3 +57,14 @@ def run_node(make_node: Callable[[], object], args: list[str] | None = None) -> 
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+def spin_until(executor, condition: Callable[[], bool], timeout_s: float) -> bool:
+    """Spin `executor` until `condition()` holds or `timeout_s` passes; returns `condition()`."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return condition()
+        executor.spin_once(timeout_sec=min(0.05, remaining))
+    return True

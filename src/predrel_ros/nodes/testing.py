@@ -13,9 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 import tempfile
-import time
 from pathlib import Path
-from typing import Callable
 
 #: set by `make test` and CI: ROS tests must run, a missing build is an error and not a skip
 REQUIRE_ROS_VARIABLE = "PREDREL_REQUIRE_ROS"
@@ -81,14 +79,3 @@ class PrivateDomain:
 
     def __exit__(self, *exc) -> None:
         self.release()
-
-
-def spin_until(executor, condition: Callable[[], bool], timeout_s: float) -> bool:
-    """Spin `executor` until `condition()` holds or `timeout_s` passes; returns `condition()`."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return condition()
-        executor.spin_once(timeout_sec=min(0.05, remaining))
-    return True

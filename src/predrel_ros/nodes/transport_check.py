@@ -93,7 +93,7 @@ def measure(args: argparse.Namespace) -> dict:
     from predrel_ros.msg import PredicateArray
     from predrel_ros.nodes import conversions, dds, processes
     from predrel_ros.nodes.echo_node import ECHO_QOS
-    from predrel_ros.nodes.testing import spin_until
+    from predrel_ros.nodes.runtime import spin_until
 
     encoding = conversions.image_encoding(args.encoding)
     rng = np.random.default_rng(args.seed)
