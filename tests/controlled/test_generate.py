@@ -94,6 +94,14 @@ def test_generate_command_refuses_a_used_folder(tmp_path, capsys):
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
+def test_generate_refuses_too_few_frames_before_any_work(tmp_path, capsys):
+    out = tmp_path / "set"
+    assert predrel(["dataset", "generate", "--episodes", "3", "--seed", "0", "--out", str(out),
+                    "--frames", "24", "--templates", "insert,handover"]) == 1
+    assert "--frames 28" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_generate_command_writes_a_folder_dataset(tmp_path, capsys):
     out = tmp_path / "set"
     assert predrel(["dataset", "generate", "--episodes", "2", "--seed", "5", "--out", str(out), "--size", "64x48",

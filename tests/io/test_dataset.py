@@ -98,3 +98,9 @@ def test_frames_without_ground_truth_round_trip(tmp_path, synthetic):
     read = list(EpisodeReader(tmp_path / "ep").frames())
     assert read[0].entities is None and read[0].predicates is None and read[0].primitive is None
     assert read[1].depth is None
+
+
+def test_bag_only_episodes_point_to_their_bag(tmp_path):
+    write_manifest(tmp_path, {"episodes": [{"name": "ep0", "split": "train", "paths": {"mcap": "bags/ep0"}}]})
+    with pytest.raises(UserError, match="not written as a dataset folder.*bags/ep0"):
+        open_dataset(tmp_path).episode("ep0")

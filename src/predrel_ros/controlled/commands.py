@@ -87,7 +87,8 @@ def _generate(args: argparse.Namespace) -> int:
     data = json.loads(manifest.read_text())
     frames = sum(e["num_frames"] for e in data["episodes"])
     sizes = ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in data["mean_bytes_per_episode"].items())
-    print(f"wrote {len(data['episodes'])} episodes ({frames} frames) to {args.out} in {seconds:.1f} s "
+    count = len(data["episodes"])
+    print(f"wrote {count} episode{'s' if count != 1 else ''} ({frames} frames) to {args.out} in {seconds:.1f} s "
           f"({frames / seconds:.1f} frames/s); per episode on disk: {sizes}", file=sys.stderr)
     return 0
 

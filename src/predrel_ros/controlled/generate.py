@@ -27,7 +27,7 @@ import numpy as np
 from predrel_ros import __version__
 from predrel_ros.controlled.config import GenerationConfig
 from predrel_ros.controlled.scene import CLASS_LABELS
-from predrel_ros.controlled.templates import TEMPLATES
+from predrel_ros.controlled.templates import TEMPLATES, allocate_frames, build_script
 from predrel_ros.errors import UserError
 from predrel_ros.io.dataset import EPISODES_DIR, MANIFEST_FILE, SPLITS, write_episode, write_manifest
 from predrel_ros.io.frame import PRIMITIVE_LABELS
@@ -125,6 +125,8 @@ def generate_dataset(out: Path | str, episodes: int, seed: int, config: Generati
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, got {jobs}")
     plans = plan_dataset(episodes, seed, templates)
+    for plan in plans:  # refuse an impossible episode length before any work (scripts are cheap)
+        allocate_frames(build_script(plan.template, plan.seed, config.scene).phases, config.frames)
     out.mkdir(parents=True, exist_ok=True)
     try:
         summaries = _run(plans, out, config, jobs, progress)

@@ -463,7 +463,13 @@ class Dataset:
     def episode(self, name: str) -> EpisodeReader:
         if name not in self.names():
             raise UserError(f"dataset {self.root} has no episode {name!r}")
-        return EpisodeReader(self.root / EPISODES_DIR / name)
+        directory = self.root / EPISODES_DIR / name
+        if not directory.is_dir():
+            entry = next(e for e in self.manifest["episodes"] if e["name"] == name)
+            others = ", ".join(str(self.root / path) for path in entry.get("paths", {}).values())
+            raise UserError(f"episode {name!r} was not written as a dataset folder"
+                            + (f"; it is in {others} (read bags with predrel_ros.io.bag.BagReader)" if others else ""))
+        return EpisodeReader(directory)
 
     def episodes(self, split: str | None = None) -> list[EpisodeReader]:
         """Episode readers of one split (or of all episodes), in manifest order."""
