@@ -80,6 +80,14 @@ def _carry_phases(rng, hand: int, destination, support, primitive: str = "place"
             p.lower_onto(hand, support, primitive, _jitter(rng, 0.55)), p.hold(hand, _jitter(rng, 0.2))]
 
 
+def _pick_and_carry(rng, hand: int, obj: int, destination, support, primitive: str,
+                    lift_primitive: str = "lift") -> list[p.Phase]:
+    """The whole script of a one-hand move: pick `obj`, carry it onto `support` above
+    `destination`, let go and go back to rest."""
+    return (_pick_phases(rng, hand, obj) + _carry_phases(rng, hand, destination, support, primitive, lift_primitive)
+            + _finish_phases(rng, hand))
+
+
 def _finish_phases(rng, hand: int) -> list[p.Phase]:
     return [p.release(hand, _jitter(rng, 0.3)), p.retreat(hand, _jitter(rng, 0.7)), p.idle(_jitter(rng, 0.3))]
 
@@ -114,10 +122,7 @@ def pick_and_place(builder: SceneBuilder, rng: np.random.Generator, config: Scen
     builder.add_table()
     obj = builder.place_on_table(builder.object_spec(roles.MANIPULATED_OBJECT), _side_region(hand.side, config))
     destination = builder.free_spot(obj.footprint_radius, obj.position[:2], 0.14, 0.32, ignore=(obj.id,))
-    phases = (_pick_phases(rng, hand.id, obj.id)
-              + _carry_phases(rng, hand.id, p.fixed_point(*destination), p.table_top, "place")
-              + _finish_phases(rng, hand.id))
-    return OBJECT_SURFACE, phases
+    return OBJECT_SURFACE, _pick_and_carry(rng, hand.id, obj.id, p.fixed_point(*destination), p.table_top, "place")
 
 
 def slide(builder: SceneBuilder, rng: np.random.Generator, config: SceneConfig):
@@ -141,10 +146,8 @@ def insert(builder: SceneBuilder, rng: np.random.Generator, config: SceneConfig)
     container = builder.place_on_table(builder.container_spec())
     obj = builder.place_on_table(builder.object_spec(roles.MANIPULATED_OBJECT, (CUBE, CYLINDER)),
                                  _side_region(hand.side, config), away_from=container.position[:2], min_distance=0.2)
-    phases = (_pick_phases(rng, hand.id, obj.id)
-              + _carry_phases(rng, hand.id, p.centre_of(container.id), p.floor_of(container.id), "insert")
-              + _finish_phases(rng, hand.id))
-    return OBJECT_CONTAINER, phases
+    return OBJECT_CONTAINER, _pick_and_carry(rng, hand.id, obj.id, p.centre_of(container.id),
+                                             p.floor_of(container.id), "insert")
 
 
 def remove(builder: SceneBuilder, rng: np.random.Generator, config: SceneConfig):
@@ -153,10 +156,8 @@ def remove(builder: SceneBuilder, rng: np.random.Generator, config: SceneConfig)
     container = builder.place_on_table(builder.container_spec(), _side_region(hand.side, config))
     obj = builder.place_inside(builder.object_spec(roles.MANIPULATED_OBJECT, (CUBE, CYLINDER)), container)
     destination = builder.free_spot(obj.footprint_radius, container.position[:2], 0.18, 0.34)
-    phases = (_pick_phases(rng, hand.id, obj.id)
-              + _carry_phases(rng, hand.id, p.fixed_point(*destination), p.table_top, "place", lift_primitive="remove")
-              + _finish_phases(rng, hand.id))
-    return OBJECT_CONTAINER, phases
+    return OBJECT_CONTAINER, _pick_and_carry(rng, hand.id, obj.id, p.fixed_point(*destination), p.table_top,
+                                             "place", lift_primitive="remove")
 
 
 def stack(builder: SceneBuilder, rng: np.random.Generator, config: SceneConfig):
@@ -165,10 +166,7 @@ def stack(builder: SceneBuilder, rng: np.random.Generator, config: SceneConfig):
     base = builder.place_on_table(builder.object_spec(roles.TARGET, (CUBE,)), yaw_range=0.4)
     obj = builder.place_on_table(builder.object_spec(roles.MANIPULATED_OBJECT, (CUBE, CYLINDER)),
                                  _side_region(hand.side, config), away_from=base.position[:2], min_distance=0.15)
-    phases = (_pick_phases(rng, hand.id, obj.id)
-              + _carry_phases(rng, hand.id, p.centre_of(base.id), p.top_of(base.id), "stack")
-              + _finish_phases(rng, hand.id))
-    return OBJECT_OBJECT, phases
+    return OBJECT_OBJECT, _pick_and_carry(rng, hand.id, obj.id, p.centre_of(base.id), p.top_of(base.id), "stack")
 
 
 def unstack(builder: SceneBuilder, rng: np.random.Generator, config: SceneConfig):
@@ -178,10 +176,7 @@ def unstack(builder: SceneBuilder, rng: np.random.Generator, config: SceneConfig
                                   yaw_range=0.4)
     obj = builder.place_on(builder.object_spec(roles.MANIPULATED_OBJECT, (CUBE,)), base)
     destination = builder.free_spot(obj.footprint_radius, base.position[:2], 0.15, 0.3)
-    phases = (_pick_phases(rng, hand.id, obj.id)
-              + _carry_phases(rng, hand.id, p.fixed_point(*destination), p.table_top, "place")
-              + _finish_phases(rng, hand.id))
-    return OBJECT_OBJECT, phases
+    return OBJECT_OBJECT, _pick_and_carry(rng, hand.id, obj.id, p.fixed_point(*destination), p.table_top, "place")
 
 
 def handover(builder: SceneBuilder, rng: np.random.Generator, config: SceneConfig):
