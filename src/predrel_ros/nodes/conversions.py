@@ -7,7 +7,8 @@ the pixels. No cv_bridge is needed (the ROS 2 one is not installable from PyPI a
 
 Records: `Entity` <-> `predrel_ros/Entity` (masks as run-length encoding over their bounding crop,
 `predrel_ros.masks`), `PredicateEstimate` <-> `predrel_ros/Predicate`, their arrays, degradations
-<-> `predrel_ros/DegradationState`, and `sensor_msgs/CameraInfo` -> intrinsic matrix K.
+<-> `predrel_ros/DegradationState`, `predrel_ros/FrameInfo`, `predrel_ros/ActionEstimate`,
+`sensor_msgs/CameraInfo` <-> intrinsics, and header stamps <-> nanoseconds.
 
 Bad input raises `ValueError` naming the message field at fault.
 """
@@ -24,7 +25,9 @@ from std_msgs.msg import Header
 
 from predrel_ros import masks
 from predrel_ros.entities import Entity
-from predrel_ros.msg import DegradationState, EntityArray, Predicate, PredicateArray
+from predrel_ros.degradations.table import KINDS, NONE
+from predrel_ros.io.frame import CameraIntrinsics
+from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, FrameInfo, Predicate, PredicateArray
 from predrel_ros.msg import Entity as EntityMsg
 from predrel_ros.predicates.estimate import EVIDENCE_FACTORS, PredicateEstimate
 
@@ -164,6 +167,24 @@ def depth_image_to_metres(msg: Image) -> np.ndarray:
                      f"mono16 or 32FC1")
 
 
+def intrinsics_to_camera_info(camera: CameraIntrinsics, header: Header | None = None) -> CameraInfo:
+    """CameraInfo of pinhole intrinsics (R identity, P = [K | 0]); frame_id from the header if given,
+    else the camera's."""
+    msg = CameraInfo()
+    if header is not None:
+        msg.header = header
+    if not msg.header.frame_id:
+        msg.header.frame_id = camera.frame_id
+    msg.width, msg.height = int(camera.width), int(camera.height)
+    msg.distortion_model = camera.distortion_model
+    msg.d = [float(v) for v in camera.distortion]
+    K = camera.K
+    msg.k = K.reshape(9).tolist()
+    msg.r = np.eye(3).reshape(9).tolist()
+    msg.p = np.hstack([K, np.zeros((3, 1))]).reshape(12).tolist()
+    return msg
+
+
 def camera_info_to_intrinsics(msg: CameraInfo) -> np.ndarray:
     """3 x 3 intrinsic matrix K (float64) of the (raw) image described by `msg`."""
     k = np.asarray(msg.k, dtype=np.float64)
@@ -186,6 +207,27 @@ def _check_ros_string(value: str, field: str) -> None:
         value.encode("utf-8")
     except UnicodeEncodeError as error:
         raise ValueError(f"{field} {value!r} is not valid UTF-8 text: {error.reason}") from None
+
+
+def camera_info_check(msg: CameraInfo, image_width: int, image_height: int) -> np.ndarray:
+    """K of `msg` after checking that it describes an image of the given size."""
+    if (int(msg.width), int(msg.height)) != (image_width, image_height):
+        raise ValueError(f"CameraInfo is for {msg.width}x{msg.height} images, the image is "
+                         f"{image_width}x{image_height}")
+    return camera_info_to_intrinsics(msg)
+
+
+# -------------------------------------------------------------------------------------- headers
+
+def stamp_to_ns(header: Header) -> int:
+    """header.stamp in nanoseconds."""
+    return int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
+
+
+def header_at(stamp_ns: int, frame_id: str) -> Header:
+    header = Header(frame_id=frame_id)
+    header.stamp.sec, header.stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
+    return header
 
 
 # ---------------------------------------------------------------------------------------- masks
@@ -393,3 +435,73 @@ def degradation_from_msg(msg: DegradationState) -> DegradationInfo:
         raise ValueError(f"DegradationState.severity must lie in 0..{MAX_SEVERITY}, got {msg.severity}")
     return DegradationInfo(kind=msg.kind or NO_DEGRADATION, severity=int(msg.severity), seed=int(msg.seed),
                            parameters=dict(zip(names, values)))
+
+
+def degradation_kind_check(info: DegradationInfo) -> DegradationInfo:
+    """`info` if its kind is one of the project's degradation kinds (or none), else ValueError."""
+    if info.kind not in KINDS + (NONE,):
+        raise ValueError(f"DegradationState.kind {info.kind!r} is not one of {(NONE,) + KINDS}")
+    if info.kind == NONE and info.severity != 0:
+        raise ValueError(f"DegradationState.kind none must have severity 0, got {info.severity}")
+    return info
+
+
+# ------------------------------------------------------------------------------------ frame info
+
+#: FrameInfo.action values (predrel_ros.degradations.FrameAction)
+FRAME_ACTIONS = ("deliver", "repeat", "drop")
+
+
+@dataclass(frozen=True)
+class FrameInfoData:
+    """The content of a FrameInfo message."""
+
+    stamp_ns: int
+    frame_id: str
+    frame_index: int
+    source: str
+    action: str
+    source_index: int
+    degradation: DegradationInfo
+    degradation_msg: DegradationState  # as received, to pass on unchanged (EntityArray.degradation)
+
+
+def frame_info_to_msg(header: Header, frame_index: int, source: str, action: str, source_index: int,
+                      degradation: DegradationState) -> FrameInfo:
+    if action not in FRAME_ACTIONS:
+        raise ValueError(f"FrameInfo.action must be one of {FRAME_ACTIONS}, got {action!r}")
+    msg = FrameInfo(header=header, frame_index=int(frame_index), source=source, action=action,
+                    source_index=int(source_index))
+    msg.degradation = degradation
+    return msg
+
+
+def frame_info_from_msg(msg: FrameInfo) -> FrameInfoData:
+    """The content of `msg`, validated (action, degradation kind and severity), else ValueError."""
+    if msg.action not in FRAME_ACTIONS:
+        raise ValueError(f"FrameInfo.action must be one of {FRAME_ACTIONS}, got {msg.action!r}")
+    degradation = degradation_kind_check(degradation_from_msg(msg.degradation))
+    return FrameInfoData(stamp_ns=stamp_to_ns(msg.header), frame_id=msg.header.frame_id,
+                         frame_index=int(msg.frame_index), source=msg.source, action=msg.action,
+                         source_index=int(msg.source_index), degradation=degradation,
+                         degradation_msg=msg.degradation)
+
+
+# ---------------------------------------------------------------------------------------- action
+
+def action_to_msg(frame_index: int, class_names: Sequence[str], probabilities: Sequence[float],
+                  trusted: bool = True, reason: str = "", header: Header | None = None) -> ActionEstimate:
+    """ActionEstimate of a probability per class; the primitive is the most probable class."""
+    probabilities = np.asarray(probabilities, dtype=np.float64)
+    if len(class_names) == 0 or probabilities.shape != (len(class_names),):
+        raise ValueError(f"ActionEstimate needs one probability per class name, got {len(class_names)} names "
+                         f"and {probabilities.shape} probabilities")
+    if not np.all(np.isfinite(probabilities)) or probabilities.min() < 0:
+        raise ValueError(f"ActionEstimate probabilities must be finite and >= 0, got {probabilities.tolist()}")
+    best = int(np.argmax(probabilities))
+    msg = ActionEstimate(frame_index=int(frame_index), primitive=class_names[best],
+                         probability=float(probabilities[best]), class_names=list(class_names),
+                         probabilities=probabilities.astype(np.float32), trusted=bool(trusted), reason=reason)
+    if header is not None:
+        msg.header = header
+    return msg

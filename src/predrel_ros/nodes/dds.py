@@ -31,7 +31,7 @@ def shipped_profile() -> Path:
         from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
         try:
             candidates.append(Path(get_package_share_directory(PACKAGE)) / "config" / PROFILE_FILE)
-        except PackageNotFoundError:
+        except (PackageNotFoundError, OSError):  # OSError: no AMENT_PREFIX_PATH (env script not sourced)
             pass
     except ImportError:
         pass

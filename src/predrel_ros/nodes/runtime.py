@@ -4,6 +4,8 @@ rclpy is initialised, the node is built, spun by a SingleThreadedExecutor (rclpy
 MultiThreadedExecutor busy-loops) until SIGINT or SIGTERM (Ctrl-C, ros2 launch, `stop_node`), and
 then destroyed and shut down in order, so a node can still log its summary from `destroy_node`.
 A `UserError` while building the node (a bad parameter) is printed without a traceback, exit 1.
+A node ends the loop itself by setting its attribute `exit_code` (e.g. a replay that played its
+last frame): `run_node` then shuts down the same way and returns that code.
 `spin_until` spins an executor until a condition holds (tools and tests that wait for messages).
 """
 from __future__ import annotations
@@ -46,7 +48,7 @@ def run_node(make_node: Callable[[], object], args: list[str] | None = None) -> 
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     try:
-        while rclpy.ok():
+        while rclpy.ok() and getattr(node, "exit_code", None) is None:
             executor.spin_once(timeout_sec=SPIN_PERIOD_S)
     except KeyboardInterrupt:
         pass
@@ -56,7 +58,7 @@ def run_node(make_node: Callable[[], object], args: list[str] | None = None) -> 
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
-    return 0
+    return getattr(node, "exit_code", None) or 0
 
 
 def spin_until(executor, condition: Callable[[], bool], timeout_s: float) -> bool:
