@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "generate the controlled manipulation set (MuJoCo) and count its predicates"),
     "detect": ("predrel_ros.perception.detect_command",
                "detect, segment and track entities in a video, bag or folder; JSON + overlays per frame"),
+    "run": ("predrel_ros.nodes.runner",
+            "start the nodes of a run file as processes (the graph a launch file starts), stop them together"),
     "track-eval": ("predrel_ros.perception.tracking_evaluation",
                    "tracker IDF1 and identity switches on controlled episodes, clean and degraded"),
     "train": ("predrel_ros.perception.training.commands",

@@ -32,7 +32,7 @@ def node_executable(name: str) -> Path:
     return path
 
 
-def _terminate_with_parent() -> None:
+def terminate_with_parent() -> None:
     """In the child before exec: Linux sends it SIGTERM when the process that started it dies."""
     libc = ctypes.CDLL(None, use_errno=True)
     PR_SET_PDEATHSIG = 1
@@ -51,7 +51,7 @@ def start_node(name: str, ros_args: Sequence[str] = (), env: Mapping[str, str] |
     if ros_args:
         command += ["--ros-args", *ros_args]
     if sys.platform.startswith("linux"):
-        popen_kwargs.setdefault("preexec_fn", _terminate_with_parent)
+        popen_kwargs.setdefault("preexec_fn", terminate_with_parent)
     return subprocess.Popen(command, env=node_environment(env), **popen_kwargs)
 
 

@@ -1,0 +1,42 @@
+"""Where the package's data folders (config/, launch/) are: the source checkout's, else the install's.
+
+A development checkout (scripts/predrel-env.sh, `pip install -e .`) reads `config/` beside `src/`,
+so edits take effect without a rebuild; a colcon install reads `share/predrel_ros/config/`
+(found with ament_index). Run files, params files and library configs are looked up here.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from predrel_ros.errors import UserError
+
+PACKAGE = "predrel_ros"
+
+
+def data_dirs(folder: str) -> list[Path]:
+    """Candidate directories of the package folder `folder` ("config", "launch"), in lookup order."""
+    candidates = [Path(__file__).resolve().parents[2] / folder]  # <checkout>/src/predrel_ros/..
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+    except ImportError:
+        return candidates
+    try:
+        candidates.append(Path(get_package_share_directory(PACKAGE)) / folder)
+    except PackageNotFoundError:
+        pass
+    return candidates
+
+
+def package_file(folder: str, name: str) -> Path:
+    """The file `folder/name` of the package; UserError listing where it looked when missing."""
+    candidates = [directory / name for directory in data_dirs(folder)]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise UserError(f"{folder}/{name} was not found (looked in {', '.join(map(str, candidates))}); "
+                    f"build the package (make setup) or give a path")
+
+
+def config_file(name: str) -> Path:
+    """A file of the package's config/ folder, e.g. config_file("demo.run.yaml")."""
+    return package_file("config", name)
