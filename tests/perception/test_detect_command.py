@@ -62,6 +62,17 @@ def test_episode_with_depth_gives_3d_points(scene_model_dir, tmp_path):
     assert cube.point3d[2] == pytest.approx(0.9, abs=1e-3)
 
 
+def test_rosbag_input(scene_model_dir, tmp_path):
+    from predrel_ros.io.bag import write_bag
+
+    frames = [Frame(index=i, stamp_ns=(i + 1) * 100_000_000, rgb=np.zeros((240, 320, 3), np.uint8)) for i in range(3)]
+    bag = write_bag(tmp_path / "run", frames)
+    out = tmp_path / "out"
+    assert cli.main(["detect", "--input", str(bag), "--out", str(out), "--model", str(scene_model_dir),
+                     "--no-overlays"] + BACKEND) == 0
+    assert json.loads((out / "summary.json").read_text())["frames"] == 3
+
+
 def test_errors_are_reported_without_traceback(scene_model_dir, tmp_path, capsys):
     assert cli.main(["detect", "--input", str(tmp_path / "missing.mp4"), "--out", str(tmp_path / "o"),
                      "--model", str(scene_model_dir)] + BACKEND) == 1
