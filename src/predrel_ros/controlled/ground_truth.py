@@ -22,7 +22,7 @@ Rules (first matching value wins where several are listed):
   Ab: a's box bottom >= b's box top - vertical_tolerance_m and their footprints overlap.
   Be: a's box top <= b's box bottom + vertical_tolerance_m and their footprints overlap.
   Ar: the gap between their 3D boxes is at most around_distance_m.  Else none.
-- dynamic, each pair once, over the window W (w frames, centred by default) of box-centre tracks
+- dynamic, each pair once, over the window W (w frames, trailing t-w+1..t by default, like the live extractor) of box-centre tracks
   with velocities by central differences: HT when the pair moves together at W's first frame and
   both are still and near at its last; MT when it moves together (both faster than
   moving_speed_mps, velocities differing by less than together_speed_mps, box gap under
