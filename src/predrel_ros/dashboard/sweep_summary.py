@@ -1,0 +1,153 @@
+"""The summary of a degradation sweep watched live: per condition, how reliable each predicate group
+stayed, what the trust monitor said, and how often the downstream action was right.
+
+`SweepRecorder` collects what the dashboard receives: both pipelines' predicates (clean twin and
+degraded, with the condition each degraded frame was made under), the reliability reports, the
+recognised and the true actions, and every node's counters from /diagnostics. `summary()` then
+computes, per condition (degradation kind and severity, in order of appearance):
+
+- `prs`: PRS of the degraded predicates against the clean twin's, pooled per group over all the
+  condition's frames (`RollingReliability` in reference mode over the whole condition, so exactly
+  the reliability node's definition, without its window);
+- `trust`: how many reports of each label (e.g. `reliability`) put each group at OK/WARN/ERROR/STALE;
+- `action`: frames with a recognised action, accuracy against ground truth overall, on the frames
+  the action was trusted and on the ones it was not, and the trusted fraction;
+- `frames`: degraded frames seen, clean twins matched, degraded frames without a clean twin.
+It also holds `frame_accounting` (each node's outcome counters, last /diagnostics) and a
+`timeline` (per report: frame, condition, trust per group) for plots and tests.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+from typing import Sequence
+
+from predrel_ros.dashboard.view import TRUST_LEVELS, ActionView, Condition, NodeStatus, ReportView
+from predrel_ros.predicates.estimate import PredicateEstimate
+from predrel_ros.predicates.vocabulary import GROUPS
+from predrel_ros.reliability.rolling import REFERENCE, RollingReliability
+from predrel_ros.reliability.trust import TrustConfig
+
+CLEAN_SIDE, DEGRADED_SIDE = "clean", "degraded"
+SIDES = (CLEAN_SIDE, DEGRADED_SIDE)
+
+
+@dataclass(frozen=True)
+class _Frame:
+    condition: Condition
+    estimates: tuple[PredicateEstimate, ...]
+
+
+def _plain(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else round(float(value), 4)
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return None if denominator == 0 else round(numerator / denominator, 4)
+
+
+class SweepRecorder:
+    def __init__(self) -> None:
+        self.frames: dict[str, dict[int, _Frame]] = {side: {} for side in SIDES}
+        self.reports: list[tuple[str, ReportView]] = []
+        self.actions: dict[int, ActionView] = {}
+        self.ground_truth_actions: dict[int, str] = {}
+        self.node_status: dict[str, NodeStatus] = {}
+
+    def add_predicates(self, side: str, frame_index: int, condition: Condition,
+                       estimates: Sequence[PredicateEstimate]) -> None:
+        if side not in SIDES:
+            raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+        self.frames[side][int(frame_index)] = _Frame(condition, tuple(estimates))
+
+    def add_report(self, label: str, report: ReportView) -> None:
+        self.reports.append((label, report))
+
+    def add_action(self, action: ActionView) -> None:
+        self.actions[action.frame_index] = action
+
+    def add_ground_truth_action(self, frame_index: int, primitive: str) -> None:
+        self.ground_truth_actions[int(frame_index)] = primitive
+
+    def set_node_status(self, status: NodeStatus) -> None:
+        self.node_status[status.name] = status
+
+    # -- the summary --------------------------------------------------------------------------
+    def conditions(self) -> list[Condition]:
+        """Conditions of the degraded frames, in order of first appearance."""
+        seen: OrderedDict[Condition, None] = OrderedDict()
+        for index in sorted(self.frames[DEGRADED_SIDE]):
+            seen.setdefault(self.frames[DEGRADED_SIDE][index].condition, None)
+        return list(seen)
+
+    def _prs(self, condition: Condition) -> tuple[dict[str, float | None], dict[str, int]]:
+        degraded, clean = self.frames[DEGRADED_SIDE], self.frames[CLEAN_SIDE]
+        indices = sorted(i for i, frame in degraded.items() if frame.condition == condition)
+        matched = [i for i in indices if i in clean]
+        rolling = RollingReliability(window=max(len(matched), 1), mode=REFERENCE)
+        for index in matched:
+            rolling.update(index, degraded[index].estimates, clean[index].estimates)
+        pooled = rolling.by_group(with_tpc=False) if matched else {}
+        prs = {group: _plain(pooled[group]["prs"]) if group in pooled else None for group in GROUPS}
+        return prs, {"degraded": len(indices), "matched": len(matched), "without_clean_twin": len(indices) - len(matched)}
+
+    def _trust(self, condition: Condition) -> dict[str, dict[str, dict[str, int]]]:
+        counts: dict[str, dict[str, Counter]] = {}
+        for label, report in self.reports:
+            if report.condition != condition:
+                continue
+            for group, entry in report.groups.items():
+                counts.setdefault(label, {}).setdefault(group, Counter())[entry.trust] += 1
+        return {label: {group: {level: counter[level] for level in TRUST_LEVELS} for group, counter in groups.items()}
+                for label, groups in counts.items()}
+
+    def _action(self, condition: Condition) -> dict:
+        total = trusted = correct = trusted_correct = untrusted_correct = judged = trusted_judged = 0
+        degraded = self.frames[DEGRADED_SIDE]
+        for frame_index, action in self.actions.items():
+            frame = degraded.get(frame_index)
+            if frame is None or frame.condition != condition:
+                continue
+            total += 1
+            trusted += action.trusted
+            truth = self.ground_truth_actions.get(frame_index)
+            if truth is None:
+                continue
+            right = truth == action.primitive
+            judged += 1
+            correct += right
+            if action.trusted:
+                trusted_judged += 1
+                trusted_correct += right
+            else:
+                untrusted_correct += right
+        return {"frames": total, "with_ground_truth": judged, "accuracy": _ratio(correct, judged),
+                "trusted_fraction": _ratio(trusted, total),
+                "accuracy_trusted": _ratio(trusted_correct, trusted_judged),
+                "accuracy_untrusted": _ratio(untrusted_correct, judged - trusted_judged)}
+
+    def frame_accounting(self) -> dict:
+        nodes = {name: dict(status.counters) for name, status in sorted(self.node_status.items())}
+        degraded, clean = self.frames[DEGRADED_SIDE], self.frames[CLEAN_SIDE]
+        return {"nodes": nodes,
+                "dashboard": {"clean_predicate_frames": len(clean), "degraded_predicate_frames": len(degraded),
+                              "matched": len(degraded.keys() & clean.keys()),
+                              "actions": len(self.actions), "ground_truth_actions": len(self.ground_truth_actions),
+                              "reports": len(self.reports)}}
+
+    def timeline(self) -> list[dict]:
+        return [{"label": label, "frame_index": report.frame_index, "condition": report.condition.key,
+                 "trust": {group: entry.trust for group, entry in report.groups.items()}}
+                for label, report in self.reports]
+
+    def summary(self, trust: TrustConfig | None = None) -> dict:
+        trust = trust or TrustConfig()
+        conditions = []
+        for condition in self.conditions():
+            prs, frames = self._prs(condition)
+            conditions.append({"kind": condition.kind, "severity": condition.severity, "frames": frames,
+                               "prs": prs, "trust": self._trust(condition), "action": self._action(condition)})
+        return {"conditions": conditions, "frame_accounting": self.frame_accounting(),
+                "prs_limits": {"warn": trust.prs.warn, "error": trust.prs.error},
+                "timeline": self.timeline()}
