@@ -96,3 +96,17 @@ def test_flickering_stream_is_untrusted_end_to_end():
     assert result.signals["tpc_s"] == 0.0
     assert result.signals["expected_agreement"] == pytest.approx(0.2)
     assert "confidence_drop 0.60 > 0.30" in result.reasons
+
+
+def test_with_a_baseline_tpc_s_and_expected_agreement_are_judged_as_drops_from_clean():
+    # clean data: 70 % of the estimates agree with ground truth, the stream changes on 20 % of frames
+    calibration = calibration_summary([0.9] * 10, [True] * 7 + [False] * 3)
+    assert calibration.agreement_rate == pytest.approx(0.7)
+    profile = CleanProfile({"dynamic": PredicateBaseline(0.8, 0.8, 0.0, 0.0, calibration)})
+    assessor = TrustAssessor(TrustConfig(), profile)
+    as_clean = assessor.assess({"dynamic": healthy(tpc_s=0.78, expected_agreement=0.7, confidence=0.8)})["dynamic"]
+    assert as_clean.level == OK                      # absolute bounds (0.85, 0.8) would both say WARN
+    worse = assessor.assess({"dynamic": healthy(tpc_s=0.6, expected_agreement=0.55, confidence=0.8)})["dynamic"]
+    assert worse.level == ERROR
+    assert worse.reasons == ["tpc_s_drop 0.20 > 0.15", "agreement_drop 0.15 > 0.10"]
+    assert worse.signals["tpc_s"] == 0.6 and worse.signals["expected_agreement"] == 0.55

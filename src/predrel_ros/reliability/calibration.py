@@ -38,6 +38,15 @@ class CalibrationSummary:
         nearest = min(filled, key=lambda b: (abs(b - index), b))
         return self.agreement[nearest]
 
+    @property
+    def agreement_rate(self) -> float:
+        """Share of all samples that agreed with the reference: the mean expected agreement over
+        the data the summary was measured on (NaN without samples)."""
+        total = sum(self.counts)
+        if not total:
+            return float("nan")
+        return sum(n * a for n, a in zip(self.counts, self.agreement) if n) / total
+
     def to_dict(self) -> dict:
         return {"edges": list(self.edges), "counts": list(self.counts),
                 "mean_confidence": [_plain(v) for v in self.mean_confidence],

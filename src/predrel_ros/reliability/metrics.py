@@ -27,7 +27,7 @@ import numpy as np
 
 from predrel_ros.predicates.vocabulary import UNK
 
-__all__ = ["UNK", "prs", "pds", "tpc_s", "tpc", "transitions", "cws", "dis_accuracy", "dis_prob",
+__all__ = ["UNK", "prs", "prs_terms", "pds", "tpc_s", "tpc", "transitions", "cws", "dis_accuracy", "dis_prob",
            "unk_summary", "ReliabilityProfile", "reliability_profile"]
 
 
@@ -64,12 +64,19 @@ def prs(y_deg, y_ref, conf, alpha: float | None = None) -> float:
     Categorical when alpha is None; continuous (1 - |y_deg - y_ref| / alpha)_+ otherwise.
     Mean over the frames whose reference is known; NaN when there is none.
     """
+    terms, valid = prs_terms(y_deg, y_ref, conf, alpha)
+    if not valid.any():
+        return float("nan")
+    return float(np.mean(terms[valid]))
+
+
+def prs_terms(y_deg, y_ref, conf, alpha: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame, the PRS term c_t * agreement_t and whether the frame counts (reference known):
+    PRS of any subset of frames is sum(terms[subset & valid]) / count(subset & valid)."""
     y_deg, y_ref = _values(y_deg, "y_deg"), _values(y_ref, "y_ref")
     _same_length(y_deg, y_ref, "y_deg and y_ref")
     conf = _unit_interval(conf, "conf", y_deg.size)
     valid = _known(y_ref)
-    if not valid.any():
-        return float("nan")
     degraded_known = _known(y_deg)
     if alpha is None:
         agreement = (y_deg == y_ref) & degraded_known
@@ -78,7 +85,7 @@ def prs(y_deg, y_ref, conf, alpha: float | None = None) -> float:
             raise ValueError(f"alpha must be a positive number, got {alpha}")
         difference = np.abs(np.where(degraded_known, y_deg, 0.0) - np.where(valid, y_ref, 0.0))
         agreement = np.where(degraded_known, np.clip(1.0 - difference / alpha, 0.0, None), 0.0)
-    return float(np.mean((conf * agreement)[valid]))
+    return conf * agreement, valid
 
 
 def pds(prs_by_severity: Mapping[float, float], mode: str = "endpoint") -> float:

@@ -23,6 +23,7 @@ from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
+from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.reliability import metrics
 
@@ -195,36 +196,43 @@ class RollingReliability:
                references: Iterable[PredicateEstimate] | None = None) -> None:
         """Add one frame. In reference mode, a stream with an estimate but no reference gets an UNK
         reference (excluded from PRS), a stream with a reference but no estimate gets an UNK
-        estimate with confidence 0 (a disagreement)."""
-        frame_index = int(frame_index)
-        if self.last_frame is not None and frame_index <= self.last_frame:
-            raise ValueError(f"rolling reliability: frame {frame_index} after frame {self.last_frame}; "
-                             f"frames must come in increasing order")
+        estimate with confidence 0 (a disagreement); see `pair_with_references`."""
         if self.mode == REFERENCE and references is None:
             raise ValueError("rolling reliability in reference mode needs the reference estimates of every frame")
         if self.mode == SELF and references is not None:
             raise ValueError("rolling reliability in self mode takes no references")
-        self.last_frame = frame_index
-        last_update, stream = self._last_update, self._stream
         if self.mode == SELF:
+            self._check_order(frame_index)
+            last_update, stream = self._last_update, self._stream
             for estimate in estimates:
                 key = estimate.canonical_key
                 stream(key).update(estimate.code, estimate.confidence)
                 last_update[key] = frame_index
+            self._forget_stale(frame_index)
         else:
-            unmatched = {reference.canonical_key: reference for reference in references}
-            for estimate in estimates:
-                key = estimate.canonical_key
-                reference = unmatched.pop(key, None)
-                target = stream(key)
-                if reference is None:
-                    target.update(estimate.code, estimate.confidence, UNK, 0.0)
-                else:
-                    target.update(estimate.code, estimate.confidence, reference.code, reference.confidence)
-                last_update[key] = frame_index
-            for key, reference in unmatched.items():
-                stream(key).update(UNK, 0.0, reference.code, reference.confidence)
-                last_update[key] = frame_index
+            self.update_paired(frame_index, pair_with_references(estimates, references))
+
+    def update_paired(self, frame_index: int, pairs: Iterable[Pair]) -> None:
+        """Add one frame of reference mode from its `pair_with_references` pairs (for a caller that
+        needs the pairs too, so they are built once)."""
+        if self.mode != REFERENCE:
+            raise ValueError("update_paired is for reference mode; self mode has no reference to pair with")
+        self._check_order(frame_index)
+        last_update, stream = self._last_update, self._stream
+        for key, y, c, y_ref, c_ref in pairs:
+            stream(key).update(y, c, y_ref, c_ref)
+            last_update[key] = frame_index
+        self._forget_stale(frame_index)
+
+    def _check_order(self, frame_index: int) -> None:
+        frame_index = int(frame_index)
+        if self.last_frame is not None and frame_index <= self.last_frame:
+            raise ValueError(f"rolling reliability: frame {frame_index} after frame {self.last_frame}; "
+                             f"frames must come in increasing order")
+        self.last_frame = frame_index
+
+    def _forget_stale(self, frame_index: int) -> None:
+        """Drop the streams not updated for a whole window (their pair left the scene)."""
         stale = [key for key, frame in self._last_update.items() if frame <= frame_index - self.window]
         for key in stale:
             del self.streams[key]
@@ -235,27 +243,37 @@ class RollingReliability:
         return {key: stream.compute(with_tpc) for key, stream in self.streams.items()}
 
     def by_predicate(self, with_tpc: bool = True) -> dict[str, dict[str, float]]:
-        """Metrics pooled over the streams of each predicate name.
+        """Metrics pooled over the streams of each predicate name (see `pooled`)."""
+        return self.pooled(lambda name: name, with_tpc)
+
+    def by_group(self, with_tpc: bool = True) -> dict[str, dict[str, float]]:
+        """Metrics pooled over the streams of each predicate group (contact, static, dynamic, derived)."""
+        return self.pooled(vocabulary.group_of, with_tpc)
+
+    def pooled(self, pool_of: Callable[[str], str], with_tpc: bool = True) -> dict[str, dict[str, float]]:
+        """Metrics pooled over the streams whose predicate name maps to the same `pool_of(name)`.
 
         Pooled PRS = sum of PRS terms / valid frames over all streams; pooled TPC-S = 1 - changes /
-        (frame pairs); confidence, UNK rate, CWS and expected agreement are frame-weighted means;
-        TPC is the frame-weighted mean of the streams' TPC.
+        (frame pairs); confidence, UNK rate and CWS are frame-weighted means; the expected agreement
+        is the frame-weighted mean over the streams that have a calibration; TPC is the
+        frame-weighted mean of the streams' TPC.
         """
-        pooled: dict[str, dict[str, float]] = {}
         totals: dict[str, dict[str, float]] = {}
         for (name, _, _), stream in self.streams.items():
             n = len(stream)
             if n == 0:
                 continue
-            total = totals.setdefault(name, dict.fromkeys(
+            total = totals.setdefault(pool_of(name), dict.fromkeys(
                 ("frames", "pairs", "changes", "conf", "unk", "valid", "prs", "cws", "expected",
-                 "tpc_weighted", "tpc_frames"), 0.0))
+                 "expected_frames", "tpc_weighted", "tpc_frames"), 0.0))
             total["frames"] += n
             total["pairs"] += n - 1
             total["changes"] += stream._changes
             total["conf"] += stream._conf_sum
             total["unk"] += stream._unk
-            total["expected"] += stream._expected_sum
+            if stream.calibration is not None:
+                total["expected"] += stream._expected_sum
+                total["expected_frames"] += n
             if stream.with_reference:
                 total["valid"] += stream._valid
                 total["prs"] += stream._prs_sum
@@ -266,20 +284,46 @@ class RollingReliability:
                         total["tpc_weighted"] += value * n
                         total["tpc_frames"] += n
         nan = float("nan")
-        for name, total in totals.items():
+        pooled: dict[str, dict[str, float]] = {}
+        for pool, total in totals.items():
             frames = total["frames"]
             result = dict.fromkeys(METRIC_NAMES, nan)
             result["frames"] = frames
             result["confidence"] = total["conf"] / frames
             result["unk_rate"] = total["unk"] / frames
             result["tpc_s"] = 1.0 - total["changes"] / total["pairs"] if total["pairs"] else 1.0
-            if name in self.calibration:
-                result["expected_agreement"] = total["expected"] / frames
+            if total["expected_frames"]:
+                result["expected_agreement"] = total["expected"] / total["expected_frames"]
             if self.mode == REFERENCE:
                 result["prs"] = total["prs"] / total["valid"] if total["valid"] else nan
                 result["cws"] = total["cws"] / frames
                 if total["tpc_frames"]:
                     result["tpc"] = total["tpc_weighted"] / total["tpc_frames"]
-            pooled[name] = result
+            pooled[pool] = result
         return pooled
 
+
+#: one stream's terms of one frame: (stream key, value code, confidence, reference code, reference confidence)
+Pair = tuple[tuple[str, int, int], int, float, int, float]
+
+
+def pair_with_references(estimates: Iterable[PredicateEstimate], references: Iterable[PredicateEstimate]
+                         ) -> list[Pair]:
+    """One frame's estimates paired with its references by canonical stream key (either orientation).
+
+    An estimate without a reference is paired with UNK (confidence 0): excluded from PRS. A
+    reference without an estimate is paired with an UNK estimate of confidence 0: a disagreement.
+    Estimates come first in their order, then the unmatched references in theirs.
+    """
+    unmatched = {reference.canonical_key: reference for reference in references}
+    pairs: list[Pair] = []
+    for estimate in estimates:
+        key = estimate.canonical_key
+        reference = unmatched.pop(key, None)
+        if reference is None:
+            pairs.append((key, estimate.code, estimate.confidence, UNK, 0.0))
+        else:
+            pairs.append((key, estimate.code, estimate.confidence, reference.code, reference.confidence))
+    for key, reference in unmatched.items():
+        pairs.append((key, UNK, 0.0, reference.code, reference.confidence))
+    return pairs

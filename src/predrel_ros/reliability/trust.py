@@ -10,6 +10,12 @@ Without a reference (a live robot) the paper's metrics cannot be computed, but f
   of the rate the clean data already shows, and the UNK rate in excess of clean.
 With a reference (ground truth or a clean twin) PRS and TPC are judged as well.
 
+With a clean profile, TPC-S and the expected agreement are judged as drops from their clean
+baselines (`tpc_s_drop`, `agreement_drop`), like the confidence: some predicates flicker or
+disagree with ground truth on clean data already (dynamic relations change every few frames during
+a task), and trust asks whether the stream is worse than it is on clean data. Without a baseline
+they are judged against the absolute bounds `tpc_s` and `expected_agreement`.
+
 Each signal has a WARN and an ERROR bound (`TrustConfig`); a predicate's level is its worst signal,
 and every signal that is not OK gives a reason such as "tpc_s 0.62 < 0.70". Fewer than `min_frames`
 frames in the window gives WARN ("not enough frames").
@@ -35,6 +41,8 @@ from predrel_ros.reliability.calibration import CalibrationSummary, calibration_
 
 OK, WARN, ERROR = "OK", "WARN", "ERROR"
 LEVELS = (OK, WARN, ERROR)
+#: not enough frames to judge (the reliability monitor's level before `min_frames`; PredicateReliability.STALE)
+STALE = "STALE"
 
 
 @dataclass
@@ -76,8 +84,10 @@ class TrustConfig(ConfigFile):
 
     min_frames: int = 10
     tpc_s: Limit = field(default_factory=lambda: Limit(0.85, 0.7))
+    tpc_s_drop: Limit = field(default_factory=lambda: Limit(0.08, 0.15, higher_is_better=False))
     confidence_drop: Limit = field(default_factory=lambda: Limit(0.15, 0.3, higher_is_better=False))
     expected_agreement: Limit = field(default_factory=lambda: Limit(0.8, 0.6))
+    agreement_drop: Limit = field(default_factory=lambda: Limit(0.1, 0.2, higher_is_better=False))
     violation_excess: Limit = field(default_factory=lambda: Limit(0.05, 0.15, higher_is_better=False))
     unk_excess: Limit = field(default_factory=lambda: Limit(0.2, 0.5, higher_is_better=False))
     prs: Limit = field(default_factory=lambda: Limit(0.8, 0.6))
@@ -237,12 +247,24 @@ class TrustAssessor:
         signals["frames"] = float(frames)
         if frames < config.min_frames:
             judged.append((WARN, f"not enough frames ({int(frames)} < {config.min_frames})"))
-        judge("tpc_s", values.get("tpc_s", float("nan")), config.tpc_s)
+        tpc_s = values.get("tpc_s", float("nan"))
+        if baseline is not None and math.isfinite(baseline.tpc_s):
+            signals["tpc_s"] = float(tpc_s)
+            judge("tpc_s_drop", baseline.tpc_s - tpc_s, config.tpc_s_drop)
+        else:
+            judge("tpc_s", tpc_s, config.tpc_s)
         confidence = values.get("confidence", float("nan"))
         signals["confidence"] = float(confidence)
         if baseline is not None:
             judge("confidence_drop", baseline.confidence - confidence, config.confidence_drop)
-        judge("expected_agreement", values.get("expected_agreement", float("nan")), config.expected_agreement)
+        expected = values.get("expected_agreement", float("nan"))
+        clean_agreement = baseline.calibration.agreement_rate if baseline is not None and baseline.calibration \
+            is not None else float("nan")
+        if math.isfinite(clean_agreement):
+            signals["expected_agreement"] = float(expected)
+            judge("agreement_drop", clean_agreement - expected, config.agreement_drop)
+        else:
+            judge("expected_agreement", expected, config.expected_agreement)
         clean_violations = baseline.violation_rate if baseline is not None else float("nan")
         judge("violation_excess", violation_rate - (0.0 if math.isnan(clean_violations) else clean_violations),
               config.violation_excess)
