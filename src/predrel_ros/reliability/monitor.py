@@ -1,0 +1,409 @@
+"""The live reliability monitor: predicate streams in, a rolling reliability report with trust out.
+
+It is the reliability node's logic without ROS. The evaluated stream (e.g. the degraded pipeline's
+predicates) is fed frame by frame; in the two reference modes a reference stream is fed as well
+and paired with it by frame_index (`matching.FrameMatcher`: bounded buffer, unmatched and late
+frames counted):
+
+- `ground_truth`: the reference is the ground-truth predicates (controlled set, annotated bags);
+- `clean_twin`: the reference is the clean twin pipeline's predicates (same frames, no degradation);
+- `self`: no reference (a live robot): reference-free evidence only (DESIGN.md).
+
+Each processed frame feeds `RollingReliability` (PRS, TPC, CWS with a reference; TPC-S, confidence,
+UNK rate and calibrated expected agreement always), `LogicMonitor` (violation rates of the
+independent logic rules) and, with a reference, `RollingSensitivity` (PDS over the severities seen
+in the window). `report()` turns them into records per predicate stream, per predicate name and per
+group, each with a trust level from `TrustAssessor` (and the clean profile, when given):
+
+- a predicate name: its pooled metrics and its violation rate, judged by `TrustAssessor`;
+- a stream (one pair): its own metrics, judged the same way against its predicate's baseline (no
+  violation rate: the logic monitor counts per predicate, not per pair);
+- a group: the worst level of its predicate names, with their reasons.
+A record with fewer than `trust.min_frames` frames is STALE (not enough samples to judge); for
+pooled records that is the longest stream of the pool. DIS needs the downstream task run with and
+without the predicate, which a live stream does not have: it is NaN.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, Hashable, Iterable, Mapping, Sequence
+
+from predrel_ros.predicates import vocabulary
+from predrel_ros.predicates.estimate import PredicateEstimate
+from predrel_ros.predicates.logic_rules import INDEPENDENT, LogicMonitor, rules_of
+from predrel_ros.reliability import sensitivity
+from predrel_ros.reliability.matching import EVALUATED, REFERENCE, FrameMatcher
+from predrel_ros.reliability.rolling import REFERENCE as ROLLING_REFERENCE
+from predrel_ros.reliability.rolling import SELF as ROLLING_SELF
+from predrel_ros.reliability.rolling import RollingReliability, pair_with_references
+from predrel_ros.reliability.sensitivity import RollingSensitivity
+from predrel_ros.reliability.trust import (LEVELS, OK, STALE, CleanProfile, TrustAssessment, TrustAssessor,
+                                           TrustConfig)
+from predrel_ros.stream_order import OUT_OF_ORDER, RESTART, StreamOrder
+
+GROUND_TRUTH = "ground_truth"
+CLEAN_TWIN = "clean_twin"
+SELF = "self"
+REFERENCE_MODES = (GROUND_TRUTH, CLEAN_TWIN, SELF)
+
+#: subject and object of records that pool several streams (a predicate name, a group)
+POOLED = -1
+
+
+@dataclass
+class MonitorConfig:
+    """Settings of the reliability monitor.
+
+    reference_mode: ground_truth | clean_twin | self (see the module docstring).
+    window: frames of the rolling window (metrics, violation rates, PDS).
+    match_buffer: frames per side waiting for their partner (reference modes).
+    tpc_tolerance: frames within which a transition matches a reference transition (TPC).
+    pds_mode: endpoint | mean_step (metrics.pds).
+    logic_memory: frames back that precedence rules look (the extractor's event_memory).
+    logic_window: frames of co-occurrence rules (the extractor's window).
+    restart_after: consecutive out-of-order evaluated frames that mean the stream restarted
+        (state is reset); 0 = never.
+    min_rule_checks: rule checks in the window below which a violation rate is reported but not
+        judged (one violation in two checks says little).
+    """
+
+    reference_mode: str = SELF
+    window: int = 30
+    match_buffer: int = 64
+    tpc_tolerance: int = 2
+    pds_mode: str = "endpoint"
+    logic_memory: int = 15
+    logic_window: int = 5
+    restart_after: int = 5
+    min_rule_checks: int = 5
+
+    def __post_init__(self) -> None:
+        if self.reference_mode not in REFERENCE_MODES:
+            raise ValueError(f"reference_mode must be one of {', '.join(REFERENCE_MODES)}, got {self.reference_mode!r}")
+        for name in ("window", "match_buffer", "logic_memory", "logic_window"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1 frame, got {getattr(self, name)}")
+        for name in ("tpc_tolerance", "restart_after", "min_rule_checks"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0 frames, got {getattr(self, name)}")
+        if self.pds_mode not in ("endpoint", "mean_step"):
+            raise ValueError(f"pds_mode must be endpoint or mean_step, got {self.pds_mode!r}")
+
+    @property
+    def has_reference(self) -> bool:
+        return self.reference_mode != SELF
+
+
+@dataclass(frozen=True)
+class ReliabilityRecord:
+    """Rolling reliability of one predicate stream, one predicate name or one group
+    (the fields of PredicateReliability.msg; NaN where a metric is undefined)."""
+
+    predicate: str          # predicate name, or the group name for group records
+    group: str
+    subject: int            # POOLED (-1) for name and group records
+    object: int
+    prs: float
+    pds: float
+    tpc: float
+    tpc_s: float
+    cws: float
+    dis: float
+    mean_confidence: float
+    rule_violation_rate: float
+    samples: int            # stream-frames that entered the numbers
+    trust: str              # OK | WARN | ERROR | STALE
+    reason: str             # why trust is not OK ("; "-joined), empty when OK
+
+    @property
+    def pooled(self) -> bool:
+        return self.subject == POOLED and self.object == POOLED
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass
+class ReliabilityReport:
+    """The monitor's report after the newest processed frame."""
+
+    frame_index: int | None            # newest frame that entered the window (None: none yet)
+    window: int
+    reference_mode: str
+    degradation_kind: str              # degradation of the newest frame
+    degradation_severity: int
+    predicates: list[ReliabilityRecord]   # per predicate name (pooled) followed by its streams
+    groups: list[ReliabilityRecord]
+    counters: dict[str, int] = field(default_factory=dict)
+    tag: Any = None                    # what the caller passed with the newest frame (header, ...)
+
+    def trust(self) -> dict[str, TrustAssessment]:
+        """Predicate name or group -> its trust, for `downstream.ActionRecognizer.update(trust=...)`
+        (names first: "contact" is both a predicate and a group, with the same streams)."""
+        result = {record.predicate: _assessment(record) for record in self.groups}
+        result.update({record.predicate: _assessment(record) for record in self.predicates if record.pooled})
+        return result
+
+    def record(self, predicate: str, subject: int = POOLED, obj: int = POOLED) -> ReliabilityRecord | None:
+        """The record of a predicate name (pooled) or of one stream."""
+        return next((r for r in self.predicates
+                     if r.predicate == predicate and r.subject == subject and r.object == obj), None)
+
+    def group(self, name: str) -> ReliabilityRecord | None:
+        return next((r for r in self.groups if r.predicate == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"frame_index": self.frame_index, "window": self.window, "reference_mode": self.reference_mode,
+                "degradation": {"kind": self.degradation_kind, "severity": self.degradation_severity},
+                "predicates": [r.to_dict() for r in self.predicates], "groups": [r.to_dict() for r in self.groups],
+                "counters": dict(self.counters)}
+
+
+def _assessment(record: ReliabilityRecord) -> TrustAssessment:
+    return TrustAssessment(record.predicate, record.trust, [record.reason] if record.reason else [], {})
+
+
+def _plain(value: Any) -> Any:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def worst_level(levels: Iterable[str]) -> str:
+    """OK < WARN < ERROR; STALE only when every level is STALE (or there is none)."""
+    judged = [level for level in levels if level != STALE]
+    return max(judged, key=LEVELS.index) if judged else STALE
+
+
+class ReliabilityMonitor:
+    """Rolling reliability and trust of a predicate stream (see the module docstring).
+
+    trust: bounds of the trust signals; profile: the clean profile (confidence and UNK baselines,
+    calibration for the expected agreement), optional.
+    """
+
+    def __init__(self, config: MonitorConfig | None = None, trust: TrustConfig | None = None,
+                 profile: CleanProfile | None = None) -> None:
+        self.config = config if config is not None else MonitorConfig()
+        self.trust_config = trust if trust is not None else TrustConfig()
+        self.profile = profile
+        self.assessor = TrustAssessor(self.trust_config, profile)
+        config = self.config
+        self._rolling = RollingReliability(
+            config.window, ROLLING_REFERENCE if config.has_reference else ROLLING_SELF, tol=config.tpc_tolerance,
+            calibration=profile.calibration_maps() if profile is not None else None)
+        self._logic = LogicMonitor(rules_of(INDEPENDENT), memory=config.logic_memory, window=config.logic_window,
+                                   rate_window=config.window)
+        self._sensitivity = RollingSensitivity(config.window, config.pds_mode)
+        self._matcher: FrameMatcher = FrameMatcher(config.match_buffer)
+        self._order = StreamOrder(config.restart_after)
+        self.counters = {"processed": 0, "out_of_order": 0, "restarts": 0}
+        if self.config.reference_mode == GROUND_TRUTH:
+            self.counters["reference_out_of_scope"] = 0
+        self._newest: tuple[int, str, int, Any] | None = None   # frame_index, kind, severity, tag
+
+    # ------------------------------------------------------------------------------- input
+
+    def add_evaluated(self, frame_index: int, estimates: Sequence[PredicateEstimate], kind: str = "none",
+                      severity: int = 0, tag: Any = None) -> bool:
+        """One frame of the evaluated stream with its degradation; `tag` comes back with the report
+        of this frame. Returns whether a frame was processed (in reference modes, when this frame
+        completes a pair). Raises ValueError for a malformed frame (nothing changes then)."""
+        frame_index = _check_frame_index(frame_index)
+        _check_frame(estimates)
+        if not 0 <= severity <= sensitivity.MAX_SEVERITY:
+            raise ValueError(f"degradation severity must lie in 0..{sensitivity.MAX_SEVERITY}, got {severity}")
+        verdict = self._order.check(frame_index)
+        if verdict == OUT_OF_ORDER:
+            self.counters["out_of_order"] += 1
+            return False
+        if verdict == RESTART:
+            self.counters["restarts"] += 1
+            self.reset()
+        self._order.accept(frame_index)
+        if not self.config.has_reference:
+            self._process(frame_index, estimates, None, kind, severity, tag)
+            return True
+        match = self._matcher.add(EVALUATED, frame_index, (estimates, kind, severity, tag))
+        return self._process_match(match)
+
+    def add_reference(self, frame_index: int, references: Sequence[PredicateEstimate]) -> bool:
+        """One frame of the reference stream (reference modes only); returns whether a frame was
+        processed. Raises ValueError for a malformed frame."""
+        if not self.config.has_reference:
+            raise ValueError("the monitor runs in self mode; it takes no reference frames")
+        frame_index = _check_frame_index(frame_index)
+        _check_frame(references)
+        return self._process_match(self._matcher.add(REFERENCE, frame_index, references))
+
+    def _process_match(self, match) -> bool:
+        if match is None:
+            return False
+        frame_index, (estimates, kind, severity, tag), references = match
+        self._process(frame_index, estimates, references, kind, severity, tag)
+        return True
+
+    def _process(self, frame_index: int, estimates: Sequence[PredicateEstimate],
+                 references: Sequence[PredicateEstimate] | None, kind: str, severity: int, tag: Any) -> None:
+        if references is None:
+            self._rolling.update(frame_index, estimates)
+        else:
+            pairs = pair_with_references(estimates, references)
+            if self.config.reference_mode == GROUND_TRUTH:
+                pairs = self._in_scope(pairs, len(estimates))
+            self._rolling.update_paired(frame_index, pairs)
+            self._sensitivity.update(kind, severity, pairs)
+        self._logic.update(frame_index, estimates)
+        self.counters["processed"] += 1
+        self._newest = (frame_index, kind, severity, tag)
+
+    def _in_scope(self, pairs: list, estimated: int) -> list:
+        """Ground truth covers every pair of the scene, also pairs the extractor never evaluates (a
+        reverse orientation, distractors): a reference-only stream counts (as missed) only once the
+        evaluated pipeline has produced it, i.e. while the rolling window still holds it."""
+        streams = self._rolling.streams
+        kept = pairs[:estimated]
+        for pair in pairs[estimated:]:
+            if pair[0] in streams:
+                kept.append(pair)
+            else:
+                self.counters["reference_out_of_scope"] += 1
+        return kept
+
+    def reset(self) -> None:
+        """Start a new sequence: windows, pending frames and order are forgotten; counters stay."""
+        self._rolling.reset()
+        self._logic.reset()
+        self._sensitivity.reset()
+        self._matcher.reset()
+        self._order.reset()
+        self._newest = None
+
+    # ------------------------------------------------------------------------------ output
+
+    def snapshot_counters(self) -> dict[str, int]:
+        """Frame accounting: processed, out_of_order, restarts and, in reference modes, the
+        matcher's matched / unmatched / late / duplicate / pending counts per side."""
+        counters = dict(self.counters)
+        if self.config.has_reference:
+            counters.update(self._matcher.snapshot())
+        return counters
+
+    def report(self, streams: bool = True) -> ReliabilityReport:
+        """The report after the newest processed frame; streams=False leaves the per-stream records
+        out (names and groups only)."""
+        config = self.config
+        streams_metrics = self._rolling.compute()
+        names_metrics = self._rolling.by_predicate()
+        groups_metrics = self._rolling.by_group()
+        name_checks = self._rule_counts(lambda name: name)
+        group_checks = self._rule_counts(vocabulary.group_of)
+        violation_rates = {name: _rate(counts) for name, counts in name_checks.items()}
+        judged_rates = {name: _rate(counts) for name, counts in name_checks.items()
+                        if counts[0] >= config.min_rule_checks}
+        if config.has_reference:
+            pds_streams = self._sensitivity.compute(sensitivity.by_stream) if streams else {}
+            pds_names = self._sensitivity.compute(sensitivity.by_predicate)
+            pds_groups = self._sensitivity.compute(sensitivity.by_group)
+        else:
+            pds_streams = pds_names = pds_groups = {}
+        longest: dict[str, int] = {}
+        for (name, _, _), values in streams_metrics.items():
+            longest[name] = max(longest.get(name, 0), int(values["frames"]))
+        assessments = self.assessor.assess(names_metrics, judged_rates)
+
+        name_records: dict[str, ReliabilityRecord] = {}
+        for name, values in names_metrics.items():
+            level, reason = self._level(assessments[name], longest.get(name, 0))
+            name_records[name] = _record(name, vocabulary.group_of(name), POOLED, POOLED, values,
+                                         pds_names.get(name, math.nan), violation_rates.get(name, math.nan),
+                                         level, reason)
+        stream_records: dict[str, list[ReliabilityRecord]] = {}
+        if streams:
+            for key in sorted(streams_metrics, key=_stream_order):
+                name, subject, obj = key
+                values = streams_metrics[key]
+                assessment = self.assessor.assess({name: values})[name]
+                level, reason = self._level(assessment, int(values["frames"]))
+                stream_records.setdefault(name, []).append(
+                    _record(name, vocabulary.group_of(name), subject, obj, values, pds_streams.get(key, math.nan),
+                            math.nan, level, reason))
+        predicates: list[ReliabilityRecord] = []
+        for name in sorted(name_records, key=_name_order):
+            predicates.append(name_records[name])
+            predicates.extend(stream_records.get(name, ()))
+
+        groups: list[ReliabilityRecord] = []
+        for group in vocabulary.GROUPS:
+            values = groups_metrics.get(group)
+            if values is None:
+                continue
+            members = [record for record in name_records.values() if record.group == group]
+            level = worst_level(record.trust for record in members)
+            reason = "; ".join(f"{record.predicate}: {record.reason}" for record in members
+                               if record.trust != OK and record.reason)
+            groups.append(_record(group, group, POOLED, POOLED, values, pds_groups.get(group, math.nan),
+                                  _rate(group_checks.get(group, (0, 0))), level, reason))
+
+        frame_index, kind, severity, tag = self._newest if self._newest is not None else (None, "none", 0, None)
+        return ReliabilityReport(frame_index, config.window, config.reference_mode, kind, severity, predicates,
+                                 groups, self.snapshot_counters(), tag)
+
+    def _level(self, assessment: TrustAssessment, frames: int) -> tuple[str, str]:
+        minimum = self.trust_config.min_frames
+        if frames < minimum:
+            return STALE, f"not enough frames ({frames} < {minimum})"
+        return assessment.level, "; ".join(assessment.reasons)
+
+    def _rule_counts(self, pool_of) -> dict[str, tuple[int, int]]:
+        """pool -> (checks, violations) over the window of the rules whose premise is a predicate
+        of the pool (`pool_of(predicate name)`)."""
+        totals: dict[str, tuple[int, int]] = {}
+        rules = {rule.name: rule for rule in self._logic.rules}
+        for rule_name, (checks, broken) in self._logic.rule_counts().items():
+            pool = pool_of(rules[rule_name].predicate)
+            total_checks, total_broken = totals.get(pool, (0, 0))
+            totals[pool] = (total_checks + checks, total_broken + broken)
+        return totals
+
+
+def _rate(counts: tuple[int, int]) -> float:
+    checks, broken = counts
+    return broken / checks if checks else math.nan
+
+
+def _record(predicate: str, group: str, subject: int, obj: int, values: Mapping[str, float], pds: float,
+            violation_rate: float, trust: str, reason: str) -> ReliabilityRecord:
+    return ReliabilityRecord(
+        predicate=predicate, group=group, subject=subject, object=obj, prs=float(values["prs"]), pds=float(pds),
+        tpc=float(values["tpc"]), tpc_s=float(values["tpc_s"]), cws=float(values["cws"]), dis=math.nan,
+        mean_confidence=float(values["confidence"]), rule_violation_rate=float(violation_rate),
+        samples=int(values["frames"]), trust=trust, reason=reason)
+
+
+_NAMES = tuple(vocabulary.PREDICATES)
+
+
+def _name_order(name: str) -> int:
+    return _NAMES.index(name)
+
+
+def _stream_order(key: tuple[str, int, int]) -> tuple[int, int, int]:
+    return (_name_order(key[0]), key[1], key[2])
+
+
+def _check_frame_index(frame_index: int) -> int:
+    if isinstance(frame_index, bool) or int(frame_index) != frame_index or frame_index < 0:
+        raise ValueError(f"frame_index must be a non-negative integer, got {frame_index!r}")
+    return int(frame_index)
+
+
+def _check_frame(estimates: Sequence[PredicateEstimate]) -> None:
+    """One frame may hold each stream (name, pair in either orientation) once."""
+    seen: set[Hashable] = set()
+    for estimate in estimates:
+        key = estimate.canonical_key
+        if key in seen:
+            name, subject, obj = key
+            raise ValueError(f"the frame holds {name}({subject}, {obj}) twice")
+        seen.add(key)
+

@@ -1,0 +1,272 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from predrel_ros.io.dataset import open_dataset
+from predrel_ros.predicates import PredicateExtractor
+from predrel_ros.predicates.estimate import PredicateEstimate
+from predrel_ros.predicates.logic_rules import LogicMonitor
+from predrel_ros.reliability import metrics
+from predrel_ros.reliability.monitor import (CLEAN_TWIN, GROUND_TRUTH, POOLED, SELF, MonitorConfig,
+                                             ReliabilityMonitor, worst_level)
+from predrel_ros.reliability.testing import occlusion_run, oracle_profile
+from predrel_ros.reliability.trust import ERROR, OK, STALE, WARN, CleanProfile, PredicateBaseline, TrustConfig
+
+UNK = metrics.UNK
+STREAMS = [("contact", 1, 2), ("static", 2, 3), ("grasp", 1, 2), ("release", 1, 2)]
+LABELS = {"contact": ("N", "T", "UNK"), "static": ("none", "In", "Sup", "UNK"), "grasp": ("N", "T", "UNK"),
+          "release": ("N", "T", "UNK")}
+
+
+def estimate(key, value, confidence=1.0, frame=0):
+    name, subject, obj = key
+    return PredicateEstimate(name, subject, obj, value, confidence, frame_index=frame)
+
+
+def close(a, b):
+    return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-9)
+
+
+@st.composite
+def sequences(draw):
+    frames = []
+    for _ in range(draw(st.integers(1, 40))):
+        evaluated, references = [], []
+        for key in STREAMS:
+            labels = LABELS[key[0]]
+            if draw(st.booleans()):
+                evaluated.append((key, draw(st.sampled_from(labels)), draw(st.floats(0, 1))))
+            if draw(st.booleans()):
+                references.append((key, draw(st.sampled_from(labels)), 1.0))
+        frames.append((draw(st.integers(0, 5)), evaluated, references))
+    return frames
+
+
+@settings(max_examples=60, deadline=None)
+@given(sequences(), st.integers(2, 12))
+def test_report_equals_offline_metrics_on_the_last_window(frames, window):
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=window),
+                                 TrustConfig(min_frames=1))
+    history = {key: [] for key in STREAMS}       # per stream: (frame, y, c, y_ref, c_ref)
+    for t, (severity, evaluated, references) in enumerate(frames):
+        monitor.add_reference(t, [estimate(k, v, c, t) for k, v, c in references])
+        assert monitor.add_evaluated(t, [estimate(k, v, c, t) for k, v, c in evaluated], "occlusion", severity)
+        for key in STREAMS:
+            mine = next(((v, c) for k, v, c in evaluated if k == key), None)
+            ref = next(((v, c) for k, v, c in references if k == key), None)
+            if mine is None and ref is None:
+                continue
+            y, c = (UNK, 0.0) if mine is None else (metrics_code(key, mine[0]), mine[1])
+            y_ref, c_ref = (UNK, 0.0) if ref is None else (metrics_code(key, ref[0]), ref[1])
+            if history[key] and t - history[key][-1][0] > window:
+                history[key].clear()                     # the stream was dropped meanwhile: it starts anew
+            history[key].append((t, y, c, y_ref, c_ref))
+    last = len(frames) - 1
+    report = monitor.report()
+    windows = {}
+    for key, rows in history.items():
+        if rows and rows[-1][0] > last - window:         # streams idle for a whole window are dropped
+            windows[key] = np.array(rows[-window:], dtype=np.float64)
+    assert {(r.predicate, r.subject, r.object) for r in report.predicates if not r.pooled} == set(windows)
+    for key, rows in windows.items():
+        record = report.record(*key)
+        _, y, c, y_ref, c_ref = rows.T
+        assert record.samples == len(rows)
+        assert close(record.prs, metrics.prs(y, y_ref, c))
+        assert close(record.cws, metrics.cws(c, c_ref))
+        assert close(record.tpc_s, metrics.tpc_s(y))
+        assert close(record.tpc, metrics.tpc(y, y_ref))
+        assert close(record.mean_confidence, c.mean())
+        assert math.isnan(record.dis) and math.isnan(record.rule_violation_rate)
+    for name in {key[0] for key in windows}:
+        rows = np.concatenate([windows[key] for key in windows if key[0] == name])
+        record = report.record(name)
+        _, y, c, y_ref, c_ref = rows.T
+        assert record.subject == record.object == POOLED and record.samples == len(rows)
+        assert close(record.prs, metrics.prs(y, y_ref, c))                    # pooled = over all streams' frames
+        assert close(record.cws, metrics.cws(c, c_ref))
+        assert close(record.mean_confidence, c.mean())
+        # PDS: PRS per severity over the last `window` frames of the stream's predicate
+        scores = {}
+        for severity in range(6):
+            picked = [pair for t, (s, evaluated, references) in enumerate(frames)
+                      if t > last - window and s == severity
+                      for key in STREAMS if key[0] == name
+                      for pair in [pair_of(key, evaluated, references)] if pair[0] is not None]
+            if picked:
+                value = metrics.prs(*(np.array(column) for column in zip(*picked)))
+                if not math.isnan(value):
+                    scores[severity] = value
+        assert close(record.pds, metrics.pds(scores) if len(scores) >= 2 else math.nan)
+
+
+def metrics_code(key, label):
+    return estimate(key, label).code
+
+
+def pair_of(key, evaluated, references):
+    """(y, y_ref, c) of one stream on one frame as the reference pairing makes it (Nones when absent)."""
+    mine = next(((v, c) for k, v, c in evaluated if k == key), None)
+    ref = next((v for k, v, _ in references if k == key), None)
+    if mine is None and ref is None:
+        return None, None, None
+    y, c = (UNK, 0.0) if mine is None else (metrics_code(key, mine[0]), mine[1])
+    return y, UNK if ref is None else metrics_code(key, ref), c
+
+
+def test_either_arrival_order_gives_the_same_report():
+    def run(delay):
+        monitor = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=6))
+        pending = []
+        for t in range(20):
+            value = "T" if (t // 3) % 2 else "N"
+            pending.append((t, [estimate(STREAMS[0], value, 1.0, t)]))
+            monitor.add_evaluated(t, [estimate(STREAMS[0], value if t % 5 else "UNK", 0.7, t)])
+            if len(pending) > delay:
+                monitor.add_reference(*pending.pop(0))
+        for frame in pending:
+            monitor.add_reference(*frame)
+        return monitor.report()
+    in_step, late = run(0), run(4)
+    assert in_step.predicates == late.predicates and in_step.frame_index == late.frame_index == 19
+    assert late.counters["matched"] == 20 and late.counters["unmatched_reference"] == 0
+
+
+def test_stale_until_min_frames_and_groups_take_their_worst_predicate():
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=20), TrustConfig(min_frames=8))
+    for t in range(4):
+        monitor.add_evaluated(t, [estimate(("contact", 1, 2), "T", 0.9, t)])
+    report = monitor.report()
+    assert report.record("contact").trust == STALE and report.record("contact").reason == "not enough frames (4 < 8)"
+    for t in range(4, 10):
+        monitor.add_evaluated(t, [estimate(("contact", 1, 2), "T" if t % 2 else "N", 0.9, t),
+                                  estimate(("grasp", 1, 2), "N", 0.9, t), estimate(("release", 1, 2), "N", 0.9, t)])
+    report = monitor.report()
+    assert report.record("contact").trust == ERROR                       # flickers every frame
+    assert report.record("grasp").trust == STALE                         # 6 frames < 8
+    derived = report.group("derived")
+    assert derived.trust == STALE and derived.subject == POOLED
+    assert report.group("contact").trust == ERROR and report.group("contact").reason.startswith("contact: tpc_s")
+    assert worst_level([STALE, OK, WARN]) == WARN and worst_level([STALE]) == STALE and worst_level([]) == STALE
+    trust = report.trust()
+    assert trust["contact"].level == ERROR and trust["derived"].level == STALE
+    assert math.isnan(report.record("contact").prs) and math.isnan(report.record("contact").pds)
+
+
+def test_violation_rate_is_the_logic_monitors_and_judged_only_with_enough_checks():
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=10, min_rule_checks=3),
+                                 TrustConfig(min_frames=1))
+    rules = LogicMonitor(rate_window=10)
+    for t in range(12):
+        frame = [estimate(("release", 1, 2), "T" if t in (3, 9) else "N", 0.9, t),
+                 estimate(("grasp", 1, 2), "N", 0.9, t)]
+        monitor.add_evaluated(t, frame)
+        rules.update(t, frame)
+    record = monitor.report().record("release")
+    assert record.rule_violation_rate == rules.compute()["release"] == 1.0      # both releases lack a grasp
+    assert "violation" not in record.reason                                    # 2 checks < 3: not judged
+    monitor.add_evaluated(12, [estimate(("release", 1, 2), "T", 0.9, 12), estimate(("grasp", 1, 2), "N", 0.9, 12)])
+    record = monitor.report().record("release")
+    assert record.trust == ERROR and "violation_excess 1.00 > 0.15" in record.reason.split("; ")
+    assert monitor.report().group("derived").rule_violation_rate == 1.0
+
+
+def test_ground_truth_streams_the_pipeline_never_produced_are_out_of_scope():
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=GROUND_TRUTH, window=10))
+    for t in range(6):
+        evaluated = [estimate(("contact", 1, 2), "T", 0.8, t)] if t < 3 else []     # then the pipeline loses it
+        references = [estimate(("contact", 1, 2), "T", 1.0, t), estimate(("static", 3, 1), "Ab", 1.0, t)]
+        monitor.add_evaluated(t, evaluated)
+        monitor.add_reference(t, references)
+    report = monitor.report()
+    assert report.record("static", 3, 1) is None
+    assert report.counters["reference_out_of_scope"] == 6
+    assert report.record("contact", 1, 2).prs == pytest.approx(0.8 * 3 / 6)      # missed frames disagree
+
+
+def test_malformed_frames_change_nothing_and_order_is_enforced():
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=10, restart_after=3))
+    monitor.add_evaluated(0, [estimate(("contact", 1, 2), "T", 0.9)])
+    with pytest.raises(ValueError, match=r"holds contact\(1, 2\) twice"):
+        monitor.add_evaluated(1, [estimate(("contact", 1, 2), "T"), estimate(("contact", 2, 1), "N")])
+    with pytest.raises(ValueError, match="frame_index"):
+        monitor.add_evaluated(-1, [])
+    with pytest.raises(ValueError, match="severity"):
+        monitor.add_evaluated(1, [], "blur", 9)
+    with pytest.raises(ValueError, match="self mode"):
+        monitor.add_reference(1, [])
+    assert monitor.add_evaluated(5, [estimate(("contact", 1, 2), "T", 0.9)])
+    assert not monitor.add_evaluated(5, []) and not monitor.add_evaluated(2, [])
+    assert monitor.counters == {"processed": 2, "out_of_order": 2, "restarts": 0}
+    assert monitor.add_evaluated(1, [estimate(("static", 1, 2), "Ab", 0.9)])      # third old frame: restart
+    report = monitor.report()
+    assert report.counters["restarts"] == 1 and report.frame_index == 1
+    assert [r.predicate for r in report.predicates] == ["static", "static"]     # the old window is gone
+    with pytest.raises(ValueError, match="reference_mode"):
+        MonitorConfig(reference_mode="twin")
+    with pytest.raises(ValueError, match="window"):
+        MonitorConfig(window=0)
+
+
+def test_streams_can_be_left_out_and_report_serialises():
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=5))
+    monitor.add_reference(0, [estimate(("contact", 1, 2), "T")])
+    monitor.add_evaluated(0, [estimate(("contact", 1, 2), "T", 0.5)], "blur", 2, tag="header-0")
+    report = monitor.report(streams=False)
+    assert [(r.predicate, r.subject) for r in report.predicates] == [("contact", POOLED)]
+    assert report.tag == "header-0" and report.degradation_kind == "blur" and report.degradation_severity == 2
+    data = report.to_dict()
+    assert data["predicates"][0]["prs"] == 0.5 and data["predicates"][0]["pds"] is None
+    assert data["counters"]["matched"] == 1
+
+
+# --------------------------------------------------------------- acceptance: severe occlusion and back
+
+
+@pytest.fixture(scope="module")
+def episodes(controlled_dataset):
+    return open_dataset(controlled_dataset).episodes()
+
+
+@pytest.mark.parametrize("mode", [CLEAN_TWIN, SELF, GROUND_TRUTH])
+def test_trust_drops_under_severe_occlusion_and_recovers_when_it_stops(episodes, mode):
+    target, others = episodes[0], episodes[1:]
+    profile = oracle_profile(others)
+    n = len(target)
+    run = occlusion_run(target, loops=5, occluded=(2,), severity=5)   # loops 0, 1 clean; 2 occluded; 3, 4 clean
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=mode, window=30), profile=profile)
+    clean_extractor, degraded_extractor = PredicateExtractor(), PredicateExtractor()
+    levels = {}
+    for frame in run:
+        clean = clean_extractor.update(frame.frame_index, frame.clean)
+        degraded = degraded_extractor.update(frame.frame_index, frame.degraded)
+        if mode == CLEAN_TWIN:
+            monitor.add_reference(frame.frame_index, clean)
+        elif mode == GROUND_TRUTH:
+            monitor.add_reference(frame.frame_index, frame.references)
+        assert monitor.add_evaluated(frame.frame_index, degraded, frame.kind, frame.severity)
+        if frame.frame_index in (2 * n - 1, 3 * n - 1, 5 * n - 1):
+            levels[frame.frame_index] = {g.predicate: g.trust for g in monitor.report().groups}
+    before, during, after = levels[2 * n - 1], levels[3 * n - 1], levels[5 * n - 1]
+    assert all(level in (WARN, ERROR) for level in during.values()), during
+    assert after == before                      # the window holds the same clean frames again
+    if mode != GROUND_TRUTH:                    # against ground truth the clean extraction is not perfect
+        assert set(before.values()) == {OK}, before
+    else:                                       # ... but occlusion makes every group that was not yet ERROR worse
+        assert set(during.values()) == {ERROR}
+        assert sum(before[group] != ERROR for group in before) >= 2, before
+
+
+def test_profile_makes_clean_flicker_acceptable_but_not_worse_flicker():
+    profile = CleanProfile({"dynamic": PredicateBaseline(confidence=0.8, tpc_s=0.8, unk_rate=0.0,
+                                                         violation_rate=0.0)})
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=11), profile=profile)
+    for t in range(11):                       # changes on 2 of 10 frame pairs: tpc_s 0.8, as on clean data
+        monitor.add_evaluated(t, [estimate(("dynamic", 1, 2), "MT" if t in (4, 5, 6) else "S", 0.8, t)])
+    assert monitor.report().record("dynamic").trust == OK
+    for t in range(11, 22):                   # every frame: tpc_s 0, a drop of 0.8
+        monitor.add_evaluated(t, [estimate(("dynamic", 1, 2), "MT" if t % 2 else "S", 0.8, t)])
+    record = monitor.report().record("dynamic")
+    assert record.trust == ERROR and record.reason == "tpc_s_drop 0.80 > 0.15"
