@@ -52,7 +52,7 @@ test-all: setup
 	@bash scripts/run-tests.sh $(PYTEST_ARGS)
 
 demo: setup
-	$(ENV) && predrel transport-check
+	$(ENV) && predrel demo --cache-dir .cache/predrel/demo --out demo-results
 
 bench: setup
 	$(ENV) && targets="$(BENCH_TARGETS)" && \

@@ -18,6 +18,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("predrel_ros.benchmarks.commands", "measure speed and memory; results go to a JSON file"),
     "dataset": ("predrel_ros.controlled.commands",
                 "generate the controlled manipulation set (MuJoCo) and count its predicates"),
+    "demo": ("predrel_ros.demo",
+             "replay a controlled episode through clean and degraded pipelines: live dashboard, summary, plot"),
     "detect": ("predrel_ros.perception.detect_command",
                "detect, segment and track entities in a video, bag or folder; JSON + overlays per frame"),
     "run": ("predrel_ros.nodes.runner",

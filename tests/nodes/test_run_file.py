@@ -137,6 +137,23 @@ def test_a_node_in_two_namespaces_is_two_nodes(tmp_path):
     assert [node.label for node in run.nodes] == ["clean/p", "degraded/p"]
 
 
+def test_an_empty_params_file_entry_is_left_out(tmp_path):
+    path = write(tmp_path, "arguments: {extra: {default: ''}}\n"
+                           "nodes: [{name: p, executable: x, params_files: ['$(var extra)']}]")
+    assert load_run_file(path).nodes[0].params_files == ()
+    (tmp_path / "mine.yaml").write_text("/**:\n  ros__parameters: {a: 1}\n")
+    assert load_run_file(path, {"extra": "mine.yaml"}).nodes[0].params_files == (tmp_path / "mine.yaml",)
+
+
+def test_a_namespace_goes_in_front_of_every_node(tmp_path):
+    path = write(tmp_path, "nodes: [{name: p, executable: x, namespace: clean}, {name: r, executable: y}]")
+    run = load_run_file(path, namespace="/robot1/")
+    assert [node.label for node in run.nodes] == ["robot1/clean/p", "robot1/r"]
+    assert run.nodes[1].ros_arguments() == ["-r", "__node:=r", "-r", "__ns:=/robot1"]
+    with pytest.raises(UserError, match=r"namespace: names separated by '/', got 'a b'"):
+        load_run_file(path, namespace="a b")
+
+
 def test_assignments_are_name_colon_equals_value():
     assert parse_assignments(["bag:=/a:=b", "rate:="]) == {"bag": "/a:=b", "rate": ""}
     with pytest.raises(UserError, match=r"expected NAME:=VALUE, got 'bag=/x'"):

@@ -217,6 +217,6 @@ def test_main_refuses_a_bad_timeout(tmp_path):
     path = tmp_path / "p.run.yaml"
     path.write_text("nodes: [{name: a, executable: echo_node}]\n")
     args = argparse.Namespace(run_file=str(path), assignments=[], log_dir=None, shutdown_timeout=0.0,
-                              print_only=False)
+                              print_only=False, namespace="")
     with pytest.raises(UserError, match=r"--shutdown-timeout must lie in \(0, 600\]"):
         runner_module.main(args)

@@ -7,6 +7,7 @@ files.
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
 import subprocess
 import sys
@@ -29,6 +30,21 @@ def node_executable(name: str) -> Path:
     if not path.is_file():
         raise UserError(f"no node executable {path}; colcon generates it from "
                         f"src/{PACKAGE}/nodes/{name}.py: rebuild with `make setup`")
+    return path
+
+
+def installed_executable(package: str, executable: str) -> Path:
+    """lib/<package>/<executable> of an installed ROS package: what `ros2 run` and launch_ros start."""
+    if package == PACKAGE:
+        return node_executable(executable)
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+        prefix = Path(get_package_prefix(package))
+    except (ImportError, PackageNotFoundError) as error:
+        raise UserError(f"package {package!r} is not installed ({error}); source its workspace") from None
+    path = prefix / "lib" / package / executable
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise UserError(f"no executable {path}")
     return path
 
 

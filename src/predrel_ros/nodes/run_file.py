@@ -15,7 +15,8 @@ entry into a launch_ros `Node`, so parameters live in one place.
         executable: replay_node       # lib/<package>/<executable>; for predrel_ros the module
         package: predrel_ros          #   predrel_ros.nodes.<executable> (default package)
         namespace: ""                 # "clean", "degraded", ...
-        params_files: [replay.yaml]   # ROS params files, relative to the run file's folder
+        params_files: [replay.yaml]   # ROS params files, relative to the run file's folder; an entry
+                                      #   that is empty after substitution is left out
         parameters:                   # inline values, applied after the params files
           source: $(var bag)
           schedule: $(var schedule)
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -265,9 +266,16 @@ def parse_assignments(items: list[str] | tuple[str, ...]) -> dict[str, str]:
     return values
 
 
-def load_run_file(path: Path | str, values: Mapping[str, str] | None = None) -> RunFile:
-    """Read, check and resolve a run file with the argument `values` (defaults for the others)."""
+def load_run_file(path: Path | str, values: Mapping[str, str] | None = None, namespace: str = "") -> RunFile:
+    """Read, check and resolve a run file with the argument `values` (defaults for the others).
+
+    `namespace` is put in front of every node's namespace (one robot's graph under `/robot1`); the
+    run files use relative topic names, so their connections stay inside that namespace.
+    """
     path = Path(path)
+    namespace = namespace.strip("/")
+    if namespace and not all(_NAME.fullmatch(part) for part in namespace.split("/")):
+        raise UserError(f"namespace: names separated by '/', got {namespace!r}")
     declared = read_arguments(path)
     values = dict(values or {})
     names = {argument.name for argument in declared}
@@ -290,6 +298,8 @@ def load_run_file(path: Path | str, values: Mapping[str, str] | None = None) -> 
     if not isinstance(raw_nodes, list) or not raw_nodes:
         raise fields.fail("nodes", "expected a non-empty list of nodes")
     nodes = tuple(_node(fields, raw, f"nodes[{i}]") for i, raw in enumerate(raw_nodes))
+    if namespace:
+        nodes = tuple(replace(node, namespace="/".join(filter(None, (namespace, node.namespace)))) for node in nodes)
     labels = [node.label for node in nodes]
     repeated = sorted({label for label in labels if labels.count(label) > 1})
     if repeated:
@@ -321,7 +331,10 @@ def _node(fields: _Fields, raw: Any, where: str) -> NodeSpec:
     params_files = []
     for i, item in enumerate(files):
         file_where = f"{where}.params_files[{i}]"
-        file_path = Path(fields.text(item, file_where, allow_empty=False)).expanduser()
+        text = fields.text(item, file_where)
+        if not text:
+            continue  # an optional file left empty, e.g. `$(var params_file)` with default ""
+        file_path = Path(text).expanduser()
         if not file_path.is_absolute():
             file_path = fields.path.parent / file_path
         if not file_path.is_file():

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
 from predrel_ros.errors import UserError
-from predrel_ros.nodes.processes import terminate_with_parent
+from predrel_ros.nodes.processes import installed_executable, terminate_with_parent
 from predrel_ros.nodes.run_file import NodeSpec, RunFile, load_run_file, parse_assignments, resolve_run_file
 
 EXAMPLES = """examples:
@@ -54,15 +54,9 @@ def node_command(spec: NodeSpec) -> list[str]:
         module = f"predrel_ros.nodes.{spec.executable}"
         return [sys.executable, "-c", f"import sys; from {module} import main; sys.exit(main())"]
     try:
-        from ament_index_python.packages import PackageNotFoundError, get_package_prefix
-        prefix = Path(get_package_prefix(spec.package))
-    except (ImportError, LookupError) as error:
-        raise UserError(f"node {spec.label}: package {spec.package!r} is not installed ({error}); "
-                        f"source its workspace") from None
-    path = prefix / "lib" / spec.package / spec.executable
-    if not os.access(path, os.X_OK):
-        raise UserError(f"node {spec.label}: no executable {path}")
-    return [str(path)]
+        return [str(installed_executable(spec.package, spec.executable))]
+    except UserError as error:
+        raise UserError(f"node {spec.label}: {error}") from None
 
 
 def node_process_environment(run: RunFile, spec: NodeSpec, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -342,6 +336,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(demo, replay_eval, perception)")
     parser.add_argument("assignments", nargs="*", metavar="NAME:=VALUE",
                         help="values of the run file's arguments, as for ros2 launch")
+    parser.add_argument("--namespace", default="",
+                        help="a namespace put in front of every node's (the graph of one robot, e.g. robot1)")
     parser.add_argument("--log-dir", type=Path, default=None,
                         help="folder of the per-node logs (default: $ROS_LOG_DIR or ~/.ros/log, "
                              "/predrel_run_<time>_<pid>)")
@@ -353,7 +349,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     path = resolve_run_file(args.run_file)
-    run = load_run_file(path, parse_assignments(args.assignments))
+    run = load_run_file(path, parse_assignments(args.assignments), namespace=args.namespace)
     if args.shutdown_timeout is not None and not 0 < args.shutdown_timeout <= 600:
         raise UserError(f"--shutdown-timeout must lie in (0, 600] seconds, got {args.shutdown_timeout}")
     if args.print_only:
