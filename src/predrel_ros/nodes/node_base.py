@@ -8,12 +8,18 @@
 - publishers and subscriptions that log incompatible QoS clearly (`qos.py`) and turn it into an
   ERROR condition on `/diagnostics` for a while;
 - `/diagnostics` about once a second (`diagnostics.py`) with counters, rates and latency;
-- `wanted(publisher)`: whether anybody subscribes (lazy work).
+- `wanted(publisher)`: whether anybody subscribes (lazy work);
+- `forward_library_logs()`: the core libraries' Python `logging` records (which backend was chosen
+  and why, model input sizes) appear in this node's ROS log.
 
-A node sets `self.exit_code` to end `run_node`'s loop (a replay that finished).
+A node sets `self.exit_code` to end `run_node`'s loop (a replay that finished), and registers the
+release of what it holds with `self.on_destroy(fn)` as soon as it holds it (threads, models): a
+node whose constructor fails half-way (a bad parameter) is destroyed by rclpy at shutdown with only
+what it registered, in reverse order.
 """
 from __future__ import annotations
 
+import logging
 import traceback
 from typing import Any, Callable, Mapping, Sequence
 
@@ -35,6 +41,24 @@ REJECT_LOG_PERIOD_S = 5.0
 QOS_CONDITION_HOLD_S = 30.0
 
 
+class _RosLogHandler(logging.Handler):
+    """Python logging -> a node's ROS logger (one call site per severity: rclpy requires it)."""
+
+    def __init__(self, node) -> None:
+        super().__init__(logging.INFO)
+        self._node = node
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = f"{record.name}: {record.getMessage()}"
+        logger = self._node.get_logger()
+        if record.levelno >= logging.ERROR:
+            logger.error(text)
+        elif record.levelno >= logging.WARNING:
+            logger.warning(text)
+        else:
+            logger.info(text)
+
+
 def wanted(publisher) -> bool:
     """Whether anybody subscribes to `publisher` (skip building messages nobody receives)."""
     return publisher.get_subscription_count() > 0
@@ -45,6 +69,8 @@ class PredrelNode(Node):
                  on_parameters: Callable[[dict[str, Any]], None] | None = None, **node_kwargs) -> None:
         super().__init__(node_name, **node_kwargs)
         self.exit_code: int | None = None
+        self._log_handlers: list[tuple[logging.Logger, logging.Handler]] = []
+        self._cleanups: list[Callable[[], None]] = []
         self.counters = FrameCounters()
         self.latency = LatencyWindow()
         self.health = Health()
@@ -86,6 +112,15 @@ class PredrelNode(Node):
                                    f"{traceback.format_exc()}", error=True)
         return run
 
+    def forward_library_logs(self, name: str = "predrel_ros") -> None:
+        """Send INFO and above of Python logger `name` (and its children) to this node's log, until
+        `destroy_node` (or `stop_forwarding_library_logs`, when the constructor fails)."""
+        library = logging.getLogger(name)
+        library.setLevel(logging.INFO)
+        handler = _RosLogHandler(self)
+        library.addHandler(handler)
+        self._log_handlers.append((library, handler))
+
     # -- endpoints -------------------------------------------------------------------------------
     def _qos_mismatch(self, topic: str) -> None:
         self.health.raise_condition(f"qos:{topic}", ERROR, f"QoS mismatch on {self.resolve_topic_name(topic)} "
@@ -109,6 +144,22 @@ class PredrelNode(Node):
         """More DiagnosticStatus messages to publish with this node's own."""
         return []
 
+    def stop_forwarding_library_logs(self) -> None:
+        for library, handler in self._log_handlers:
+            library.removeHandler(handler)
+        self._log_handlers.clear()
+
+    def on_destroy(self, cleanup: Callable[[], None]) -> None:
+        """Run `cleanup` in destroy_node (cleanups run newest first, before the counters are logged)."""
+        self._cleanups.append(cleanup)
+
     def destroy_node(self) -> None:
+        while self._cleanups:
+            cleanup = self._cleanups.pop()
+            try:
+                cleanup()
+            except Exception as error:  # the other cleanups and the node's destruction must still run
+                self.get_logger().error(f"while shutting down: {error!r}")
         self.get_logger().info(f"counters: {summary(self.counters.snapshot())}")
+        self.stop_forwarding_library_logs()
         super().destroy_node()
