@@ -16,6 +16,8 @@ TARGETS: dict[str, tuple[str, str]] = {
                     "ROS message <-> numpy/record conversions (640x480 images, entities, predicates)"),
     "transport": ("predrel_ros.nodes.transport_check",
                   "image + predicate round trip between two processes over DDS"),
+    "pipeline": ("predrel_ros.nodes.pipeline_benchmark",
+                 "replay graph (both pipelines) at 320x240 30 Hz: rate, latency, drops, CPU vs a bare image relay"),
     "controlled": ("predrel_ros.controlled.benchmark",
                    "seconds per controlled episode (150 frames, 320x240) and its size on disk"),
 }
