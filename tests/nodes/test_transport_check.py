@@ -25,13 +25,3 @@ def test_transport_check_passes_between_two_processes(capsys):
 def test_bad_arguments_are_refused(argv, message, capsys):
     assert cli.main(["transport-check", *argv]) == 1
     assert message in capsys.readouterr().err
-
-
-def test_conversion_benchmark_runs(tmp_path, capsys):
-    out = tmp_path / "conversions.json"
-    assert cli.main(["bench", "conversions", "--width", "32", "--height", "24", "--repeats", "3",
-                     "--entities", "2", "--predicates", "5", "--out", str(out)]) == 0
-    import json
-    result = json.loads(out.read_text())["result"]
-    assert set(result["images"]) == {"rgb8", "bgra8", "mono8", "16UC1", "32FC1"}
-    assert result["images"]["rgb8"]["encode"]["n"] == 3
