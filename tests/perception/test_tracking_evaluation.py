@@ -109,3 +109,12 @@ def test_bad_arguments(capsys):
     assert "0..5" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.main(["track-eval"])
+
+
+def test_command_on_the_controlled_set(controlled_dataset, tmp_path):
+    out = tmp_path / "controlled.json"
+    assert cli.main(["track-eval", "--dataset", str(controlled_dataset), "--severities", "0", "5",
+                     "--kinds", "detection_noise", "--out", str(out)]) == 0
+    clean, noisy = json.loads(out.read_text())["results"]
+    assert len(clean["episodes"]) == 3 and clean["ground_truth"] > 100
+    assert clean["idf1"] > 0.9 and noisy["idf1"] < clean["idf1"]
