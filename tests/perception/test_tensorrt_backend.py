@@ -77,6 +77,7 @@ def test_second_load_hits_the_cache(fake_tensorrt, model, tmp_path, caplog):
     ("no_fast_fp16", "precision", True),
     ("input_shape", "input_shape", True),
     ("max_batch", "max_batch_size", True),
+    ("dla", "dla_core", True),
 ])
 def test_any_changed_key_field_rebuilds(fake_tensorrt, make_yoloseg_onnx, tmp_path, change, field, old_engine_kept):
     dynamic = change in ("input_shape", "max_batch")
@@ -101,6 +102,9 @@ def test_any_changed_key_field_rebuilds(fake_tensorrt, make_yoloseg_onnx, tmp_pa
         second_input = (1, 3, 64, 96)
     elif change == "max_batch":
         config = {"max_batch_size": 4}
+    elif change == "dla":
+        fake_tensorrt.num_dla_cores = 1
+        config = {"dla_core": 0}
     backend = open_backend(fake_tensorrt, model, tmp_path, memory, second_input, **config)
     assert fake_tensorrt.build_count() == 2
     assert field in backend.describe().details["cache"]  # the log says which field differed
