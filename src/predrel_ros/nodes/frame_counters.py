@@ -33,11 +33,13 @@ NO_SUBSCRIBERS = "no_subscribers"
 IMAGE_LOST = "image_lost"
 #: an image whose FrameInfo never arrived although the stream publishes FrameInfo
 NO_FRAME_INFO = "no_frame_info"
+#: its twin frame (the same frame_index on the reference stream, or the evaluated one) never came
+UNMATCHED = "unmatched"
 #: processing raised an unexpected error (logged with its traceback)
 FAILED = "failed"
 
 OUTCOMES = (PROCESSED, DROPPED_STALE, DROPPED_BY_DEGRADATION, MALFORMED, OUT_OF_ORDER, UNSYNCHRONISED,
-            NO_SUBSCRIBERS, IMAGE_LOST, NO_FRAME_INFO, FAILED)
+            NO_SUBSCRIBERS, IMAGE_LOST, NO_FRAME_INFO, UNMATCHED, FAILED)
 
 
 class FrameCounters:
@@ -58,6 +60,8 @@ class FrameCounters:
         return f"{stream}.{outcome}" if stream else outcome
 
     def count(self, stream: str | None, outcome: str, n: int = 1) -> None:
+        if not n:
+            return  # no key for what never happened
         with self._lock:
             self._counts[self.key(stream, outcome)] += n
 

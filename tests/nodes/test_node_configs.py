@@ -1,0 +1,28 @@
+"""The shipped params files list every parameter the nodes declare, with its default (what runs and
+launch files change goes in run files), so a file and the code cannot disagree unnoticed."""
+from pathlib import Path
+
+import pytest
+
+from predrel_ros.nodes.testing import require_ros
+
+require_ros()
+
+from predrel_ros.nodes import degrade_node, perception_node, replay_node  # noqa: E402
+from predrel_ros.nodes.parameter_specs import read_params_file, resolve_values  # noqa: E402
+
+CONFIG = Path(__file__).resolve().parents[2] / "config"
+
+
+@pytest.mark.parametrize("module, file, namespaces", [
+    (replay_node, "replay.yaml", [""]),
+    (degrade_node, "degrade.yaml", ["", "camera"]),
+    (perception_node, "perception.yaml", ["clean", "degraded"]),
+])
+def test_params_file_matches_the_declared_parameters(module, file, namespaces):
+    declared = {spec.name for spec in module.PARAMETERS}
+    for namespace in namespaces:
+        values = read_params_file(CONFIG / file, module.NODE_NAME, namespace)
+        assert set(values) == declared, f"{file}: keys differ from {module.__name__}.PARAMETERS"
+        resolved = resolve_values(module.PARAMETERS, values)  # raises on an invalid value
+        assert resolved == {spec.name: spec.default for spec in module.PARAMETERS}
