@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.util
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Sequence
 
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
@@ -66,13 +66,17 @@ def run_until(executor, condition: Callable[[], bool], timeout_s: float, what: s
         raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
 
 
-def fuzz(executor, publisher, messages: Iterable, counted: Callable[[], int], timeout_s: float = 5.0) -> int:
-    """Publish each message, then spin until `counted()` grew by one; returns how many were sent."""
+def fuzz(executor, publisher, messages: Sequence, counted: Callable[[], int], burst: int = 1,
+         timeout_s: float = 5.0) -> int:
+    """Publish the messages `burst` at a time (no more than the subscription's queue holds), each time
+    spinning until `counted()` grew by as many; returns how many were sent."""
     sent = 0
-    for msg in messages:
+    for start in range(0, len(messages), burst):
+        chunk = messages[start:start + burst]
         before = counted()
-        publisher.publish(msg)
-        run_until(executor, lambda: counted() > before, timeout_s, f"message {sent} to be counted on "
-                  f"{publisher.topic_name}")
-        sent += 1
+        for msg in chunk:
+            publisher.publish(msg)
+        run_until(executor, lambda: counted() >= before + len(chunk), timeout_s,
+                  f"messages {start}..{start + len(chunk) - 1} to be counted on {publisher.topic_name}")
+        sent += len(chunk)
     return sent
