@@ -63,8 +63,9 @@ def plot_summary(summary: dict, path: Path | str, title: str = "") -> Path:
         bottom.grid(alpha=0.3)
     axes[0][0].set_ylabel("PRS (bands: trust OK / WARN / ERROR)")
     axes[1][0].set_ylabel("fraction of frames")
-    axes[0][-1].legend(loc="lower left", fontsize=8)
-    axes[1][-1].legend(loc="lower left", fontsize=8)
+    for axis in (axes[0][-1], axes[1][-1]):
+        if axis.get_legend_handles_labels()[0]:
+            axis.legend(loc="lower left", fontsize=8)
     if title:
         figure.suptitle(title)
     figure.tight_layout()

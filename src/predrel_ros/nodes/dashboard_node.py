@@ -43,6 +43,8 @@ NODE_NAME = "dashboard"
 SUMMARY_FILE = "summary.json"
 PLOT_FILE = "sweep.png"
 DIAGNOSTIC_LEVELS = ("OK", "WARN", "ERROR", "STALE")
+#: the counter of a stream's inputs (`frames.in`), next to its outcomes
+INPUTS = "in"
 
 PARAMETERS = (
     ParameterSpec("display", "auto", "auto: redraw in place on a terminal, else periodic lines; screen; lines",
@@ -96,10 +98,11 @@ def action_view(msg: ActionEstimate) -> ActionView:
 
 
 def node_status(status) -> NodeStatus:
-    """A DiagnosticStatus as a NodeStatus keeping the frame-outcome counters (`stream.outcome` keys)."""
+    """A DiagnosticStatus as a NodeStatus keeping the frame counters: inputs (`stream.in`) and
+    outcomes (`stream.processed`, `stream.dropped_stale`, ...)."""
     counters = {}
     for key, value in values_of(status).items():
-        if key.rsplit(".", 1)[-1] in OUTCOMES and not key.startswith("rate."):
+        if key.rsplit(".", 1)[-1] in (*OUTCOMES, INPUTS) and not key.startswith("rate."):
             try:
                 counters[key] = int(value)
             except ValueError:
