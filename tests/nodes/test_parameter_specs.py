@@ -104,3 +104,9 @@ def test_read_params_file_merges_matching_sections_in_order(tmp_path):
     path.write_text("replay:\n  rate: 1.0\n")
     with pytest.raises(UserError, match="no ros__parameters"):
         read_params_file(path, "replay")
+
+
+def test_allowed_values_in_words():
+    assert [spec.allowed() for spec in SPECS[:3]] == [">= 0", "1 .. 100", "a, b"]
+    assert ParameterSpec("seed", 0, "s", minimum=0, maximum=2**32 - 1).allowed() == "0 .. 4294967295"
+    assert ParameterSpec("x", 0.5, "x", maximum=0.75).allowed() == "<= 0.75"

@@ -119,14 +119,22 @@ class ParameterSpec:
     def allowed(self) -> str:
         """The allowed values in words (README tables)."""
         if self.choices:
-            return " \\| ".join(self.choices)
-        if self.minimum is not None and self.maximum is not None:
-            return f"{self.minimum:g} .. {self.maximum:g}"
-        if self.minimum is not None:
-            return f">= {self.minimum:g}"
-        if self.maximum is not None:
-            return f"<= {self.maximum:g}"
+            return ", ".join(self.choices)
+        low, high = _number(self.minimum), _number(self.maximum)
+        if low is not None and high is not None:
+            return f"{low} .. {high}"
+        if low is not None:
+            return f">= {low}"
+        if high is not None:
+            return f"<= {high}"
         return ""
+
+
+def _number(value: float | None) -> str | None:
+    """A bound as written: 4294967295, 0.5, 1000."""
+    if value is None:
+        return None
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 def resolve_values(specs: Sequence[ParameterSpec], overrides: Mapping[str, Any]) -> dict[str, Any]:

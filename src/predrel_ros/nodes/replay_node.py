@@ -104,8 +104,9 @@ TOPICS = (
               "ground-truth primitive (one-hot)", "the source has ground truth"),
     TopicSpec("degradation", "predrel_ros/DegradationState", PUBLISHES, LATCHED_QOS_TEXT,
               "the degraded twin's condition, on every change"),
-    TopicSpec("pace", "predrel_ros/PredicateArray", SUBSCRIBES, STREAM_QOS_TEXT,
-              "`pace_topic` (default degraded/predicates; EntityArray with pace_type entities)", "rate 0"),
+    TopicSpec("degraded/predicates", "predrel_ros/PredicateArray", SUBSCRIBES, STREAM_QOS_TEXT,
+              "`pace_topic` (EntityArray with pace_type entities): a frame's message releases the next frame "
+              "when rate is 0"),
     DIAGNOSTICS,
 )
 
