@@ -135,11 +135,21 @@ def _time_hands(threads: int, width: int, height: int, repeats: int, warmup: int
 
 
 def run(args: argparse.Namespace) -> dict:
+    """Time every available backend; perception's per-model info logs are quiet meanwhile."""
+    logger = logging.getLogger("predrel_ros.perception")
+    previous = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        return _measure(args)
+    finally:
+        logger.setLevel(previous)
+
+
+def _measure(args: argparse.Namespace) -> dict:
     from predrel_ros.errors import UserError
     from predrel_ros.perception.backends import BACKENDS as BACKEND_CLASSES
     from predrel_ros.perception.config import DEFAULT_MODEL_DIR
 
-    logging.getLogger("predrel_ros.perception").setLevel(logging.WARNING)
     if args.repeats < 1 or args.warmup < 0:
         raise UserError("--repeats must be >= 1 and --warmup >= 0")
     sizes = [_parse_size(text) for text in args.sizes]
