@@ -31,6 +31,8 @@ def test_depth_from_point3d_or_three_element_centroid():
     ({"score": 1.5}, "score must lie in"),
     ({"mask": np.zeros(4, bool)}, "mask must be 2-D"),
     ({"centroid": [1, 2, 3, 4]}, "centroid must be"),
+    ({"centroid": [1, np.nan]}, "centroid has non-finite"),
+    ({"point3d": [0, 0, np.inf]}, "point3d has non-finite"),
 ])
 def test_invalid_entities_are_refused_with_the_field_named(kwargs, message):
     args = {"id": 1, "label": "cube", "role": MANIPULATED_OBJECT, "box": [0, 0, 1, 1]} | kwargs

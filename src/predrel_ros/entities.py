@@ -83,8 +83,12 @@ class Entity:
             if self.centroid.size not in (2, 3):
                 raise ValueError(f"Entity {self.id}: centroid must be (x, y) or (x, y, z), "
                                  f"got {self.centroid.size} values")
+            if not np.all(np.isfinite(self.centroid)):
+                raise ValueError(f"Entity {self.id}: centroid has non-finite values {self.centroid.tolist()}")
         if self.point3d is not None:
             self.point3d = np.asarray(self.point3d, dtype=np.float64).reshape(3)
+            if not np.all(np.isfinite(self.point3d)):
+                raise ValueError(f"Entity {self.id}: point3d has non-finite values {self.point3d.tolist()}")
 
     def _centroid_from_geometry(self) -> np.ndarray:
         if self.mask is not None and self.mask.any():

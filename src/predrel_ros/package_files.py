@@ -40,3 +40,17 @@ def package_file(folder: str, name: str) -> Path:
 def config_file(name: str) -> Path:
     """A file of the package's config/ folder, e.g. config_file("demo.run.yaml")."""
     return package_file("config", name)
+
+
+def config_path(value: str, parameter: str = "config") -> Path:
+    """The file a node parameter names: an existing path (~ expanded), or the bare name of a file
+    in the package's config/ folder ("predicates.yaml"); UserError naming the parameter otherwise."""
+    path = Path(value).expanduser()
+    if path.is_file():
+        return path
+    if "/" in value or not value:
+        raise UserError(f"parameter {parameter}: {value or '(empty)'} is not a file")
+    try:
+        return config_file(value)
+    except UserError as error:
+        raise UserError(f"parameter {parameter}: {error}") from None

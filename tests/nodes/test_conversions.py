@@ -353,3 +353,25 @@ def test_messages_import_as_documented():
     from predrel_ros.msg import (ActionEstimate, DegradationState, Entity, EntityArray,  # noqa: F401
                                  Predicate, PredicateArray, PredicateReliability, ReliabilityReport)
     assert PredicateArray().degradation.kind == ""
+
+
+def test_reliability_report_round_trips_with_nan_metrics_and_trust_levels():
+    from predrel_ros.msg import PredicateReliability
+    from predrel_ros.reliability.monitor import MonitorConfig, ReliabilityMonitor
+
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode="clean_twin", window=4))
+    for t in range(12):
+        monitor.add_reference(t, [PredicateEstimate("contact", 1, 2, "T", 1.0)])
+        monitor.add_evaluated(t, [PredicateEstimate("contact", 2, 1, "T" if t % 3 else "N", 0.5)], "blur", t % 3)
+    report = monitor.report()
+    msg = conversions.reliability_report_to_msg(report)
+    assert (msg.degradation.kind, msg.degradation.severity, msg.frame_index) == ("blur", 2, 11)
+    back = conversions.reliability_report_from_msg(msg)
+    assert [r.to_dict() for r in back.predicates + back.groups] == \
+        [r.to_dict() for r in report.predicates + report.groups]          # to_dict: NaN as None
+    assert back.trust()["contact"].level == report.trust()["contact"].level == "STALE"
+    assert math.isnan(back.record("contact").dis)
+    msg.groups[0].trust = 7
+    with pytest.raises(ValueError, match=r"ReliabilityReport.groups\[0\]: PredicateReliability.trust"):
+        conversions.reliability_report_from_msg(msg)
+    assert conversions.TRUST_CODES["STALE"] == PredicateReliability.STALE == 3

@@ -8,7 +8,7 @@ from predrel_ros.nodes.testing import require_ros
 
 require_ros()
 
-from predrel_ros.nodes import degrade_node, perception_node, replay_node  # noqa: E402
+from predrel_ros.nodes import degrade_node, perception_node, predicate_node, reliability_node, replay_node  # noqa: E402,E501
 from predrel_ros.nodes.parameter_specs import read_params_file, resolve_values  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
@@ -18,6 +18,8 @@ CONFIG = Path(__file__).resolve().parents[2] / "config"
     (replay_node, "replay.yaml", [""]),
     (degrade_node, "degrade.yaml", ["", "camera"]),
     (perception_node, "perception.yaml", ["clean", "degraded"]),
+    (predicate_node, predicate_node.PARAMS_FILE, ["clean", "degraded", ""]),
+    (reliability_node, reliability_node.PARAMS_FILE, [""]),
 ])
 def test_params_file_matches_the_declared_parameters(module, file, namespaces):
     declared = {spec.name for spec in module.PARAMETERS}

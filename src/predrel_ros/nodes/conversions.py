@@ -8,6 +8,7 @@ the pixels. No cv_bridge is needed (the ROS 2 one is not installable from PyPI a
 Records: `Entity` <-> `predrel_ros/Entity` (masks as run-length encoding over their bounding crop,
 `predrel_ros.masks`), `PredicateEstimate` <-> `predrel_ros/Predicate`, their arrays, degradations
 <-> `predrel_ros/DegradationState`, `predrel_ros/FrameInfo`, `predrel_ros/ActionEstimate`,
+`reliability.monitor.ReliabilityReport` <-> `predrel_ros/ReliabilityReport`,
 `sensor_msgs/CameraInfo` <-> intrinsics, and header stamps <-> nanoseconds.
 
 Bad input raises `ValueError` naming the message field at fault.
@@ -28,8 +29,11 @@ from predrel_ros.entities import Entity
 from predrel_ros.degradations.table import KINDS, NONE
 from predrel_ros.io.frame import CameraIntrinsics
 from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, FrameInfo, Predicate, PredicateArray
+from predrel_ros.msg import PredicateReliability
+from predrel_ros.msg import ReliabilityReport as ReliabilityReportMsg
 from predrel_ros.msg import Entity as EntityMsg
 from predrel_ros.predicates.estimate import EVIDENCE_FACTORS, PredicateEstimate
+from predrel_ros.reliability import monitor
 
 # --------------------------------------------------------------------------------------- images
 
@@ -505,3 +509,62 @@ def action_to_msg(frame_index: int, class_names: Sequence[str], probabilities: S
     if header is not None:
         msg.header = header
     return msg
+
+
+# ----------------------------------------------------------------------------------- reliability
+
+#: trust level names (reliability.trust) <-> PredicateReliability / DiagnosticStatus numbers
+TRUST_CODES = {"OK": PredicateReliability.OK, "WARN": PredicateReliability.WARN,
+               "ERROR": PredicateReliability.ERROR, "STALE": PredicateReliability.STALE}
+TRUST_NAMES = {code: name for name, code in TRUST_CODES.items()}
+
+_RECORD_FLOATS = ("prs", "pds", "tpc", "tpc_s", "cws", "dis", "mean_confidence", "rule_violation_rate")
+
+
+def reliability_record_to_msg(record: monitor.ReliabilityRecord) -> PredicateReliability:
+    msg = PredicateReliability(predicate=record.predicate, group=record.group, subject=int(record.subject),
+                               object=int(record.object), samples=int(record.samples),
+                               trust=TRUST_CODES[record.trust], reason=record.reason)
+    for name in _RECORD_FLOATS:
+        setattr(msg, name, float(getattr(record, name)))
+    return msg
+
+
+def reliability_record_from_msg(msg: PredicateReliability) -> monitor.ReliabilityRecord:
+    if msg.trust not in TRUST_NAMES:
+        raise ValueError(f"PredicateReliability.trust must be one of {sorted(TRUST_NAMES)}, got {msg.trust}")
+    return monitor.ReliabilityRecord(
+        predicate=msg.predicate, group=msg.group, subject=int(msg.subject), object=int(msg.object),
+        **{name: float(getattr(msg, name)) for name in _RECORD_FLOATS}, samples=int(msg.samples),
+        trust=TRUST_NAMES[msg.trust], reason=msg.reason)
+
+
+def reliability_report_to_msg(report: monitor.ReliabilityReport, header: Header | None = None,
+                              degradation: DegradationState | None = None) -> ReliabilityReportMsg:
+    """ReliabilityReport of the monitor's report; header and degradation of its newest frame (the
+    degradation defaults to the report's kind and severity)."""
+    msg = ReliabilityReportMsg(frame_index=int(report.frame_index or 0), window=int(report.window),
+                               reference_mode=report.reference_mode)
+    if header is not None:
+        msg.header = header
+    msg.degradation = degradation if degradation is not None else degradation_to_msg(
+        report.degradation_kind, report.degradation_severity)
+    msg.predicates = [reliability_record_to_msg(record) for record in report.predicates]
+    msg.groups = [reliability_record_to_msg(record) for record in report.groups]
+    return msg
+
+
+def reliability_report_from_msg(msg: ReliabilityReportMsg) -> monitor.ReliabilityReport:
+    """The report a ReliabilityReport carries (`trust()` gives the levels per predicate and group)."""
+    degradation = degradation_from_msg(msg.degradation)
+    records = []
+    for field_name in ("predicates", "groups"):
+        converted = []
+        for i, entry in enumerate(getattr(msg, field_name)):
+            try:
+                converted.append(reliability_record_from_msg(entry))
+            except ValueError as error:
+                raise ValueError(f"ReliabilityReport.{field_name}[{i}]: {error}") from None
+        records.append(converted)
+    return monitor.ReliabilityReport(int(msg.frame_index), int(msg.window), msg.reference_mode, degradation.kind,
+                                     degradation.severity, records[0], records[1])

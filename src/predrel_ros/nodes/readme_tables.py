@@ -6,7 +6,8 @@ fails when it does).
     python -m predrel_ros.nodes.readme_tables --check README.md  # exit 1 if they are out of date
 
 A generated block sits between `<!-- BEGIN generated: NODE -->` and `<!-- END generated: NODE -->`;
-add a node to `DOCUMENTED_NODES` and put an empty pair of markers where its tables belong.
+add a node to `DOCUMENTED_NODES` and put an empty pair of markers where its tables belong. The params
+file named is `config/<NODE_NAME>.yaml`, or the module's `PARAMS_FILE` where that name is taken.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from predrel_ros.nodes.parameter_specs import ParameterSpec
 from predrel_ros.nodes.topic_specs import PUBLISHES, TopicSpec
 
 #: node modules (predrel_ros.nodes.<name>) whose tables the README holds
-DOCUMENTED_NODES = ("replay_node", "degrade_node", "perception_node")
+DOCUMENTED_NODES = ("replay_node", "degrade_node", "perception_node", "predicate_node", "reliability_node")
 
 _BLOCK = re.compile(r"(<!-- BEGIN generated: (?P<name>\w+) -->\n)(?P<body>.*?)(<!-- END generated: (?P=name) -->)",
                     re.DOTALL)
@@ -62,7 +63,8 @@ def render(node: str) -> str:
     """The generated block of node module `node`: its topics and parameters tables."""
     module = importlib.import_module(f"predrel_ros.nodes.{node}")
     return (f"Topics (names relative to the node's namespace):\n\n{topics_table(module.TOPICS)}\n"
-            f"Parameters (`config/{module.NODE_NAME}.yaml` lists them all with their defaults):\n\n"
+            f"Parameters (`config/{getattr(module, 'PARAMS_FILE', module.NODE_NAME + '.yaml')}` lists them all "
+            f"with their defaults):\n\n"
             f"{parameters_table(module.PARAMETERS)}")
 
 

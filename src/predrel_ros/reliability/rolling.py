@@ -138,14 +138,14 @@ class RollingStreamMetrics:
         result["frames"] = n
         if n == 0:
             return result
-        result["confidence"] = self._conf_sum / n
+        result["confidence"] = max(0.0, self._conf_sum) / n   # max: a running sum of terms >= 0 may drift to -1e-17
         result["unk_rate"] = self._unk / n
         result["tpc_s"] = 1.0 if n == 1 else 1.0 - self._changes / (n - 1)
         if self.calibration is not None:
             result["expected_agreement"] = self._expected_sum / n
         if self.with_reference:
-            result["prs"] = self._prs_sum / self._valid if self._valid else nan
-            result["cws"] = self._cws_sum / n
+            result["prs"] = max(0.0, self._prs_sum) / self._valid if self._valid else nan
+            result["cws"] = max(0.0, self._cws_sum) / n
             if with_tpc:
                 arrays = self.arrays()
                 result["tpc"] = metrics.tpc(arrays["y_deg"], arrays["y_ref"], self.tol)
@@ -289,14 +289,14 @@ class RollingReliability:
             frames = total["frames"]
             result = dict.fromkeys(METRIC_NAMES, nan)
             result["frames"] = frames
-            result["confidence"] = total["conf"] / frames
+            result["confidence"] = max(0.0, total["conf"]) / frames
             result["unk_rate"] = total["unk"] / frames
             result["tpc_s"] = 1.0 - total["changes"] / total["pairs"] if total["pairs"] else 1.0
             if total["expected_frames"]:
                 result["expected_agreement"] = total["expected"] / total["expected_frames"]
             if self.mode == REFERENCE:
-                result["prs"] = total["prs"] / total["valid"] if total["valid"] else nan
-                result["cws"] = total["cws"] / frames
+                result["prs"] = max(0.0, total["prs"]) / total["valid"] if total["valid"] else nan
+                result["cws"] = max(0.0, total["cws"]) / frames
                 if total["tpc_frames"]:
                     result["tpc"] = total["tpc_weighted"] / total["tpc_frames"]
             pooled[pool] = result

@@ -1,0 +1,267 @@
+"""reliability_node over DDS: reports equal to the monitor (and the paper's metrics) on the same frames,
+trust dropping under severe occlusion and recovering, /diagnostics per group, every frame accounted
+for, and 1,000 malformed messages per input topic each counted."""
+import copy
+import math
+
+import numpy as np
+import pytest
+
+from predrel_ros.nodes.testing import require_ros
+
+require_ros()
+
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
+
+from node_graph import PROBE_QOS, Probe, fuzz, run_until  # noqa: E402
+from predrel_ros.errors import UserError  # noqa: E402
+from predrel_ros.io.dataset import open_dataset  # noqa: E402
+from predrel_ros.msg import PredicateArray, ReliabilityReport  # noqa: E402
+from predrel_ros.nodes import conversions, diagnostics  # noqa: E402
+from predrel_ros.nodes.frame_counters import MALFORMED, OUT_OF_ORDER, PROCESSED, UNMATCHED  # noqa: E402
+from predrel_ros.nodes.reliability_node import PREDICATES, REFERENCE, ReliabilityNode  # noqa: E402
+from predrel_ros.predicates import PredicateExtractor  # noqa: E402
+from predrel_ros.predicates.vocabulary import GROUPS  # noqa: E402
+from predrel_ros.reliability import metrics  # noqa: E402
+from predrel_ros.reliability.monitor import MonitorConfig, ReliabilityMonitor  # noqa: E402
+from predrel_ros.reliability.testing import occlusion_run, oracle_profile  # noqa: E402
+from predrel_ros.reliability.trust import ERROR, OK, WARN, CleanProfile  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+WINDOW = 30
+FLOAT32 = 1e-6
+
+
+@pytest.fixture(scope="module")
+def scenario(controlled_dataset, tmp_path_factory):
+    """The stack episode looped 5 times, the middle loop under severe occlusion, as the two pipelines'
+    predicate arrays; and a clean profile of the other episodes."""
+    episodes = open_dataset(controlled_dataset).episodes()
+    run = occlusion_run(episodes[0], loops=5, occluded=(2,), severity=5)
+    clean_extractor, degraded_extractor = PredicateExtractor(), PredicateExtractor()
+    frames = []
+    for frame in run:
+        degradation = conversions.degradation_to_msg(frame.kind, frame.severity, 3)
+        clean = clean_extractor.update(frame.frame_index, frame.clean)
+        degraded = degraded_extractor.update(frame.frame_index, frame.degraded)
+        index = frame.frame_index
+        frames.append((conversions.predicates_to_msg(degraded, frame_index=index, source="perception",
+                                                     degradation=degradation),
+                       conversions.predicates_to_msg(clean, frame_index=index, source="perception"),
+                       conversions.predicates_to_msg(frame.references, frame_index=index, source="ground_truth")))
+    profile = tmp_path_factory.mktemp("profile") / "clean_profile.json"
+    oracle_profile(episodes[1:]).save(profile)
+    return frames, len(episodes[0]), profile
+
+
+def start(ros_context, ros_executor, **params):
+    node = ReliabilityNode(context=ros_context,
+                           parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    probe = Probe(ros_context)
+    reports = probe.watch(ReliabilityReport, "reliability")
+    statuses = probe.watch(DiagnosticArray, diagnostics.TOPIC)
+    publishers = {topic: probe.node.create_publisher(PredicateArray, topic, PROBE_QOS)
+                  for topic in ("predicates", "reference")}
+    ros_executor.add_node(node)
+    ros_executor.add_node(probe.node)
+    needed = [publishers["predicates"]] + ([publishers["reference"]] if node.reference_subscription else [])
+    run_until(ros_executor, lambda: all(p.get_subscription_count() > 0 for p in needed) and
+              node.report_publisher.get_subscription_count() > 0, 10, "discovery")
+    return node, publishers, reports, statuses
+
+
+def delivered(msg):
+    """`msg` as a subscriber receives it (serialised: float fields rounded to float32)."""
+    return deserialize_message(serialize_message(msg), type(msg))
+
+
+def group_levels(msg):
+    return {entry.predicate: conversions.TRUST_NAMES[entry.trust] for entry in msg.groups}
+
+
+def test_clean_twin_reports_equal_the_monitor_and_trust_recovers(ros_context, ros_executor, scenario):
+    frames, n, profile = scenario
+    node, publishers, reports, statuses = start(ros_context, ros_executor, reference_mode="clean_twin",
+                                                window=WINDOW, clean_profile=str(profile))
+    delay = 3                                       # the clean twin lags three frames behind
+    for i, (degraded, _, _) in enumerate(frames):
+        publishers["predicates"].publish(degraded)
+        if i >= delay:
+            publishers["reference"].publish(frames[i - delay][1])
+        run_until(ros_executor, lambda: node.counters.total(PREDICATES) + node.monitor.snapshot_counters()
+                  ["pending_evaluated"] == i + 1, 5, f"frame {i}")
+    for _, clean, _ in frames[-delay:]:
+        publishers["reference"].publish(clean)
+    run_until(ros_executor, lambda: len(reports) == len(frames), 10, "a report per frame")
+    assert node.counters.stream(PREDICATES) == {PROCESSED: len(frames)}
+    assert node.counters.stream(REFERENCE) == {PROCESSED: len(frames)}
+
+    # /diagnostics: one status per group with the trust as its level, beside the node's own
+    final = group_levels(reports[-1])
+    seen = len(statuses)
+    run_until(ros_executor, lambda: len(statuses) > seen, 5, "diagnostics after the last frame")
+    latest = {s.name: s for s in statuses[-1].status}
+    for group in GROUPS:
+        status = latest[f"/reliability/{group}"]
+        assert diagnostics.level_of(status) == conversions.TRUST_CODES[final[group]]
+        assert diagnostics.values_of(status)["samples"] != ""
+    own = diagnostics.values_of(latest["/reliability"])
+    assert own["predicates.processed"] == own["reference.processed"] == str(len(frames))
+
+    # the same frames (as DDS delivered them: float32 confidences) through the monitor give the same reports
+    frames = [tuple(delivered(msg) for msg in frame) for frame in frames]
+    offline = ReliabilityMonitor(MonitorConfig(reference_mode="clean_twin", window=WINDOW),
+                                 profile=CleanProfile.load(profile))
+    for (degraded, clean, _), msg in zip(frames, reports):
+        offline.add_reference(clean.frame_index, conversions.predicates_from_msg(clean))
+        offline.add_evaluated(degraded.frame_index, conversions.predicates_from_msg(degraded),
+                              degraded.degradation.kind, degraded.degradation.severity)
+        got = conversions.reliability_report_from_msg(msg)
+        expected = offline.report()
+        assert msg.frame_index == degraded.frame_index and msg.reference_mode == "clean_twin"
+        assert (msg.degradation.kind, msg.degradation.severity) == (degraded.degradation.kind,
+                                                                   degraded.degradation.severity)
+        assert [(r.predicate, r.subject, r.object, r.trust, r.reason, r.samples) for r in got.predicates + got.groups] \
+            == [(r.predicate, r.subject, r.object, r.trust, r.reason, r.samples)
+                for r in expected.predicates + expected.groups]
+        for a, b in zip(got.predicates + got.groups, expected.predicates + expected.groups):
+            for metric in ("prs", "pds", "tpc", "tpc_s", "cws", "mean_confidence", "rule_violation_rate"):
+                x, y = getattr(a, metric), getattr(b, metric)
+                assert (math.isnan(x) and math.isnan(y)) or x == pytest.approx(y, abs=FLOAT32), metric
+
+    # ... and the paper's formulas on the last window: PRS and CWS of the pooled contact predicate
+    last = frames[-WINDOW:]
+    y, c, y_ref, c_ref = [], [], [], []
+    for degraded, clean, _ in last:
+        mine = {e.canonical_key: e for e in conversions.predicates_from_msg(degraded) if e.name == "contact"}
+        ref = {e.canonical_key: e for e in conversions.predicates_from_msg(clean) if e.name == "contact"}
+        for key in sorted(set(mine) | set(ref)):
+            y.append(mine[key].code if key in mine else -1)
+            c.append(mine[key].confidence if key in mine else 0.0)
+            y_ref.append(ref[key].code if key in ref else -1)
+            c_ref.append(ref[key].confidence if key in ref else 0.0)
+    contact = conversions.reliability_report_from_msg(reports[-1]).record("contact")
+    assert contact.samples == len(y)
+    assert contact.prs == pytest.approx(metrics.prs(np.array(y), np.array(y_ref), np.array(c)), abs=FLOAT32)
+    assert contact.cws == pytest.approx(metrics.cws(np.array(c), np.array(c_ref)), abs=FLOAT32)
+
+    # trust: OK on clean frames, WARN/ERROR under severe occlusion, OK again once the window is clean
+    before, during, after = (group_levels(reports[i]) for i in (2 * n - 1, 3 * n - 1, 5 * n - 1))
+    assert set(before.values()) == {OK} and set(after.values()) == {OK}
+    assert set(during.values()) <= {WARN, ERROR}, during
+
+
+
+def test_ground_truth_mode_accounts_for_frames_the_pipeline_dropped(ros_context, ros_executor, scenario):
+    frames, n, _ = scenario
+    node, publishers, reports, _ = start(ros_context, ros_executor, reference_mode="ground_truth", window=WINDOW,
+                                         report_streams=False, publish_every_n_frames=5)
+    kept = [i for i in range(n) if i % 4 != 1]      # the degraded pipeline lost every fourth frame
+    for i in range(n):
+        publishers["reference"].publish(frames[i][2])
+        if i in kept:
+            publishers["predicates"].publish(frames[i][0])
+        run_until(ros_executor, lambda: node.counters.total(REFERENCE) + node.monitor.snapshot_counters()
+                  ["pending_reference"] == i + 1, 5, f"frame {i}")
+    node.destroy_node()                              # frames still waiting count as unmatched
+    ros_executor.remove_node(node)
+    assert node.counters.stream(PREDICATES) == {PROCESSED: len(kept)}
+    assert node.counters.stream(REFERENCE) == {PROCESSED: len(kept), UNMATCHED: n - len(kept)}
+    assert len(reports) == len(kept) // 5
+    assert all(e.subject == e.object == -1 for m in reports for e in m.predicates)   # report_streams off
+
+
+def test_self_mode_needs_no_reference_and_bad_parameters_are_refused(ros_context, ros_executor, scenario, tmp_path):
+    frames, n, profile = scenario
+    node, publishers, reports, statuses = start(ros_context, ros_executor, reference_mode="self",
+                                                clean_profile=str(profile), stale_after_s=0.3)
+    assert node.reference_subscription is None
+    for degraded, _, _ in frames[:n]:
+        publishers["predicates"].publish(degraded)
+    run_until(ros_executor, lambda: len(reports) == n, 10, "reports")
+    last = conversions.reliability_report_from_msg(reports[-1])
+    assert last.reference_mode == "self" and math.isnan(last.record("contact").prs)
+    assert set(group_levels(reports[-1]).values()) == {OK}
+    seen = len(statuses)                              # frames stopped: after stale_after_s the groups are STALE
+    run_until(ros_executor, lambda: len(statuses) > seen + 1, 5, "two more diagnostics")
+    latest = {s.name: s for s in statuses[-1].status}
+    assert {diagnostics.level_of(latest[f"/reliability/{g}"]) for g in GROUPS} == {conversions.TRUST_CODES["STALE"]}
+    assert "no frame processed for" in latest["/reliability"].message
+    bad = tmp_path / "profile.json"
+    bad.write_text('{"format": "something else"}')
+    with pytest.raises(UserError, match="parameter clean_profile: .*expected format"):
+        ReliabilityNode(context=ros_context, parameter_overrides=[Parameter("clean_profile", value=str(bad))])
+    with pytest.raises(UserError, match="reference_mode"):
+        ReliabilityNode(context=ros_context, parameter_overrides=[Parameter("reference_mode", value="twin")])
+
+
+def malformed_predicates(template, count, first_index):
+    """`count` malformed PredicateArrays (each refused before it changes anything)."""
+    def unknown_name(msg):
+        msg.predicates[0].name = "touching"
+
+    def unknown_value(msg):
+        msg.predicates[0].value = "maybe"
+
+    def code_mismatch(msg):
+        msg.predicates[0].code = 5 if msg.predicates[0].code != 5 else 4
+
+    def confidence_above_one(msg):
+        msg.predicates[0].confidence = 1.5
+
+    def confidence_nan(msg):
+        msg.predicates[1].confidence = math.nan
+
+    def wrong_group(msg):
+        msg.predicates[0].group = "dynamic" if msg.predicates[0].group != "dynamic" else "static"
+
+    def same_stream_twice(msg):
+        msg.predicates = list(msg.predicates) + [msg.predicates[0]]
+
+    def bad_severity(msg):
+        msg.degradation.severity = 7
+
+    def unknown_kind(msg):
+        msg.degradation.kind = "rain"
+
+    def parameter_mismatch(msg):
+        msg.degradation.parameter_names = ["sigma"]
+
+    kinds = [unknown_name, unknown_value, code_mismatch, confidence_above_one, confidence_nan, wrong_group,
+             same_stream_twice, bad_severity, unknown_kind, parameter_mismatch]
+    for i in range(count):
+        msg = copy.deepcopy(template)
+        msg.frame_index = first_index + i
+        msg.degradation = conversions.degradation_to_msg("blur", 2, 0)
+        kinds[i % len(kinds)](msg)
+        yield msg
+
+
+@pytest.mark.parametrize("topic", ["predicates", "reference"])
+def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context, ros_executor, scenario, topic):
+    frames, _, _ = scenario
+    node, publishers, reports, _ = start(ros_context, ros_executor, reference_mode="clean_twin", restart_after=0)
+    stream = PREDICATES if topic == "predicates" else REFERENCE
+    good = frames[10]
+
+    def pair(index):
+        for which, msg in (("reference", good[1]), ("predicates", good[0])):
+            copy = PredicateArray(header=msg.header, frame_index=index, source=msg.source,
+                                  degradation=msg.degradation, predicates=list(msg.predicates))
+            publishers[which].publish(copy)
+
+    pair(5000)
+    run_until(ros_executor, lambda: len(reports) == 1, 10, "the first report")
+    counted = lambda: node.counters.total(stream)  # noqa: E731
+    malformed = fuzz(ros_executor, publishers[topic], list(malformed_predicates(good[0], 900, 10_000)), counted,
+                     burst=20)
+    old = fuzz(ros_executor, publishers[topic], [PredicateArray(frame_index=i, predicates=list(good[0].predicates))
+                                                 for i in range(100)], counted, burst=20)
+    pair(5001)
+    run_until(ros_executor, lambda: len(reports) == 2, 10, "a report after the fuzz")
+    assert malformed + old == 1000
+    assert node.counters.stream(stream) == {PROCESSED: 2, MALFORMED: 900, OUT_OF_ORDER: 100}
+    assert [m.frame_index for m in reports] == [5000, 5001]
