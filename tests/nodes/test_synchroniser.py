@@ -40,6 +40,8 @@ def test_queue_overflow_drops_the_oldest():
     for stamp in (1, 2, 3):
         sync.add("image", stamp * 100, f"i{stamp}")
     assert dropped == [("image", "i1")] and sync.pending()["image"] == 2
+    sync.add("image", 50, "i0.5")  # older than the full queue: it leaves at once
+    assert dropped[-1] == ("image", "i0.5") and sync.pending()["image"] == 2
     assert sorted(item for _, item in sync.drain()) == ["i2", "i3"]
 
 

@@ -45,20 +45,23 @@ class ApproximateTimeSynchroniser:
             else:
                 queue = self._queues[index]
                 self._arrivals += 1
-                bisect.insort(queue, (int(stamp_ns), self._arrivals, item), key=lambda entry: entry[:2])
+                entry = (int(stamp_ns), self._arrivals, item)
+                bisect.insort(queue, entry, key=lambda queued: queued[:2])
                 while len(queue) > self.queue_size:
                     dropped.append((input_name, queue.pop(0)[2]))
-                matched = self._match(index, int(stamp_ns), dropped)
+                if any(queued is entry for queued in queue):  # an old message may overflow at once
+                    matched = self._match(index, entry, dropped)
         for name, old in dropped:
             self._on_drop(name, old)
         if matched is not None:
             self._on_match(matched)
 
-    def _match(self, pivot: int, stamp_ns: int, dropped: list) -> list[Any] | None:
+    def _match(self, pivot: int, entry: tuple, dropped: list) -> list[Any] | None:
+        stamp_ns = entry[0]
         chosen = []
         for index, queue in enumerate(self._queues):
             if index == pivot:
-                chosen.append(next(e for e in queue if e[0] == stamp_ns))
+                chosen.append(entry)
                 continue
             best = min(queue, key=lambda entry: abs(entry[0] - stamp_ns), default=None)
             if best is None or abs(best[0] - stamp_ns) > self.slop_ns:
