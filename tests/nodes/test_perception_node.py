@@ -147,3 +147,26 @@ def test_start_errors_name_what_to_fix(ros_context, tmp_path):
         make(PerceptionNode, ros_context, config="/no/such.yaml")
     with pytest.raises(UserError, match="parameter backend"):
         make(PerceptionNode, ros_context, backend="openvino")
+
+
+def test_a_restarted_stream_resets_tracks_and_old_frames_are_skipped(ros_context, model_dir):
+    from predrel_ros.nodes.camera_inputs import CameraFrame
+    from predrel_ros.nodes.perception_node import PendingFrame
+
+    node = perception(ros_context, model_dir)
+    resets = []
+    reset = node.perceiver.reset
+    node.perceiver.reset = lambda: (resets.append(True), reset())
+    rgb = np.zeros((96, 128, 3), np.uint8)
+    header = conversions.header_at(0, "cam")
+
+    def frame(index, stamp):
+        return PendingFrame(CameraFrame(stamp, Image(header=header), rgb, None, None, None, time.monotonic()), index, None)
+    try:
+        for index, stamp in [(10, 100), (11, 200), (3, 150), (0, 300), (1, 400)]:
+            node._process(frame(index, stamp))
+        counts = node.counters.stream(FRAMES)
+        assert counts == {PROCESSED: 4, "out_of_order": 1}  # frame 3 is older than frame 11
+        assert resets == [True]  # frame 0 with a newer stamp: the source restarted
+    finally:
+        node.destroy_node()

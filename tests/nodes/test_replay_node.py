@@ -133,3 +133,24 @@ def test_bad_parameters_are_refused_at_start(ros_context, tiny_bag, params, mess
     params = {k: str(tiny_bag) if v == "BAG" else v for k, v in params.items()}
     with pytest.raises(UserError, match=message):
         replay(ros_context, **params)
+
+
+def test_an_image_folder_plays_without_camera_info_or_ground_truth(ros_context, ros_executor, tmp_path):
+    import cv2
+
+    rng = np.random.default_rng(5)
+    images = [rng.integers(0, 256, (24, 32, 3), dtype=np.uint8) for _ in range(3)]
+    for k, rgb in enumerate(images):
+        cv2.imwrite(str(tmp_path / f"{k:03d}.png"), rgb[:, :, ::-1])
+    probe = Probe(ros_context)
+    infos = probe.watch(FrameInfo, "degraded/frame_info")
+    received = probe.watch(Image, "clean/image_raw")
+    camera_infos = probe.watch(CameraInfo, "clean/camera_info")
+    ros_executor.add_node(probe.node)
+    node = replay(ros_context, source=str(tmp_path), rate=50.0, shutdown_when_done=True, publish_clean=True)
+    ros_executor.add_node(node)
+    run_until(ros_executor, lambda: node.exit_code is not None and len(received) == 3, 20, "three frames")
+    assert node.exit_code == 0 and len(infos) == 3 and camera_infos == []
+    for msg, rgb in zip(received, images):
+        np.testing.assert_array_equal(conversions.image_to_numpy(msg), rgb)
+    assert not any(p.topic_name.startswith("/ground_truth") for p in node.publishers)
