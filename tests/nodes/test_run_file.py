@@ -14,6 +14,7 @@ arguments:
   schedule: {default: "sweep:occlusion:30"}
 env: {OMP_NUM_THREADS: 1}
 shutdown_timeout_s: 4
+finish_grace_s: 2.5
 nodes:
   - name: replay
     executable: replay_node
@@ -57,7 +58,7 @@ def test_a_run_file_resolves_arguments_types_paths_and_flags(run_path):
     assert run.description == "replay and perceive"
     assert run.arguments == (Argument("bag", None, "bag to play"), Argument("rate", "0.5", "rate factor"),
                              Argument("schedule", "sweep:occlusion:30", ""))
-    assert run.env == {"OMP_NUM_THREADS": "1"} and run.shutdown_timeout_s == 4.0
+    assert run.env == {"OMP_NUM_THREADS": "1"} and run.shutdown_timeout_s == 4.0 and run.finish_grace_s == 2.5
     replay, perception = run.nodes
     assert replay.params_files == (run_path.parent / "replay.yaml",)
     assert replay.parameters == {"source": "/data/ep0", "rate": 0.5, "schedule": "sweep:occlusion:30",
@@ -121,6 +122,7 @@ def test_argument_values_are_checked(run_path, values, message):
     ("nodes: [{name: a, executable: x, namespace: 'a b'}]", r"nodes\[0\] \(a\)\.namespace: names separated"),
     ("nodes: [{name: a, executable: x}, {name: a, executable: y}]", r"repeated: \['a'\]"),
     ("shutdown_timeout_s: 0\nnodes: [{name: a, executable: x}]", r"shutdown_timeout_s: expected seconds"),
+    ("finish_grace_s: -1\nnodes: [{name: a, executable: x}]", r"finish_grace_s: expected seconds in \[0, 600\]"),
     ("arguments: {x: {default: 1, help: y}}\nnodes: [{name: a, executable: x}]",
      r"arguments\.x: unknown keys \['help'\]"),
     ("nodes: [{name: a, executable: x, foo: 1}]", r"nodes\[0\]: unknown keys \['foo'\]"),

@@ -33,9 +33,9 @@ def fake_command(spec: NodeSpec) -> list[str]:
     return [sys.executable, "-c", SCRIPTS[spec.executable]]
 
 
-def make_run(*nodes: NodeSpec, env=None, timeout: float = 5.0) -> RunFile:
+def make_run(*nodes: NodeSpec, env=None, timeout: float = 5.0, grace: float = 0.0) -> RunFile:
     return RunFile(path=Path("test.run.yaml"), description="", arguments=(), env=env or {}, nodes=nodes,
-                   shutdown_timeout_s=timeout)
+                   shutdown_timeout_s=timeout, finish_grace_s=grace)
 
 
 def make_runner(run: RunFile, tmp_path: Path) -> tuple[Runner, io.StringIO, io.StringIO]:
@@ -64,6 +64,25 @@ def test_a_node_that_finishes_ends_the_run_and_the_others_are_interrupted(tmp_pa
     assert (tmp_path / "logs" / "degraded_perception.log").read_text().splitlines()[-1] == "stopping"
     assert (tmp_path / "logs" / "replay.log").read_text() == "playing\ndone\n"
     assert all(node.process.returncode == 0 for node in runner.processes)
+
+
+def test_the_others_drain_for_the_finish_grace_period(tmp_path):
+    run = make_run(NodeSpec("replay", "finisher", exit_ok=True), NodeSpec("sleeper", "sleeper"), grace=1.5)
+    runner, out, err = make_runner(run, tmp_path)
+    start = time.monotonic()
+    assert runner.run() == 0
+    assert time.monotonic() - start >= 1.8  # 0.3 s of play, 1.5 s of grace
+    assert "replay finished: stopping the other nodes in 1.5 s" in err.getvalue()
+    assert "[sleeper] stopping" in out.getvalue()
+
+
+def test_a_required_node_dying_during_the_grace_period_fails_the_run(tmp_path):
+    run = make_run(NodeSpec("replay", "finisher", exit_ok=True), NodeSpec("late", "crasher"), grace=5.0)
+    runner, _, err = make_runner(run, tmp_path)
+    start = time.monotonic()
+    assert runner.run() == 1
+    assert time.monotonic() - start < 4
+    assert "node late exited with code 3" in err.getvalue()
 
 
 def test_a_required_node_that_dies_fails_the_run_naming_it_with_its_last_lines(tmp_path):

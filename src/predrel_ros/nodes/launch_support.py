@@ -36,7 +36,7 @@ def _launch_output(spec: NodeSpec) -> str:
 
 def node_actions(run: RunFile) -> list:
     """launch_ros Node actions of a resolved run file (with Shutdown on the exits that end the run)."""
-    from launch.actions import Shutdown
+    from launch.actions import Shutdown, TimerAction
     from launch_ros.actions import Node
 
     for spec in run.nodes:  # refuse a missing executable before anything starts
@@ -47,8 +47,9 @@ def node_actions(run: RunFile) -> list:
     actions = []
     for spec in run.nodes:
         on_exit = None
-        if spec.exit_ok:
-            on_exit = [Shutdown(reason=f"{spec.label} finished")]
+        if spec.exit_ok:  # the others drain for finish_grace_s first, as with predrel run
+            finished = Shutdown(reason=f"{spec.label} finished")
+            on_exit = [TimerAction(period=run.finish_grace_s, actions=[finished]) if run.finish_grace_s else finished]
         elif spec.required:
             on_exit = [Shutdown(reason=f"required node {spec.label} exited")]
         parameters = [str(path) for path in spec.params_files]

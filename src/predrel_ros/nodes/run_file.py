@@ -10,6 +10,8 @@ entry into a launch_ros `Node`, so parameters live in one place.
       schedule: {default: "sweep:occlusion:30", description: "degradation schedule"}
     env: {OMP_NUM_THREADS: "1"}       # for every node (the DDS defaults of nodes.dds are added)
     shutdown_timeout_s: 10            # SIGINT, then SIGKILL after this long
+    finish_grace_s: 3                 # after an exit_ok node finished, the others run this long
+                                      #   (the last frames drain through the pipelines), default 0
     nodes:
       - name: replay                  # ROS node name (__node)
         executable: replay_node       # lib/<package>/<executable>; for predrel_ros the module
@@ -47,7 +49,7 @@ DEFAULT_SHUTDOWN_TIMEOUT_S = 10.0
 
 _VAR = re.compile(r"\$\(var ([A-Za-z_][A-Za-z0-9_]*)\)")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_TOP_KEYS = ("description", "arguments", "env", "shutdown_timeout_s", "nodes")
+_TOP_KEYS = ("description", "arguments", "env", "shutdown_timeout_s", "finish_grace_s", "nodes")
 _NODE_KEYS = ("name", "executable", "package", "namespace", "params_files", "parameters", "remappings",
               "required", "exit_ok", "output", "env")
 _ARGUMENT_KEYS = ("default", "description")
@@ -107,6 +109,7 @@ class RunFile:
     env: Mapping[str, str]
     nodes: tuple[NodeSpec, ...]
     shutdown_timeout_s: float = DEFAULT_SHUTDOWN_TIMEOUT_S
+    finish_grace_s: float = 0.0
 
     def node(self, label: str) -> NodeSpec:
         for spec in self.nodes:
@@ -294,6 +297,9 @@ def load_run_file(path: Path | str, values: Mapping[str, str] | None = None, nam
     timeout = data.get("shutdown_timeout_s", DEFAULT_SHUTDOWN_TIMEOUT_S)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 600:
         raise fields.fail("shutdown_timeout_s", f"expected seconds in (0, 600], got {timeout!r}")
+    grace = data.get("finish_grace_s", 0.0)
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace <= 600:
+        raise fields.fail("finish_grace_s", f"expected seconds in [0, 600], got {grace!r}")
     raw_nodes = data.get("nodes")
     if not isinstance(raw_nodes, list) or not raw_nodes:
         raise fields.fail("nodes", "expected a non-empty list of nodes")
@@ -306,7 +312,7 @@ def load_run_file(path: Path | str, values: Mapping[str, str] | None = None, nam
         raise fields.fail("nodes", f"node names must be unique within a namespace; repeated: {repeated}")
     return RunFile(path=path, description=str(data.get("description", "")).strip(), arguments=declared,
                    env=fields.string_map(data.get("env"), "env"), nodes=nodes,
-                   shutdown_timeout_s=float(timeout))
+                   shutdown_timeout_s=float(timeout), finish_grace_s=float(grace))
 
 
 def _node(fields: _Fields, raw: Any, where: str) -> NodeSpec:

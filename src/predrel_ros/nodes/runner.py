@@ -223,8 +223,7 @@ class Runner:
                 spec = node.spec
                 if code == 0 and spec.exit_ok:
                     self.outcomes.append(NodeOutcome(spec.label, code, False, "finished"))
-                    self.say(f"{spec.label} finished: stopping the other nodes")
-                    return 0
+                    return self._finish(spec)
                 reason = describe_exit(code) if code != 0 else "exited (code 0) while the run was going on"
                 self.outcomes.append(NodeOutcome(spec.label, code, spec.required, reason))
                 if spec.required:
@@ -235,6 +234,23 @@ class Runner:
                 self.say("every node has exited")
                 return 0
             time.sleep(POLL_PERIOD_S)
+
+    def _finish(self, spec: NodeSpec) -> int:
+        """A node ended the run: the others drain for the run file's finish_grace_s (failing the
+        run if a required one dies meanwhile, stopping early on a signal), then stop."""
+        grace = self.run_file.finish_grace_s
+        self.say(f"{spec.label} finished: stopping the other nodes" + (f" in {grace:g} s" if grace else ""))
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and not self._signals:
+            for node in self.processes:
+                code = node.poll()
+                if code is not None and code != 0 and node.spec.required and node.spec is not spec:
+                    reason = describe_exit(code)
+                    self.outcomes.append(NodeOutcome(node.spec.label, code, True, reason))
+                    self._report_failure(node, reason)
+                    return 1
+            time.sleep(POLL_PERIOD_S)
+        return 0
 
     def _running_labels(self) -> str:
         labels = [node.spec.label for node in self.processes if node.poll() is None]
