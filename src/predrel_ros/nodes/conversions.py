@@ -32,6 +32,7 @@ from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, Frame
 from predrel_ros.msg import PredicateReliability
 from predrel_ros.msg import ReliabilityReport as ReliabilityReportMsg
 from predrel_ros.msg import Entity as EntityMsg
+from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import EVIDENCE_FACTORS, PredicateEstimate
 from predrel_ros.reliability import monitor
 
@@ -533,6 +534,10 @@ def reliability_record_to_msg(record: monitor.ReliabilityRecord) -> PredicateRel
 def reliability_record_from_msg(msg: PredicateReliability) -> monitor.ReliabilityRecord:
     if msg.trust not in TRUST_NAMES:
         raise ValueError(f"PredicateReliability.trust must be one of {sorted(TRUST_NAMES)}, got {msg.trust}")
+    if msg.group not in vocabulary.GROUPS:
+        raise ValueError(f"PredicateReliability.group must be one of {vocabulary.GROUPS}, got {msg.group!r}")
+    if msg.predicate != msg.group and vocabulary.group_of(msg.predicate) != msg.group:
+        raise ValueError(f"PredicateReliability.predicate {msg.predicate!r} is not a predicate of group {msg.group!r}")
     return monitor.ReliabilityRecord(
         predicate=msg.predicate, group=msg.group, subject=int(msg.subject), object=int(msg.object),
         **{name: float(getattr(msg, name)) for name in _RECORD_FLOATS}, samples=int(msg.samples),

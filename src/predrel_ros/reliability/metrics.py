@@ -120,9 +120,12 @@ def tpc_s(y) -> float:
 
 def transitions(y) -> list[tuple[int, int, int]]:
     """(t, from, to) for every frame t where the value changes."""
-    y = _values(y, "y")
-    changes = np.flatnonzero(y[1:] != y[:-1]) + 1
-    return [(int(t), int(y[t - 1]), int(y[t])) for t in changes]
+    return _transitions(_values(y, "y").tolist())
+
+
+def _transitions(values: list) -> list[tuple[int, int, int]]:
+    """`transitions` of a plain list (rolling windows are short: a Python loop beats numpy's per-call cost)."""
+    return [(t, int(values[t - 1]), int(values[t])) for t in range(1, len(values)) if values[t] != values[t - 1]]
 
 
 def tpc(y_deg, y_ref, tol: int = 2) -> float:
@@ -144,10 +147,10 @@ def tpc(y_deg, y_ref, tol: int = 2) -> float:
         return float("nan")
     if y_deg.size == 1:
         return 1.0
-    reference = transitions(y_ref)
+    reference = _transitions(y_ref.tolist())
     matched = [False] * len(reference)
     spurious = 0
-    for t, a, b in transitions(y_deg):
+    for t, a, b in _transitions(y_deg.tolist()):
         for index, (t_ref, a_ref, b_ref) in enumerate(reference):
             if not matched[index] and a_ref == a and b_ref == b and abs(t_ref - t) <= tol:
                 matched[index] = True

@@ -5,7 +5,7 @@
 `predrel_ros.reliability.metrics` applied to the last `window` updates (PRS, CWS, TPC-S, TPC) plus
 the mean confidence, the UNK rate and, given a calibration map, the expected agreement. Updates are
 O(1): running sums, recomputed from the window every 1024 updates so rounding cannot drift; TPC (a
-matching) is computed on demand.
+matching) is computed on demand, once per window.
 
 `RollingReliability` keeps one such object per stream, keyed by the stream's canonical key
 (name, subject, object), and is fed whole frames of estimates. The reliability node's three
@@ -65,6 +65,7 @@ class RollingStreamMetrics:
         #: (y, c, y_ref, c_ref, expected agreement or None) per frame, oldest first
         self._frames: deque[tuple[float, float, float, float, float | None]] = deque()
         self._since_resync = 0
+        self._tpc: float | None = None   # TPC of the current window, computed on demand
         self._zero_sums()
 
     def _zero_sums(self) -> None:
@@ -109,6 +110,7 @@ class RollingStreamMetrics:
         if frames and frames[-1][0] != y_deg:
             self._changes += 1
         frames.append(record)
+        self._tpc = None
         self._add(record, +1)
         if len(frames) > self.window:
             oldest = frames.popleft()
@@ -147,8 +149,10 @@ class RollingStreamMetrics:
             result["prs"] = max(0.0, self._prs_sum) / self._valid if self._valid else nan
             result["cws"] = max(0.0, self._cws_sum) / n
             if with_tpc:
-                arrays = self.arrays()
-                result["tpc"] = metrics.tpc(arrays["y_deg"], arrays["y_ref"], self.tol)
+                if self._tpc is None:
+                    frames = self._frames
+                    self._tpc = metrics.tpc([r[0] for r in frames], [r[2] for r in frames], self.tol)
+                result["tpc"] = self._tpc
         return result
 
     def arrays(self) -> dict[str, np.ndarray]:

@@ -44,11 +44,10 @@ def by_group(key: StreamKey) -> Hashable:
 
 
 class _Frame:
-    __slots__ = ("kind", "severity", "keys", "terms", "valid")
+    __slots__ = ("kind", "severity", "ids", "terms", "valid")
 
-    def __init__(self, kind: str, severity: int, keys: list[StreamKey], terms: np.ndarray,
-                 valid: np.ndarray) -> None:
-        self.kind, self.severity, self.keys, self.terms, self.valid = kind, severity, keys, terms, valid
+    def __init__(self, kind: str, severity: int, ids: np.ndarray, terms: np.ndarray, valid: np.ndarray) -> None:
+        self.kind, self.severity, self.ids, self.terms, self.valid = kind, severity, ids, terms, valid
 
 
 class RollingSensitivity:
@@ -65,21 +64,39 @@ class RollingSensitivity:
 
     def reset(self) -> None:
         self._frames: deque[_Frame] = deque(maxlen=self.window)
+        # stream keys as small integers, so pooling maps ids (a few hundred) instead of entries
+        self._ids: dict[StreamKey, int] = {}
+        self._keys: list[StreamKey] = []
 
     def __len__(self) -> int:
         return len(self._frames)
+
+    def _id(self, key: StreamKey) -> int:
+        index = self._ids.get(key)
+        if index is None:
+            index = self._ids[key] = len(self._keys)
+            self._keys.append(key)
+        return index
 
     def update(self, kind: str, severity: int, pairs: Iterable[Pair]) -> None:
         """Add one frame: its degradation and its (key, y, c, y_ref, c_ref) pairs."""
         if not 0 <= severity <= MAX_SEVERITY:
             raise ValueError(f"severity must lie in 0..{MAX_SEVERITY}, got {severity}")
         pairs = list(pairs)
-        keys = [pair[0] for pair in pairs]
+        ids = np.fromiter((self._id(pair[0]) for pair in pairs), np.int64, len(pairs))
         y = np.fromiter((pair[1] for pair in pairs), np.float64, len(pairs))
         c = np.fromiter((pair[2] for pair in pairs), np.float64, len(pairs))
         y_ref = np.fromiter((pair[3] for pair in pairs), np.float64, len(pairs))
         terms, valid = metrics.prs_terms(y, y_ref, c)
-        self._frames.append(_Frame(kind, int(severity), keys, terms, valid))
+        self._frames.append(_Frame(kind, int(severity), ids, terms, valid))
+        if len(self._keys) > 4 * sum(len(frame.ids) for frame in self._frames) + 1024:
+            self._renumber()
+
+    def _renumber(self) -> None:
+        """Forget the ids of streams no longer in the window (tracks come and go in a long run)."""
+        keys, self._ids, self._keys = self._keys, {}, []
+        for frame in self._frames:
+            frame.ids = np.fromiter((self._id(keys[i]) for i in frame.ids), np.int64, len(frame.ids))
 
     def prs_by_severity(self, pool_of: Callable[[StreamKey], Hashable] = by_stream
                         ) -> dict[Hashable, dict[int, float]]:
@@ -89,19 +106,22 @@ class RollingSensitivity:
         kind = self._frames[-1].kind
         frames = [frame for frame in self._frames if frame.kind == kind or frame.severity == 0]
         pools: dict[Hashable, int] = {}
-        pool_ids = np.fromiter((pools.setdefault(pool_of(key), len(pools)) for frame in frames for key in frame.keys),
-                               np.int64)
-        severities = np.concatenate([np.full(len(frame.keys), frame.severity, np.int64) for frame in frames])
+        pool_of_id = np.fromiter((pools.setdefault(pool_of(key), len(pools)) for key in self._keys), np.int64,
+                                 len(self._keys))
+        ids = np.concatenate([frame.ids for frame in frames])
+        severities = np.concatenate([np.full(len(frame.ids), frame.severity, np.int64) for frame in frames])
         terms = np.concatenate([frame.terms for frame in frames])
         valid = np.concatenate([frame.valid for frame in frames])
-        cells = pool_ids * (MAX_SEVERITY + 1) + severities
+        cells = pool_of_id[ids] * (MAX_SEVERITY + 1) + severities
         size = len(pools) * (MAX_SEVERITY + 1)
         sums = np.bincount(cells[valid], weights=terms[valid], minlength=size).reshape(-1, MAX_SEVERITY + 1)
         counts = np.bincount(cells[valid], minlength=size).reshape(-1, MAX_SEVERITY + 1)
+        present = np.unique(pool_of_id[ids]) if ids.size else np.zeros(0, np.int64)
+        names = {row: pool for pool, row in pools.items()}
         result: dict[Hashable, dict[int, float]] = {}
-        for pool, row in pools.items():
+        for row in present:
             seen = np.flatnonzero(counts[row])
-            result[pool] = {int(s): float(sums[row, s] / counts[row, s]) for s in seen}
+            result[names[int(row)]] = {int(s): float(sums[row, s] / counts[row, s]) for s in seen}
         return result
 
     def compute(self, pool_of: Callable[[StreamKey], Hashable] = by_stream) -> dict[Hashable, float]:
