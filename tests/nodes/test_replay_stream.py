@@ -30,6 +30,14 @@ def test_loops_keep_indices_and_times_increasing():
     assert [next(single).time_ns for _ in range(3)] == [0, DEFAULT_PERIOD_NS, 2 * DEFAULT_PERIOD_NS]
 
 
+def test_passes_end_a_loop():
+    played = list(replay_frames(source([0, 100, 200]), loop=True, passes=2))
+    assert [r.frame_index for r in played] == list(range(6)) and played[-1].loop == 1
+    assert len(list(replay_frames(source([0, 100, 200]), loop=False, passes=2))) == 3
+    with pytest.raises(ValueError):
+        list(replay_frames(source([0]), passes=-1))
+
+
 def test_empty_or_backwards_sources_are_refused():
     with pytest.raises(UserError, match="no frames after start_offset_s=5"):
         list(replay_frames(source([0, 100]), start_offset_s=5.0))

@@ -30,7 +30,7 @@ from predrel_ros.degradations import parse_schedule
 from predrel_ros.errors import UserError
 from predrel_ros.io.frame import CAMERA_FRAME_ID, PRIMITIVE_LABELS, Frame
 from predrel_ros.io.sources import open_frames, source_kind
-from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, PredicateArray
+from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, PredicateArray, ReliabilityReport
 from predrel_ros.nodes import conversions
 from predrel_ros.nodes.frame_counters import DROPPED_BY_DEGRADATION, OUT_OF_ORDER, PROCESSED
 from predrel_ros.nodes.node_base import PredrelNode, wanted
@@ -46,7 +46,9 @@ from predrel_ros.nodes.twin_streams import StreamPublishers, stream_topics
 NODE_NAME = "replay"
 #: the longest wait for downstream to acknowledge the last reliable messages before exiting
 FLUSH_TIMEOUT_S = 2.0
-PACE_TYPES = {"predicates": PredicateArray, "entities": EntityArray}
+#: pace_type -> message type; `reliability` (a clean_twin report names the newest frame matched in both
+#: twins) holds the replay to the slower of the two pipelines
+PACE_TYPES = {"predicates": PredicateArray, "entities": EntityArray, "reliability": ReliabilityReport}
 
 
 def _check_schedule(text: str) -> None:
@@ -70,6 +72,8 @@ PARAMETERS = (
     ParameterSpec("pace_timeout_s", 2.0, "with rate 0: the longest wait for a frame's pace message (then "
                   "the next frame goes out and `pace_timeout` is counted)", minimum=0.01, maximum=600.0),
     ParameterSpec("loop", False, "play the source again and again (frame indices and stamps keep increasing)"),
+    ParameterSpec("passes", 0, "with loop: stop after this many passes over the source (0: without end), e.g. one "
+                  "pass per condition of a sweep whose period is the source's length", minimum=0),
     ParameterSpec("start_offset_s", 0.0, "skip the source's first seconds", minimum=0.0),
     ParameterSpec("max_frames", 0, "play at most this many frames per pass (0: all)", minimum=0),
     ParameterSpec("schedule", "none", "degradation schedule of the degraded twin: none, KIND:SEVERITY, "
@@ -105,8 +109,8 @@ TOPICS = (
     TopicSpec("degradation", "predrel_ros/DegradationState", PUBLISHES, LATCHED_QOS_TEXT,
               "the degraded twin's condition, on every change"),
     TopicSpec("degraded/predicates", "predrel_ros/PredicateArray", SUBSCRIBES, STREAM_QOS_TEXT,
-              "`pace_topic` (EntityArray with pace_type entities): a frame's message releases the next frame "
-              "when rate is 0"),
+              "`pace_topic` (EntityArray / ReliabilityReport with pace_type entities / reliability): a frame's "
+              "message releases the next frame when rate is 0"),
     DIAGNOSTICS,
 )
 
@@ -219,7 +223,7 @@ class ReplayNode(PredrelNode):
         try:
             self._wait_for_subscribers()
             p = self.params
-            for item in replay_frames(self._open, p["start_offset_s"], p["max_frames"], p["loop"]):
+            for item in replay_frames(self._open, p["start_offset_s"], p["max_frames"], p["loop"], p["passes"]):
                 if self._stopping.is_set():
                     return
                 if self.pacer is not None:

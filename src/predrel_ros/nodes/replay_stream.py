@@ -36,14 +36,16 @@ class ReplayFrame:
 
 
 def replay_frames(open_source: Callable[[], Iterator[Frame]], start_offset_s: float = 0.0, max_frames: int = 0,
-                  loop: bool = False) -> Iterator[ReplayFrame]:
+                  loop: bool = False, passes: int = 0) -> Iterator[ReplayFrame]:
     """The frames of each pass over the source, numbered and timed across passes.
 
     A pass plays the frames whose stamp is at least start_offset_s after the source's first stamp,
-    at most max_frames of them (0: all). UserError when a pass has no frame.
+    at most max_frames of them (0: all). With `loop`, `passes` passes (0: without end). UserError
+    when a pass has no frame.
     """
-    if start_offset_s < 0 or max_frames < 0:
-        raise ValueError(f"start_offset_s and max_frames must be >= 0, got {start_offset_s}, {max_frames}")
+    if start_offset_s < 0 or max_frames < 0 or passes < 0:
+        raise ValueError(f"start_offset_s, max_frames and passes must be >= 0, got {start_offset_s}, {max_frames}, "
+                         f"{passes}")
     frame_index, base_ns, pass_number = 0, 0, 0
     while True:
         first_stamp = played_first = played_last = None
@@ -65,7 +67,7 @@ def replay_frames(open_source: Callable[[], Iterator[Frame]], start_offset_s: fl
         if played == 0:
             raise UserError("the source has no frames" + (f" after start_offset_s={start_offset_s:g}"
                                                           if first_stamp is not None else ""))
-        if not loop:
+        if not loop or (passes and pass_number + 1 >= passes):
             return
         period = (played_last - played_first) / (played - 1) if played > 1 else DEFAULT_PERIOD_NS
         base_ns += played_last - played_first + int(round(period))
