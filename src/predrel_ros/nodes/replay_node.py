@@ -86,6 +86,9 @@ PARAMETERS = (
     ParameterSpec("shutdown_when_done", False, "exit (code 0) after the last frame instead of idling"),
     ParameterSpec("wait_for_subscribers", 0, "before the first frame, wait until each published image stream has "
                   "this many subscribers (and, with rate 0, pace_topic a publisher)", minimum=0),
+    ParameterSpec("wait_for_topics", "", "before the first frame, also wait until each of these topics (comma-"
+                  "separated, e.g. degraded/action,ground_truth/action) has a publisher, or a subscriber when this "
+                  "node publishes it; so slow starters (a model loading) miss no frame"),
     ParameterSpec("wait_timeout_s", 10.0, "the longest wait for wait_for_subscribers (then play anyway, with a "
                   "warning)", minimum=0.0),
     ParameterSpec("stamps", "now", "header stamps: now (wall clock at publishing, like a live camera: "
@@ -201,20 +204,32 @@ class ReplayNode(PredrelNode):
                     return
                 self._pace.wait(min(remaining, 0.1))
 
+    def _joined(self, topic: str) -> bool:
+        """Whether the node this replay waits for is on `topic`: a subscriber of a topic this node
+        publishes, else a publisher."""
+        name = self.resolve_topic_name(topic)
+        own = self.get_publisher_names_and_types_by_node(self.get_name(), self.get_namespace())
+        if any(name == topic_name for topic_name, _ in own):
+            return self.count_subscribers(name) > 0
+        return self.count_publishers(name) > 0
+
     def _wait_for_subscribers(self) -> None:
         needed = self.params["wait_for_subscribers"]
-        if not needed:
+        topics = [topic.strip() for topic in self.params["wait_for_topics"].split(",") if topic.strip()]
+        if not needed and not topics:
             return
         deadline = time.monotonic() + self.params["wait_timeout_s"]
 
         def ready() -> bool:
             images = all(s.image.get_subscription_count() >= needed for s in self.streams.values())
             pace = self.pacer is not None or self._pace_subscription.get_publisher_count() > 0
-            return images and pace
+            return images and (pace or not needed) and all(self._joined(topic) for topic in topics)
         while not ready() and not self._stopping.is_set():
             if time.monotonic() > deadline:
+                missing = [topic for topic in topics if not self._joined(topic)]
                 self.get_logger().warning(f"waited {self.params['wait_timeout_s']:g} s for {needed} subscriber(s) "
-                                          f"on each image stream: playing anyway")
+                                          f"on each image stream" + (f" and for nodes on {', '.join(missing)}"
+                                                                     if missing else "") + ": playing anyway")
                 return
             time.sleep(0.05)
 
