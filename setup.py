@@ -12,9 +12,10 @@ setup(
     package_dir={"": "src"},
     packages=find_packages("src"),
     include_package_data=True,
-    package_data={"predrel_ros.perception": ["models/*/*"]},
+    package_data={"predrel_ros.perception": ["models/*/*"], "predrel_ros.downstream": ["models/*.json"]},
     python_requires=">=3.10",
-    install_requires=["numpy>=1.24", "scipy>=1.10", "opencv-python-headless>=4.8", "tqdm>=4.60"],
+    install_requires=["numpy>=1.24", "scipy>=1.10", "opencv-python-headless>=4.8", "tqdm>=4.60",
+                      "threadpoolctl>=3.1"],
     extras_require={
         "sim": ["mujoco>=3.2"],
         "bags": ["rosbags>=0.10"],

@@ -15,6 +15,8 @@ from predrel_ros.errors import UserError
 
 #: subcommand -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "action": ("predrel_ros.downstream.commands",
+               "train and evaluate the manipulation-primitive recognizer (accuracy, macro-F1, confusion)"),
     "bench": ("predrel_ros.benchmarks.commands", "measure speed and memory; results go to a JSON file"),
     "dataset": ("predrel_ros.controlled.commands",
                 "generate the controlled manipulation set (MuJoCo) and count its predicates"),

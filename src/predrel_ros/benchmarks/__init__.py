@@ -16,6 +16,8 @@ TARGETS: dict[str, tuple[str, str]] = {
                     "ROS message <-> numpy/record conversions (640x480 images, entities, predicates)"),
     "transport": ("predrel_ros.nodes.transport_check",
                   "image + predicate round trip between two processes over DDS"),
+    "action": ("predrel_ros.downstream.benchmark",
+               "action recognizer per frame (encoding, model, trust gate) vs predicate extraction"),
     "nodes": ("predrel_ros.nodes.node_benchmark",
               "replay and perception node cost beyond their libraries at 320x240 vs a bare image publish"),
     "pipeline": ("predrel_ros.nodes.pipeline_benchmark",
