@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "generate the controlled manipulation set (MuJoCo) and count its predicates"),
     "demo": ("predrel_ros.demo",
              "replay a controlled episode through clean and degraded pipelines: live dashboard, summary, plot"),
+    "eval": ("predrel_ros.evaluation.commands",
+             "degradation sweep on a dataset or bags: reliability metrics, paper tables, plots, HTML report"),
     "detect": ("predrel_ros.perception.detect_command",
                "detect, segment and track entities in a video, bag or folder; JSON + overlays per frame"),
     "run": ("predrel_ros.nodes.runner",

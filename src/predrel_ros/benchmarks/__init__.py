@@ -22,6 +22,8 @@ TARGETS: dict[str, tuple[str, str]] = {
               "replay and perception node cost beyond their libraries at 320x240 vs a bare image publish"),
     "pipeline": ("predrel_ros.nodes.pipeline_benchmark",
                  "replay graph (both pipelines) at 320x240 30 Hz: rate, latency, drops, CPU vs a bare image relay"),
+    "eval": ("predrel_ros.evaluation.benchmark",
+             "evaluation sweep: evaluator overhead vs perception time (cold cache, first N test episodes)"),
     "controlled": ("predrel_ros.controlled.benchmark",
                    "seconds per controlled episode (150 frames, 320x240) and its size on disk"),
 }

@@ -1,0 +1,39 @@
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from predrel_ros.entities import Entity
+from predrel_ros.evaluation.association import associate, box_iou
+
+
+def entity(id_, label, box, role="manipulated_object"):
+    return Entity(id=id_, label=label, role=role, box=np.array(box, float))
+
+
+boxes = st.lists(st.tuples(st.integers(0, 200), st.integers(0, 200), st.integers(5, 60), st.integers(5, 60)),
+                 min_size=1, max_size=6)
+
+
+@settings(max_examples=50, deadline=None)
+@given(boxes, st.randoms(use_true_random=False))
+def test_a_relabelled_shuffled_copy_maps_back_to_its_originals(items, rng):
+    reference = [entity(i + 1, "cube", (x, y, x + w, y + h)) for i, (x, y, w, h) in enumerate(items)]
+    unique = {tuple(e.box) for e in reference}
+    if len(unique) != len(reference):
+        return
+    evaluated = [entity(100 + e.id, "cube", e.box) for e in reference]
+    rng.shuffle(evaluated)
+    assert associate(evaluated, reference) == {100 + e.id: e.id for e in reference}
+
+
+def test_classes_gate_the_match_unless_the_vocabularies_are_disjoint():
+    reference = [entity(1, "cube", (0, 0, 10, 10)), entity(2, "bowl", (50, 50, 80, 80))]
+    assert associate([entity(7, "bowl", (0, 0, 10, 10))], reference) == {}
+    assert associate([entity(7, "cup", (1, 0, 10, 10))], reference) == {7: 1}      # no shared class name
+    assert associate([entity(7, "cube", (8, 8, 18, 18))], reference, min_iou=0.3) == {}   # IoU 4/196
+    assert associate([], reference) == {} and associate(reference, []) == {}
+
+
+def test_identical_empty_boxes_still_match():
+    iou = box_iou(np.array([[5, 5, 5, 5]]), np.array([[5, 5, 5, 5], [0, 0, 10, 10]]))
+    assert iou.tolist() == [[1.0, 0.0]]
