@@ -88,6 +88,9 @@ def test_a_whole_value_substitution_is_read_as_yaml(run_path):
     assert replay.parameters["source"] is True
     assert replay.parameters["rate"] == "0.5"
     assert replay.parameters["schedule"] == ""
+    replay = load_run_file(run_path, {"bag": "demo: occlusion 0-5", "rate": "[1, 2]", "schedule": "null"}).nodes[0]
+    assert replay.parameters["source"] == "demo: occlusion 0-5"
+    assert replay.parameters["rate"] == [1, 2] and replay.parameters["schedule"] == "null"
 
 
 def test_read_arguments_needs_no_values(run_path):
