@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "degradation sweep on a dataset or bags: reliability metrics, paper tables, plots, HTML report"),
     "detect": ("predrel_ros.perception.detect_command",
                "detect, segment and track entities in a video, bag or folder; JSON + overlays per frame"),
+    "profile": ("predrel_ros.reliability.profile_command",
+                "measure the clean profile (confidence, TPC-S, UNK, violations, calibration) for reference-free trust"),
     "run": ("predrel_ros.nodes.runner",
             "start the nodes of a run file as processes (the graph a launch file starts), stop them together"),
     "track-eval": ("predrel_ros.perception.tracking_evaluation",

@@ -17,7 +17,8 @@ from predrel_ros.io.dataset import open_dataset  # noqa: E402
 from predrel_ros.msg import EntityArray, PredicateArray  # noqa: E402
 from predrel_ros.nodes import conversions  # noqa: E402
 from predrel_ros.nodes.frame_counters import MALFORMED, NO_SUBSCRIBERS, OUT_OF_ORDER, PROCESSED  # noqa: E402
-from predrel_ros.nodes.predicate_node import ENTITIES, RESTARTS, PredicateNode  # noqa: E402
+from predrel_ros.nodes.frame_order import RESTARTS  # noqa: E402
+from predrel_ros.nodes.predicate_node import ENTITIES, PredicateNode  # noqa: E402
 from predrel_ros.predicates import PredicateExtractor  # noqa: E402
 
 pytestmark = pytest.mark.ros

@@ -46,9 +46,10 @@ def specified(node, module_topics):
             {node.resolve_topic_name(t.name) for t in module_topics if t.direction != PUBLISHES})
 
 
-@pytest.mark.parametrize("make", ["replay", "degrade", "perception", "predicates", "reliability"])
+@pytest.mark.parametrize("make", ["replay", "degrade", "perception", "predicates", "reliability", "action"])
 def test_topic_specs_are_the_real_endpoints(ros_context, tiny_bag, tmp_path, make):
-    from predrel_ros.nodes import degrade_node, perception_node, predicate_node, reliability_node, replay_node
+    from predrel_ros.nodes import (action_node, degrade_node, perception_node, predicate_node, reliability_node,
+                                  replay_node)
 
     if make == "replay":
         module, node = replay_node, ReplayNode(context=ros_context, parameter_overrides=[
@@ -58,6 +59,8 @@ def test_topic_specs_are_the_real_endpoints(ros_context, tiny_bag, tmp_path, mak
             Parameter("use_depth", value=True)])
     elif make == "predicates":
         module, node = predicate_node, predicate_node.PredicateNode(context=ros_context, namespace="degraded")
+    elif make == "action":
+        module, node = action_node, action_node.ActionNode(context=ros_context)
     elif make == "reliability":
         module, node = reliability_node, reliability_node.ReliabilityNode(context=ros_context, parameter_overrides=[
             Parameter("reference_mode", value="clean_twin")])

@@ -20,6 +20,8 @@ TARGETS: dict[str, tuple[str, str]] = {
                "action recognizer per frame (encoding, model, trust gate) vs predicate extraction"),
     "nodes": ("predrel_ros.nodes.node_benchmark",
               "replay and perception node cost beyond their libraries at 320x240 vs a bare image publish"),
+    "predicate-nodes": ("predrel_ros.nodes.predicate_nodes_benchmark",
+                        "predicate, reliability and action node cost per frame vs their libraries (8 entities)"),
     "pipeline": ("predrel_ros.nodes.pipeline_benchmark",
                  "replay graph (both pipelines) at 320x240 30 Hz: rate, latency, drops, CPU vs a bare image relay"),
     "eval": ("predrel_ros.evaluation.benchmark",

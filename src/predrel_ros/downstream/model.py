@@ -31,6 +31,8 @@ FORMAT_NAME = "predrel-action-model"
 FORMAT_VERSION = 1
 #: the packaged model (trained on the controlled set; README "Downstream action recognition")
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "primitive-recognizer.json"
+#: its variant trained without confidences (`predrel action fit --no-confidence`; the paper's ablation)
+NO_CONFIDENCE_MODEL = DEFAULT_MODEL.with_name("primitive-recognizer-noconf.json")
 #: digits kept per parameter in the file (float32 precision)
 _DIGITS = 7
 

@@ -25,7 +25,8 @@ import time
 from predrel_ros.errors import UserError
 from predrel_ros.msg import EntityArray, PredicateArray
 from predrel_ros.nodes import conversions
-from predrel_ros.nodes.frame_counters import NO_SUBSCRIBERS, OUT_OF_ORDER, PROCESSED
+from predrel_ros.nodes.frame_counters import NO_SUBSCRIBERS, PROCESSED
+from predrel_ros.nodes.frame_order import admit, restart_after_parameter
 from predrel_ros.nodes.node_base import PredrelNode, wanted
 from predrel_ros.nodes.parameter_specs import ParameterSpec
 from predrel_ros.nodes.qos import STREAM_QOS
@@ -33,16 +34,13 @@ from predrel_ros.nodes.runtime import run_node
 from predrel_ros.nodes.topic_specs import DIAGNOSTICS, PUBLISHES, STREAM_QOS_TEXT, SUBSCRIBES, TopicSpec
 from predrel_ros.package_files import config_path
 from predrel_ros.predicates import PredicateConfig, PredicateExtractor
-from predrel_ros.stream_order import OUT_OF_ORDER as BEHIND
-from predrel_ros.stream_order import RESTART, StreamOrder
+from predrel_ros.stream_order import StreamOrder
 
 NODE_NAME = "predicates"
 #: its params file in config/ (predicates.yaml is the library config)
 PARAMS_FILE = "predicate_node.yaml"
 #: the stream every input's outcome is counted under
 ENTITIES = "entities"
-#: counted when the extractor starts a new sequence (not an outcome: the frame is processed too)
-RESTARTS = "restarts"
 
 PARAMETERS = (
     ParameterSpec("config", "predicates.yaml", "predicates YAML whose `predicates` section configures the extractor "
@@ -50,8 +48,7 @@ PARAMETERS = (
                   "package's config/ folder"),
     ParameterSpec("source_name", "", "PredicateArray.source of the published predicates; empty: the EntityArray's "
                   "source (perception, ground_truth, ...)"),
-    ParameterSpec("restart_after", 5, "consecutive out-of-order frames after which the entity stream is taken to "
-                  "have restarted its numbering (the extractor starts anew); 0: never", minimum=0, maximum=1000),
+    restart_after_parameter("entity", "the extractor"),
     ParameterSpec("lazy", True, "skip extraction while nobody subscribes to predicates (counted no_subscribers)"),
 )
 
@@ -90,16 +87,8 @@ class PredicateNode(PredrelNode):
         entities = conversions.entities_from_msg(msg)            # ValueError: counted malformed
         conversions.degradation_kind_check(conversions.degradation_from_msg(msg.degradation))
         frame_index = int(msg.frame_index)
-        verdict = self.order.check(frame_index)
-        if verdict == BEHIND:
-            self.reject(ENTITIES, f"frame {frame_index} after frame {self.order.last}: skipped", OUT_OF_ORDER)
+        if not admit(self, self.order, ENTITIES, frame_index, "predicate extraction", self.extractor.reset):
             return
-        if verdict == RESTART:
-            self.extractor.reset()
-            self.count(ENTITIES, RESTARTS)
-            self.get_logger().warning(f"entities restarted at frame {frame_index} after frame {self.order.last}: "
-                                      f"predicate extraction starts a new sequence")
-            self.order.reset()
         image_size = (int(msg.image_width), int(msg.image_height)) if msg.image_width and msg.image_height else None
         estimates = self.extractor.update(frame_index, entities, image_size)   # ValueError: nothing changed
         self.order.accept(frame_index)

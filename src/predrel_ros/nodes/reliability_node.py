@@ -43,6 +43,7 @@ from predrel_ros.errors import UserError
 from predrel_ros.msg import PredicateArray, ReliabilityReport
 from predrel_ros.nodes import conversions, diagnostics
 from predrel_ros.nodes.frame_counters import OUT_OF_ORDER, PROCESSED, UNMATCHED
+from predrel_ros.nodes.frame_order import restart_after_parameter
 from predrel_ros.nodes.health import WARN
 from predrel_ros.nodes.node_base import PredrelNode, wanted
 from predrel_ros.nodes.parameter_specs import ParameterSpec
@@ -89,8 +90,7 @@ PARAMETERS = (
                   "(name, subject, object) in the report"),
     ParameterSpec("match_buffer", 64, "frames per side waiting for their twin (reference modes); older ones are "
                   "counted unmatched", minimum=1, maximum=100_000),
-    ParameterSpec("restart_after", 5, "consecutive out-of-order evaluated frames after which the stream is taken to "
-                  "have restarted (the window starts anew); 0: never", minimum=0, maximum=1000),
+    restart_after_parameter("evaluated", "the rolling window"),
     ParameterSpec("tpc_tolerance", 2, "frames within which a transition matches a reference transition (TPC)",
                   minimum=0, maximum=100),
     ParameterSpec("pds_mode", "endpoint", "PDS over the severities in the window: endpoint (first to last) or "

@@ -21,7 +21,7 @@ from predrel_ros.entities import Entity
 from predrel_ros.io.dataset import EpisodeReader
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.extractor import PredicateExtractor
-from predrel_ros.reliability.trust import CleanProfile, build_clean_profile
+from predrel_ros.reliability.trust import CleanProfile
 
 
 @dataclass
@@ -60,18 +60,9 @@ def _renumbered(references: Sequence[PredicateEstimate], frame_index: int) -> li
 
 
 def oracle_profile(episodes: Iterable[EpisodeReader], extractor: PredicateExtractor | None = None) -> CleanProfile:
-    """The clean profile of the extractor on the episodes' ground-truth entities, calibrated
-    against their ground-truth predicates (episodes are chained with a gap of frame indices, so
-    logic rules never look across two episodes)."""
-    extractor = extractor if extractor is not None else PredicateExtractor()
-    rows = []
-    offset = 0
-    for episode in episodes:
-        extractor.reset()
-        last = 0
-        for frame in episode.frames(images=False):
-            index = offset + frame.index
-            rows.append((index, extractor.update(index, frame.entities), _renumbered(frame.predicates, index)))
-            last = index
-        offset = last + 1000
-    return build_clean_profile(rows)
+    """The clean profile of the extractor on the episodes' ground-truth entities (`predrel profile
+    --source oracle`)."""
+    from predrel_ros.downstream.streams import OracleEntities
+    from predrel_ros.reliability.profile_command import dataset_profile
+
+    return dataset_profile(episodes, OracleEntities(), extractor if extractor is not None else PredicateExtractor())

@@ -1,0 +1,111 @@
+"""Measure a clean profile: what the predicates look like on clean data, for reference-free trust.
+
+The reliability node judges a live stream (reference_mode self) by how far it drifts from clean
+data: confidence, TPC-S, UNK and logic-rule violation rates per predicate, and the calibration of
+confidence against ground truth (`reliability.trust.CleanProfile`). This command runs the predicate
+extractor over the clean episodes of a dataset folder, exactly as the predicate node would, with
+entities from the ground truth (`--source oracle`) or from the perception model the robot runs
+(`--source perception`), compares with the ground-truth predicates for the calibration, and writes
+the profile (JSON or YAML by suffix) for the node's `clean_profile` parameter. Measure it on data
+of the same setup as the robot (camera, model, predicate config), e.g. the validation split.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import Iterable
+
+EXAMPLES = """examples:
+  predrel profile --data data/controlled --split val --out clean_profile.json
+  predrel profile --data data/controlled --split val --source perception --out perception_profile.json
+  ros2 run predrel_ros reliability_node --ros-args -p clean_profile:=$PWD/clean_profile.json
+"""
+
+#: frame indices between two chained episodes: the logic rules (memory 15 frames) never look across
+EPISODE_GAP = 1000
+
+
+def dataset_profile(episodes: Iterable, source, extractor, n_bins: int = 10, progress: bool = False):
+    """The clean profile of `extractor` on the entities `source` gives for each episode
+    (`downstream.streams` entity sources), calibrated against the episodes' ground-truth predicates.
+    Episodes are chained with increasing frame indices and a gap, each starting a new sequence."""
+    from predrel_ros.errors import UserError
+    from predrel_ros.reliability.trust import build_clean_profile
+
+    episodes = list(episodes)
+    if progress:
+        from tqdm import tqdm
+        episodes = tqdm(episodes, desc=f"clean profile ({source.name})", unit="episode")
+
+    def rows():
+        offset = 0
+        for episode in episodes:
+            source.reset()
+            extractor.reset()
+            last = offset
+            for frame in episode.frames(images=source.needs_images):
+                if frame.predicates is None:
+                    raise UserError(f"{episode.directory}: frame {frame.index} has no ground-truth predicates; the "
+                                    f"profile's calibration needs them (a controlled-set dataset has them)")
+                index = offset + frame.index
+                references = [dataclasses.replace(p, frame_index=index) for p in frame.predicates]
+                yield index, extractor.update(index, source.entities(frame)), references
+                last = index
+            offset = last + EPISODE_GAP
+    return build_clean_profile(rows(), n_bins=n_bins)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", type=Path, required=True, help="dataset folder (predrel dataset generate)")
+    parser.add_argument("--out", type=Path, required=True, help="profile file to write (.json or .yaml)")
+    parser.add_argument("--split", choices=("train", "val", "test", "all"), default="val",
+                        help="clean episodes to measure (default: val)")
+    parser.add_argument("--source", choices=("oracle", "perception"), default="oracle",
+                        help="entities: ground truth (oracle) or the perception model's")
+    parser.add_argument("--perception-config", help="perception YAML for --source perception (default model otherwise)")
+    parser.add_argument("--predicate-config", type=Path,
+                        help="predicate YAML (section 'predicates'); default: config/predicates.yaml's values")
+    parser.add_argument("--bins", type=int, default=10, help="calibration bins on [0, 1] (default 10)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def main(args: argparse.Namespace) -> int:
+    from predrel_ros.downstream.streams import make_source
+    from predrel_ros.errors import UserError
+    from predrel_ros.io.dataset import open_dataset
+    from predrel_ros.predicates import PredicateConfig, PredicateExtractor
+
+    if args.bins < 1:
+        raise UserError(f"--bins must be >= 1, got {args.bins}")
+    if args.out.suffix not in (".json", ".yaml", ".yml"):
+        raise UserError(f"--out must end in .json, .yaml or .yml, got {args.out}")
+    config = None
+    if args.predicate_config is not None:
+        try:
+            config = PredicateConfig.load(args.predicate_config, section="predicates")
+        except (OSError, ValueError) as error:
+            raise UserError(f"--predicate-config: {error}") from None
+    episodes = open_dataset(args.data).episodes(None if args.split == "all" else args.split)
+    if not episodes:
+        raise UserError(f"{args.data} has no episodes in split {args.split!r}")
+    source = make_source(args.source, args.perception_config)
+    profile = dataset_profile(episodes, source, PredicateExtractor(config), args.bins, progress=not args.no_progress)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    profile.save(args.out)
+    print(format_profile(profile.baselines.items()))
+    print(f"wrote {args.out} ({len(episodes)} {args.split} episodes, source {args.source})")
+    return 0
+
+
+def format_profile(baselines: Iterable) -> str:
+    """One line per (predicate, baseline) pair: its clean baselines."""
+    lines = [f"{'predicate':18s} {'confidence':>10s} {'TPC-S':>6s} {'UNK':>6s} {'violations':>10s} "
+             f"{'agreement':>9s} {'samples':>7s}"]
+    for name, baseline in baselines:
+        calibration = baseline.calibration
+        agreement = f"{calibration.agreement_rate:9.3f}" if calibration is not None else f"{'-':>9s}"
+        samples = calibration.samples if calibration is not None else 0
+        lines.append(f"{name:18s} {baseline.confidence:10.3f} {baseline.tpc_s:6.3f} {baseline.unk_rate:6.3f} "
+                     f"{baseline.violation_rate:10.3f} {agreement} {samples:7d}")
+    return "\n".join(lines)
