@@ -46,6 +46,8 @@ from predrel_ros.nodes.twin_streams import StreamPublishers, stream_topics
 NODE_NAME = "replay"
 #: the longest wait for downstream to acknowledge the last reliable messages before exiting
 FLUSH_TIMEOUT_S = 2.0
+#: after the wait_for_topics nodes appeared, the time they get to discover each other
+DISCOVERY_SETTLE_S = 1.0
 #: pace_type -> message type; `reliability` (a clean_twin report names the newest frame matched in both
 #: twins) holds the replay to the slower of the two pipelines
 PACE_TYPES = {"predicates": PredicateArray, "entities": EntityArray, "reliability": ReliabilityReport}
@@ -88,7 +90,8 @@ PARAMETERS = (
                   "this many subscribers (and, with rate 0, pace_topic a publisher)", minimum=0),
     ParameterSpec("wait_for_topics", "", "before the first frame, also wait until each of these topics (comma-"
                   "separated, e.g. degraded/action,ground_truth/action) has a publisher, or a subscriber when this "
-                  "node publishes it; so slow starters (a model loading) miss no frame"),
+                  "node publishes it, then 1 s more for those nodes to discover each other; so slow starters (a model "
+                  "loading) miss no frame"),
     ParameterSpec("wait_timeout_s", 10.0, "the longest wait for wait_for_subscribers (then play anyway, with a "
                   "warning)", minimum=0.0),
     ParameterSpec("stamps", "now", "header stamps: now (wall clock at publishing, like a live camera: "
@@ -232,6 +235,8 @@ class ReplayNode(PredrelNode):
                                                                      if missing else "") + ": playing anyway")
                 return
             time.sleep(0.05)
+        if topics:  # the nodes just seen must still discover each other (e.g. action <-> predicates)
+            self._stopping.wait(DISCOVERY_SETTLE_S)
 
     # -- playing ---------------------------------------------------------------------------------
     def _play(self) -> None:
