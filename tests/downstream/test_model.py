@@ -157,8 +157,11 @@ def test_constructor_checks():
         PrimitiveModel(PRIMITIVE_LABELS, TEMPORAL, True, bad, model.baseline)
 
 
-def test_packaged_model_loads_and_names_the_primitives():
+def test_packaged_models_load_and_name_the_primitives():
     model = PrimitiveModel.load(DEFAULT_MODEL)
-    assert model.class_names == PRIMITIVE_LABELS
-    assert model.training["source"] in ("oracle", "perception")
-    assert model.training["test"]["accuracy"] > 0.5
+    no_confidence = PrimitiveModel.load(DEFAULT_MODEL.with_name("primitive-recognizer-noconf.json"))
+    for packaged in (model, no_confidence):
+        assert packaged.class_names == PRIMITIVE_LABELS
+        assert packaged.training["source"] in ("oracle", "perception")
+        assert packaged.training["test"]["accuracy"] > 0.5
+    assert model.confidence_weighted and not no_confidence.confidence_weighted

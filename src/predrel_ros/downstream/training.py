@@ -5,7 +5,8 @@ cross-entropy plus an L2 penalty on the weights (not the biases): every class we
 the loss, since macro-F1 counts the short primitives (release, grasp) as much as transport. All
 randomness (the initial weights of a hidden layer) comes from `seed`, so a fit is reproducible.
 BLAS runs single-threaded during the fit: these matrices are small, and on a busy machine
-multi-threaded OpenBLAS made each step 10-40 times slower (measured on the shared 2-core host).
+multi-threaded OpenBLAS made matrix products 7 times and a small fit 40 times slower (measured on
+the loaded shared 2-core host).
 
 `select_and_fit` tries every (temporal spec, hidden size, l2) of a grid on the training streams and
 keeps the one with the best validation macro-F1 (ties: the simpler model: fewer hidden units,
