@@ -12,6 +12,9 @@ cd "$ROOT"
 # shellcheck disable=SC1091
 source scripts/predrel-env.sh || exit 1
 export PREDREL_REQUIRE_ROS=1
+# Tests start node processes beside numpy work on a 2-core machine: multi-threaded BLAS then
+# oversubscribes the cores and small matrix products run many times slower. One thread each.
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 
 python -m pytest --durations=10 "$@"
 rc=$?
