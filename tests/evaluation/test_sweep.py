@@ -213,3 +213,34 @@ def test_perception_sweep_caches_detections_and_reuses_them(controlled_dataset, 
     assert len(list(cache.rglob("*.npz"))) == 1 + 2                      # clean + blur 3 and 5
     assert cold["timing"]["perception_seconds"] > 0 and cold["timing"]["overhead_share_of_perception"] > 0
     assert (tmp_path / "cold" / "plots" / "prs_heatmap.png").read_bytes().startswith(PNG)
+
+
+def test_a_bag_evaluates_like_its_episode_folder(controlled_dataset, predicate_file, tmp_path):
+    """The same episode read from its rosbag2 bag and from its folder gives the same rows (depth
+    precision differs between the formats but the oracle does not read depth)."""
+    rows = {}
+    for name, data in (("bag", controlled_dataset / "bags" / "ep0000_stack"),
+                       ("folder", controlled_dataset / "episodes" / "ep0000_stack")):
+        config = EvaluationConfig(perception="oracle", predicate_config=predicate_file, kinds=("frame_drop",),
+                                  severities=(3,), action_model="none")
+        run_sweep(config, data, tmp_path / name, progress=False, log=quiet)
+        rows[name] = (tmp_path / name / "rows.csv").read_text()
+    assert rows["bag"] == rows["folder"] and rows["bag"].count("\n") > 10
+
+
+def test_clean_reference_agrees_with_itself_on_the_clean_run(controlled_dataset, predicate_file, tmp_path):
+    config = EvaluationConfig(perception="oracle", predicate_config=predicate_file, reference="clean",
+                              kinds=("detection_noise",), severities=(2, 4), action_model="none")
+    summary = run_sweep(config, controlled_dataset, tmp_path / "clean-ref", progress=False, log=quiet)
+    sequences = EpisodeSequences.load(tmp_path / "clean-ref" / "sequences" / f"{summary['episodes'][0]['name']}.npz")
+    clean = sequences.condition_index(sequences.conditions[0])
+    assert np.array_equal(sequences.y_ref, sequences.y[clean]) and np.array_equal(sequences.c_ref, sequences.c_clean)
+    clean_rows = [row for row in csv_rows(tmp_path / "clean-ref" / "rows.csv")
+                  if row["kind"] == "none" and row["level"] == "predicate" and row["agreement"]]
+    assert clean_rows and all(float(row["agreement"]) == 1.0 for row in clean_rows)
+
+
+def csv_rows(path):
+    import csv
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
