@@ -128,11 +128,22 @@ def test_pipeline_pace_runtime_schedule_change_and_loop(ros_context, ros_executo
     ({"source": "/no/such/bag.mcap"}, "no such file or folder"),
     ({"source": "BAG", "schedule": "blur:x"}, "parameter schedule"),
     ({"source": "BAG", "rate": -1.0}, "below the minimum"),
+    ({"source": "BAG", "wait_for_topics": "a:0"}, r"wait_for_topics: 'a:0' is not TOPIC or TOPIC:COUNT"),
 ])
 def test_bad_parameters_are_refused_at_start(ros_context, tiny_bag, params, message):
     params = {k: str(tiny_bag) if v == "BAG" else v for k, v in params.items()}
     with pytest.raises(UserError, match=message):
         replay(ros_context, **params)
+
+
+def test_wait_for_topics_names_topics_and_endpoint_counts():
+    from predrel_ros.nodes.replay_node import parse_wait_for_topics
+    assert parse_wait_for_topics(" degraded/predicates:4, degraded/action ,") == {"degraded/predicates": 4,
+                                                                                 "degraded/action": 1}
+    assert parse_wait_for_topics("") == {}
+    for bad in ("x:-1", ":3", "x:y"):
+        with pytest.raises(ValueError, match="is not TOPIC or TOPIC:COUNT"):
+            parse_wait_for_topics(bad)
 
 
 def test_an_image_folder_plays_without_camera_info_or_ground_truth(ros_context, ros_executor, tmp_path):

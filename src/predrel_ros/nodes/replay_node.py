@@ -47,7 +47,7 @@ NODE_NAME = "replay"
 #: the longest wait for downstream to acknowledge the last reliable messages before exiting
 FLUSH_TIMEOUT_S = 2.0
 #: after the wait_for_topics nodes appeared, the time they get to discover each other
-DISCOVERY_SETTLE_S = 1.0
+DISCOVERY_SETTLE_S = 3.0
 #: pace_type -> message type; `reliability` (a clean_twin report names the newest frame matched in both
 #: twins) holds the replay to the slower of the two pipelines
 PACE_TYPES = {"predicates": PredicateArray, "entities": EntityArray, "reliability": ReliabilityReport}
@@ -55,6 +55,17 @@ PACE_TYPES = {"predicates": PredicateArray, "entities": EntityArray, "reliabilit
 
 def _check_schedule(text: str) -> None:
     parse_schedule(text)
+
+
+def parse_wait_for_topics(text: str) -> dict[str, int]:
+    """"a,b:3" -> {"a": 1, "b": 3}: topics and the publishers + subscriptions of other nodes each needs."""
+    topics = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        topic, _, count = item.partition(":")
+        if not topic.strip() or (count and not count.strip().isdigit()) or (count and int(count) < 1):
+            raise ValueError(f"wait_for_topics: {item!r} is not TOPIC or TOPIC:COUNT (COUNT >= 1)")
+        topics[topic.strip()] = int(count) if count else 1
+    return topics
 
 
 def _check_topic(name: str) -> None:
@@ -88,10 +99,10 @@ PARAMETERS = (
     ParameterSpec("shutdown_when_done", False, "exit (code 0) after the last frame instead of idling"),
     ParameterSpec("wait_for_subscribers", 0, "before the first frame, wait until each published image stream has "
                   "this many subscribers (and, with rate 0, pace_topic a publisher)", minimum=0),
-    ParameterSpec("wait_for_topics", "", "before the first frame, also wait until each of these topics (comma-"
-                  "separated, e.g. degraded/action,ground_truth/action) has a publisher, or a subscriber when this "
-                  "node publishes it, then 1 s more for those nodes to discover each other; so slow starters (a model "
-                  "loading) miss no frame"),
+    ParameterSpec("wait_for_topics", "", "before the first frame, also wait until each of these topics has other "
+                  "nodes' endpoints on it: TOPIC (one) or TOPIC:COUNT publishers + subscriptions, comma-separated "
+                  "(e.g. degraded/predicates:3,degraded/action:2), then 3 s for them to discover each other; so "
+                  "slow starters (a model loading) miss no frame", check=parse_wait_for_topics),
     ParameterSpec("wait_timeout_s", 10.0, "the longest wait for wait_for_subscribers (then play anyway, with a "
                   "warning)", minimum=0.0),
     ParameterSpec("stamps", "now", "header stamps: now (wall clock at publishing, like a live camera: "
@@ -207,18 +218,17 @@ class ReplayNode(PredrelNode):
                     return
                 self._pace.wait(min(remaining, 0.1))
 
-    def _joined(self, topic: str) -> bool:
-        """Whether the node this replay waits for is on `topic`: a subscriber of a topic this node
-        publishes, else a publisher."""
+    def _others_on(self, topic: str) -> int:
+        """Publishers and subscriptions on `topic` other than this node's own."""
         name = self.resolve_topic_name(topic)
-        own = self.get_publisher_names_and_types_by_node(self.get_name(), self.get_namespace())
-        if any(name == topic_name for topic_name, _ in own):
-            return self.count_subscribers(name) > 0
-        return self.count_publishers(name) > 0
+        node = (self.get_name(), self.get_namespace())
+        own = sum(name == topic_name for topic_name, _ in self.get_publisher_names_and_types_by_node(*node))
+        own += sum(name == topic_name for topic_name, _ in self.get_subscriber_names_and_types_by_node(*node))
+        return self.count_publishers(name) + self.count_subscribers(name) - own
 
     def _wait_for_subscribers(self) -> None:
         needed = self.params["wait_for_subscribers"]
-        topics = [topic.strip() for topic in self.params["wait_for_topics"].split(",") if topic.strip()]
+        topics = parse_wait_for_topics(self.params["wait_for_topics"])
         if not needed and not topics:
             return
         deadline = time.monotonic() + self.params["wait_timeout_s"]
@@ -226,12 +236,12 @@ class ReplayNode(PredrelNode):
         def ready() -> bool:
             images = all(s.image.get_subscription_count() >= needed for s in self.streams.values())
             pace = self.pacer is not None or self._pace_subscription.get_publisher_count() > 0
-            return images and (pace or not needed) and all(self._joined(topic) for topic in topics)
+            return images and (pace or not needed) and all(self._others_on(t) >= n for t, n in topics.items())
         while not ready() and not self._stopping.is_set():
             if time.monotonic() > deadline:
-                missing = [topic for topic in topics if not self._joined(topic)]
+                missing = [f"{t} ({self._others_on(t)} of {n})" for t, n in topics.items() if self._others_on(t) < n]
                 self.get_logger().warning(f"waited {self.params['wait_timeout_s']:g} s for {needed} subscriber(s) "
-                                          f"on each image stream" + (f" and for nodes on {', '.join(missing)}"
+                                          f"on each image stream" + (f" and for the endpoints on {', '.join(missing)}"
                                                                      if missing else "") + ": playing anyway")
                 return
             time.sleep(0.05)
