@@ -8,8 +8,8 @@ from predrel_ros.nodes.testing import require_ros
 
 require_ros()
 
-from predrel_ros.nodes import (action_node, degrade_node, perception_node, predicate_node,  # noqa: E402
-                               reliability_node, replay_node)
+from predrel_ros.nodes import (action_node, dashboard_node, degrade_node, perception_node,  # noqa: E402
+                               predicate_node, reliability_node, replay_node)
 from predrel_ros.nodes.parameter_specs import read_params_file, resolve_values  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
@@ -22,6 +22,7 @@ CONFIG = Path(__file__).resolve().parents[2] / "config"
     (predicate_node, predicate_node.PARAMS_FILE, ["clean", "degraded", ""]),
     (reliability_node, reliability_node.PARAMS_FILE, [""]),
     (action_node, action_node.PARAMS_FILE, ["", "degraded"]),
+    (dashboard_node, "dashboard.yaml", [""]),
 ])
 def test_params_file_matches_the_declared_parameters(module, file, namespaces):
     declared = {spec.name for spec in module.PARAMETERS}

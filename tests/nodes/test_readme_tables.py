@@ -46,10 +46,11 @@ def specified(node, module_topics):
             {node.resolve_topic_name(t.name) for t in module_topics if t.direction != PUBLISHES})
 
 
-@pytest.mark.parametrize("make", ["replay", "degrade", "perception", "predicates", "reliability", "action"])
+@pytest.mark.parametrize("make", ["replay", "degrade", "perception", "predicates", "reliability", "action",
+                                  "dashboard"])
 def test_topic_specs_are_the_real_endpoints(ros_context, tiny_bag, tmp_path, make):
-    from predrel_ros.nodes import (action_node, degrade_node, perception_node, predicate_node, reliability_node,
-                                  replay_node)
+    from predrel_ros.nodes import (action_node, dashboard_node, degrade_node, perception_node, predicate_node,
+                                  reliability_node, replay_node)
 
     if make == "replay":
         module, node = replay_node, ReplayNode(context=ros_context, parameter_overrides=[
@@ -61,6 +62,9 @@ def test_topic_specs_are_the_real_endpoints(ros_context, tiny_bag, tmp_path, mak
         module, node = predicate_node, predicate_node.PredicateNode(context=ros_context, namespace="degraded")
     elif make == "action":
         module, node = action_node, action_node.ActionNode(context=ros_context)
+    elif make == "dashboard":
+        module, node = dashboard_node, dashboard_node.DashboardNode(context=ros_context, parameter_overrides=[
+            Parameter("summary_dir", value=str(tmp_path / "summary")), Parameter("display", value="lines")])
     elif make == "reliability":
         module, node = reliability_node, reliability_node.ReliabilityNode(context=ros_context, parameter_overrides=[
             Parameter("reference_mode", value="clean_twin")])

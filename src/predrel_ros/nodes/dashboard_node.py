@@ -36,7 +36,7 @@ from predrel_ros.nodes.qos import LATCHED_QOS, STREAM_QOS
 from predrel_ros.nodes.runtime import run_node
 from predrel_ros.nodes.topic_specs import (DIAGNOSTICS, LATCHED_QOS_TEXT, PUBLISHES, STREAM_QOS_TEXT, SUBSCRIBES,
                                            TopicSpec)
-from predrel_ros.package_files import config_file
+from predrel_ros.package_files import config_path
 from predrel_ros.reliability.trust import TrustConfig
 
 NODE_NAME = "dashboard"
@@ -56,8 +56,8 @@ PARAMETERS = (
     ParameterSpec("summary_dir", "", "where to write summary.json and sweep.png when the node stops; empty: "
                   "no summary (and no predicate recording)"),
     ParameterSpec("title", "", "title of the summary plot"),
-    ParameterSpec("config", "", "YAML with the trust limits (section trust) drawn as bands in the plot; empty: "
-                  "the package's config/predicates.yaml"),
+    ParameterSpec("config", "predicates.yaml", "YAML whose `trust` section gives the PRS limits the plot draws as "
+                  "bands; a bare file name is looked up in the package's config/ folder"),
 )
 
 TOPICS = (
@@ -120,8 +120,7 @@ class DashboardNode(PredrelNode):
         self.display = Display(sys.stdout, p["display"], p["line_period_s"])
         self.summary_dir = Path(p["summary_dir"]).expanduser() if p["summary_dir"] else None
         self.recorder = SweepRecorder() if self.summary_dir is not None else None
-        config = p["config"] or str(config_file("predicates.yaml"))
-        self.trust_config = TrustConfig.load(config, section="trust")
+        self.trust_config = TrustConfig.load(config_path(p["config"]), section="trust")
         if self.summary_dir is not None:
             try:
                 self.summary_dir.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ from predrel_ros.nodes.topic_specs import PUBLISHES, TopicSpec
 
 #: node modules (predrel_ros.nodes.<name>) whose tables the README holds
 DOCUMENTED_NODES = ("replay_node", "degrade_node", "perception_node", "predicate_node", "reliability_node",
-                    "action_node")
+                    "action_node", "dashboard_node")
 
 _BLOCK = re.compile(r"(<!-- BEGIN generated: (?P<name>\w+) -->\n)(?P<body>.*?)(<!-- END generated: (?P=name) -->)",
                     re.DOTALL)
