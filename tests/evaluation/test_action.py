@@ -26,9 +26,12 @@ def test_masked_and_unmasked_predictions_equal_predict_stream(controlled_dataset
     test = stream_of(dataset.episodes("test")[0], keep=lambda t: t % 4 != 1)    # frames dropped
     y_true = action.class_indices(test.labels, PRIMITIVE_LABELS)
     outcome = action.predict_condition(models, test.frames, y_true)
+    shortcut = action.predict_condition(models, test.frames, y_true, known_values_confident=True)
     for variant, model, masked in ([(action.FULL, full, ()), (action.NO_CONFIDENCE, no_confidence, ())]
                                    + [(action.mask_variant(n), full, tuple(names)) for n, names in action.MASKS.items()]):
         expected = predict_stream(model, test, masked=masked)
         y_pred, p_true = outcome[variant]
         assert np.array_equal(y_pred, expected.y_pred), variant
         assert np.allclose(p_true, expected.p_true, equal_nan=True), variant
+        assert np.array_equal(shortcut[variant][0], y_pred) and np.array_equal(shortcut[variant][1], p_true,
+                                                                               equal_nan=True)

@@ -116,15 +116,23 @@ def _held(probabilities: np.ndarray, frame_indices: np.ndarray, y_true: np.ndarr
 
 
 def predict_condition(models: ActionModels, frames: Sequence[tuple[int, Sequence[PredicateEstimate]]],
-                      y_true: np.ndarray, masks: dict[str, frozenset[str]] = MASKS) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """variant -> (y_pred, p_true) over every frame of one condition run of one episode."""
+                      y_true: np.ndarray, masks: dict[str, frozenset[str]] = MASKS,
+                      known_values_confident: bool = False) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """variant -> (y_pred, p_true) over every frame of one condition run of one episode.
+
+    known_values_confident: every estimate that is not UNK has a confidence > 0 (the extractor with a
+    confidence floor > 0 guarantees it: weaker estimates become UNK); then the indicator encoding is
+    exactly (weighted encoding > 0) and the frames are encoded once instead of twice."""
     frame_indices = np.array([t for t, _ in frames], dtype=np.int64)
     vectors: dict[bool, np.ndarray] = {}
 
     def frame_vectors(weighted: bool) -> np.ndarray:
         if weighted not in vectors:
-            rows = [encode_frame(estimates, weighted) for _, estimates in frames]
-            vectors[weighted] = np.array(rows) if rows else np.zeros((0, len(FRAME_SLOTS)))
+            if not weighted and known_values_confident:
+                vectors[False] = (frame_vectors(True) > 0).astype(np.float64)
+            else:
+                rows = [encode_frame(estimates, weighted) for _, estimates in frames]
+                vectors[weighted] = np.array(rows) if rows else np.zeros((0, len(FRAME_SLOTS)))
         return vectors[weighted]
 
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}

@@ -211,7 +211,9 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
         if y_true is not None:
             with timer.phase("action"):
                 frames = [(t, e) for (t, _), e in zip(run.delivered, estimates)]
-                for variant, outcome in action.predict_condition(spec.action_models, frames, y_true).items():
+                confident = _state["predicate_config"].confidence.floor > 0
+                for variant, outcome in action.predict_condition(spec.action_models, frames, y_true,
+                                                                 known_values_confident=confident).items():
                     predictions[(variant, condition.kind, condition.severity)] = outcome
 
     with timer.phase("scores"):
