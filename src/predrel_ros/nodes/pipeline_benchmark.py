@@ -123,11 +123,15 @@ def measure_relay(seconds: float) -> dict:
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     arrivals = Arrivals()
+    in_window: set[tuple[int, int]] = set()  # stamps of the frames sent in the window
     frames = [np.random.default_rng(i).integers(0, 256, (HEIGHT, WIDTH, 3), dtype=np.uint8) for i in range(8)]
+
+    def on_echo(msg: Image) -> None:
+        if (msg.header.stamp.sec, msg.header.stamp.nanosec) in in_window:
+            arrivals.add(_stamp_latency(node, msg.header))
     try:
         publisher = node.create_publisher(Image, "image", ECHO_QOS)
-        subscription = node.create_subscription(
-            Image, "image_echo", lambda msg: arrivals.add(_stamp_latency(node, msg.header)), ECHO_QOS)
+        subscription = node.create_subscription(Image, "image_echo", on_echo, ECHO_QOS)
         if not spin_until(executor, lambda: relay.poll() is None and publisher.get_subscription_count() > 0
                           and subscription.get_publisher_count() > 0, 30.0):
             raise UserError("echo_node did not connect within 30 s (DDS discovery failed)")
@@ -144,12 +148,14 @@ def measure_relay(seconds: float) -> dict:
                 meter = CpuMeter({"relay": relay.pid, "benchmark": os.getpid()})
                 window_start = time.monotonic()
             header = Header(frame_id="bench", stamp=node.get_clock().now().to_msg())
+            if index >= warmup_frames:
+                in_window.add((header.stamp.sec, header.stamp.nanosec))
+                sent += 1
             publisher.publish(conversions.numpy_to_image(frames[index % len(frames)], "rgb8", header=header))
-            sent += index >= warmup_frames
-        spin_until(executor, lambda: False, 0.5)  # the last copies arrive
-        arrivals.recording = False
-        window = time.monotonic() - window_start - 0.5
+        window = time.monotonic() - window_start + period  # the last frame's period included
         cores = meter.cores()
+        spin_until(executor, lambda: len(arrivals.times) >= sent, 5.0)  # the last copies arrive
+        arrivals.recording = False
     finally:
         executor.shutdown()
         node.destroy_node()
