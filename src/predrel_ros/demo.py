@@ -102,32 +102,33 @@ def sweep_schedule(kinds: list[str], period: int) -> str:
 
 
 def format_summary(summary: dict) -> str:
-    """The per-condition table printed at the end."""
+    """The per-condition table printed at the end: PRS per group, the share of each report topic's
+    group entries at WARN / ERROR, the action's accuracy and trust."""
     from predrel_ros.predicates.vocabulary import GROUPS
 
     def number(value) -> str:
         return "  -  " if value is None else f"{value:5.2f}"
 
-    header = "condition        frames  " + "  ".join(f"{g[:7]:>7}" for g in GROUPS) + \
-             "   trust WARN/ERROR   action acc  trusted  acc|trusted"
+    labels = sorted({label for row in summary["conditions"] for label in row["trust"]})
+    header = ("condition        frames  " + "  ".join(f"{g[:7]:>7}" for g in GROUPS)
+              + "".join(f"  {label[:16] + ' W/E':>20}" for label in labels) + "   action acc  trusted  acc|trusted")
     lines = [header, "-" * len(header)]
     for row in summary["conditions"]:
         condition = "clean" if row["severity"] == 0 else f"{row['kind']} {row['severity']}"
         prs = "  ".join(f"{number(row['prs'].get(g)):>7}" for g in GROUPS)
-        levels = {"WARN": 0, "ERROR": 0, "all": 0}
-        for groups in row["trust"].values():
-            for counts in groups.values():
-                levels["WARN"] += counts["WARN"]
-                levels["ERROR"] += counts["ERROR"]
-                levels["all"] += sum(counts.values())
-        share = "-" if not levels["all"] else f"{levels['WARN'] / levels['all']:.0%}/{levels['ERROR'] / levels['all']:.0%}"
+        shares = ""
+        for label in labels:
+            counts = [c for c in row["trust"].get(label, {}).values()]
+            total = sum(sum(c.values()) for c in counts)
+            warn, error = (sum(c[level] for c in counts) for level in ("WARN", "ERROR"))
+            shares += f"  {'-' if not total else f'{warn / total:.0%}/{error / total:.0%}':>20}"
         action = row["action"]
-        lines.append(f"{condition:<16} {row['frames']['degraded']:>6}  {prs}   {share:>16}   "
+        lines.append(f"{condition:<16} {row['frames']['degraded']:>6}  {prs}{shares}   "
                      f"{number(action['accuracy'])}      {number(action['trusted_fraction'])}  "
                      f"{number(action['accuracy_trusted'])}")
-    lines.append("PRS: degraded predicates against the clean twin, pooled per group; trust: share of group "
-                 "reports at WARN / ERROR; action: accuracy against ground truth, trusted fraction, accuracy "
-                 "when trusted")
+    lines.append("PRS: degraded predicates against the clean twin, pooled per group; W/E: share of each report "
+                 "topic's group entries at WARN / ERROR; action: accuracy against ground truth, trusted fraction, "
+                 "accuracy when trusted")
     return "\n".join(lines)
 
 

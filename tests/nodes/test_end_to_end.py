@@ -5,8 +5,8 @@ against the clean twin, the action node and the dashboard, whose summary the tes
 - every frame is accounted for: each node's inputs equal the sum of its outcomes (processed, or
   dropped with a reason) and each stage's inputs equal what the stage before it published;
 - with the trained default model: the degraded pipeline's reliability against the clean twin is
-  lower at occlusion severity 5 than at 1, trust goes to WARN/ERROR under severe occlusion and back
-  to OK once it stops.
+  lower at occlusion severity 5 than at 1, trust (clean-twin and reference-free) goes to WARN/ERROR
+  under severe occlusion and back to OK once it stops.
 """
 from __future__ import annotations
 
@@ -117,10 +117,12 @@ def test_reliability_is_lower_at_severity_5_than_at_1(occlusion_run):
     assert severe["contact"] < mild["contact"], (mild, severe)
 
 
-def test_trust_warns_under_severe_occlusion_and_recovers_when_it_stops(occlusion_run):
+@pytest.mark.parametrize("label", ["reliability", "self_reliability"])
+def test_trust_warns_under_severe_occlusion_and_recovers_when_it_stops(occlusion_run, label):
+    """Both the clean-twin trust and the reference-free trust the action node relies on."""
     n = EPISODE_FRAMES
     window = 30  # config/reliability_node.yaml
-    timeline = [entry for entry in occlusion_run["timeline"] if entry["label"] == "reliability"]
+    timeline = [entry for entry in occlusion_run["timeline"] if entry["label"] == label]
     severe = [entry for entry in timeline if entry["condition"] == "occlusion:5" and entry["frame_index"] >= n + window // 2]
     assert any(level in ("WARN", "ERROR") for entry in severe for level in entry["trust"].values()), severe[-3:]
     recovered = [entry for entry in timeline if entry["frame_index"] >= 2 * n + window + 5]
