@@ -79,8 +79,9 @@ def front_end():
     return _state["front_end"]
 
 
-def _extract(extractor: PredicateExtractor, run: ConditionRun, timer: Timer) -> list[list[PredicateEstimate]]:
-    with timer.phase("predicates"):
+def _extract(extractor: PredicateExtractor, run: ConditionRun, timer: Timer,
+             phase: str = "predicates") -> list[list[PredicateEstimate]]:
+    with timer.phase(phase):
         extractor.reset()
         return [extractor.update(t, entities) for (t, _), entities in zip(run.delivered, run.entities)]
 
@@ -169,9 +170,9 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
     clean = front.run(episode, CLEAN, seed, None, timer)
     clean_estimates = _extract(extractor, clean, timer)
     references = _reference_entities(episode, clean)
-    if episode.gt_entities is not None:
+    if episode.gt_entities is not None:   # the streams the extractor evaluates on the true entities
         oracle = ConditionRun(CLEAN, [(t, t) for t in range(count)], episode.gt_entities)
-        scope = clean_estimates if front.name == "oracle" else _extract(extractor, oracle, timer)
+        scope = clean_estimates if front.name == "oracle" else _extract(extractor, oracle, timer, "reference_scope")
     else:
         scope = clean_estimates
     index = StreamIndex(scope_keys(scope))
