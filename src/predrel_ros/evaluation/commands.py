@@ -22,6 +22,7 @@ EXAMPLES = """examples:
       --action-model none
   predrel eval --data data/controlled --out runs/mine --perception /models/best.onnx \\
       --perception-config my-perception.yaml
+  predrel eval --rebuild runs/eval                      (tables, plots, report again from the saved sequences)
 
 outputs in --out: report.html (everything on one page), tables.md (Tables 8-15 and the findings),
 summary.json / summary.csv (every cell with std and 95 % CI), rows.csv (per episode), action.csv and
@@ -43,9 +44,12 @@ def _kinds(values: list[str]) -> tuple[str, ...]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", required=True, type=Path,
+    parser.add_argument("--data", type=Path,
                         help="dataset folder (with splits), episode folder, rosbag2 bag, or folder of bags")
-    parser.add_argument("--out", required=True, type=Path, help="output folder (created)")
+    parser.add_argument("--out", type=Path, help="output folder (created)")
+    parser.add_argument("--rebuild", type=Path, metavar="OUT",
+                        help="rebuild tables, plots and the report of a finished run in OUT from its saved "
+                             "sequences (no perception); the other options are ignored")
     parser.add_argument("--kinds", nargs="+", default=["all"],
                         help="degradation kinds (space or comma separated; default all)")
     parser.add_argument("--severities", default="1-5",
@@ -77,8 +81,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from predrel_ros.errors import UserError
     from predrel_ros.evaluation.config import EvaluationConfig, parse_severities
-    from predrel_ros.evaluation.sweep import run_sweep
+    from predrel_ros.evaluation.sweep import rebuild_outputs, run_sweep
 
+    if args.rebuild is not None:
+        summary = rebuild_outputs(args.rebuild)
+        _print_findings(summary)
+        return 0
+    if args.data is None or args.out is None:
+        raise UserError("--data and --out are required (or --rebuild OUT)")
     try:
         config = EvaluationConfig(
             kinds=_kinds(args.kinds), severities=parse_severities(args.severities), reference=args.reference,
@@ -90,7 +100,11 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(str(error)) from None
     command = "predrel eval " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 2 else ""
     summary = run_sweep(config, args.data, args.out, args.cache, progress=not args.no_progress, command=command)
+    _print_findings(summary)
+    return 0
+
+
+def _print_findings(summary: dict) -> None:
     for finding in summary["findings"]:
         verdict = {True: "holds", False: "does not hold", None: "not testable here"}[finding["holds"]]
         print(f"{verdict}: {finding['finding']}")
-    return 0

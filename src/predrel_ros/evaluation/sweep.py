@@ -256,16 +256,53 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
         "selection_seconds": selection_record.get("seconds"), "recognizer_fit_seconds": models_record.get("seconds"),
         "detection_cache": "warm or cold: see phases_seconds.detector (0 when every detection came from the cache)",
     }
-    summary["timing"] = timing
     (out / "timing.json").write_text(json.dumps(_json_safe(timing), indent=2) + "\n")
-    (out / "summary.json").write_text(json.dumps(_json_safe(summary), indent=2) + "\n")
-    report.write_report(out / "report.html", summary["title"], (out / "tables.md").read_text(),
-                        {caption: out / "plots" / name for caption, name in summary["plots"].items()},
-                        _json_safe(timing), _json_safe(summary["settings"]), summary["notes"])
+    _finish(out, summary, timing)
     if perception > 0:
         log(f"perception {perception:.1f} s, evaluator overhead {overhead:.1f} s "
             f"({100 * overhead / perception:.1f} % of perception)")
     log(f"wrote {out / 'report.html'}, {out / 'tables.md'}, {out / 'summary.json'}")
+    return summary
+
+
+def _finish(out: Path, summary: dict, timing: dict) -> None:
+    summary["timing"] = timing
+    (out / "summary.json").write_text(json.dumps(_json_safe(summary), indent=2) + "\n")
+    report.write_report(out / "report.html", summary["title"], (out / "tables.md").read_text(),
+                        {caption: out / "plots" / name for caption, name in summary["plots"].items()},
+                        _json_safe(timing), _json_safe(summary["settings"]), summary["notes"])
+
+
+def rebuild_outputs(out_dir: str | Path, log: Log = _stderr) -> dict:
+    """Tables, findings, calibration, plots, CSV, JSON and the report of a finished run, recomputed
+    from its saved sequences and recognizer outcomes: after a change to how the tables are built,
+    without running perception again. The timing stays the original run's."""
+    out = Path(out_dir)
+    try:
+        previous = json.loads((out / "summary.json").read_text())
+        selection_record = json.loads((out / "selection.json").read_text())
+    except (OSError, ValueError) as error:
+        raise UserError(f"{out}: not the output folder of a finished `predrel eval` run ({error})") from None
+    settings = previous["settings"]
+    config = EvaluationConfig(**{key: tuple(value) if key in ("kinds", "severities") else value
+                                 for key, value in settings["evaluation"].items()})
+    results = []
+    for episode in previous["episodes"]:
+        sequences = EpisodeSequences.load(out / "sequences" / f"{episode['name']}.npz")
+        predictions_file = out / "sequences" / f"{episode['name']}.action.npz"
+        y_true, predictions = episode_run.load_predictions(predictions_file) if predictions_file.is_file() \
+            else (None, {})
+        results.append(episode_run.EpisodeResult(
+            episode["name"], episode["scenario_group"], episode["frames"],
+            scores.episode_rows(sequences, config.tpc_tolerance), predictions, y_true, episode["timings"],
+            list(previous["kinds_not_applicable"]), episode["conditions"]))
+    models = action.load_models(out / "action-models" / "full.json") \
+        if (out / "action-models" / "full.json").is_file() else None
+    command = json.loads((out / "config.json").read_text()).get("command", "")
+    summary = write_outputs(config, settings["data"], results, out, models, selection_record,
+                            settings["action_models"], command)
+    _finish(out, summary, previous["timing"])
+    log(f"rebuilt {out / 'report.html'}, {out / 'tables.md'}, {out / 'summary.json'}")
     return summary
 
 

@@ -252,7 +252,7 @@ def findings(tables: dict, kinds: Sequence[str], severities: Sequence[int], mode
                 "measured": {g: round(v, 3) for g, v in at_worst.items()},
                 "holds": min(finite, key=finite.get) == vocabulary.DERIVED if len(finite) > 1 else None,
                 "detail": ""})
-    strongest = sorted((kind for kind in kinds if not math.isnan(table8[kind][worst])), key=lambda k: table8[kind][worst])
+    strongest = sorted((kind for kind in kinds if not math.isnan(table8[kind][worst])), key=lambda k: table8[k][worst])
     expected = {"detection_noise", "occlusion", "frame_drop"}
     out.append({"finding": f"detection noise, occlusion and frame dropping are the strongest degradations "
                            f"(lowest PRS at s={worst})",

@@ -1,0 +1,49 @@
+import math
+
+from predrel_ros.evaluation import tables
+from predrel_ros.evaluation.report import markdown_to_html
+
+KINDS = ("blur", "occlusion", "illumination", "low_resolution", "frame_drop", "detection_noise")
+SEVERITIES = (1, 2, 3, 4, 5)
+
+
+def paper_like() -> dict:
+    """Tables shaped like the paper's, with its ordering of kinds and groups."""
+    worst = {"blur": 0.66, "occlusion": 0.47, "illumination": 0.69, "low_resolution": 0.58, "frame_drop": 0.50,
+             "detection_noise": 0.43}
+    table8 = {k: {s: 0.9 - (0.9 - worst[k]) * (s - 1) / 4 for s in SEVERITIES} for k in KINDS}
+    at5 = {"contact": 0.49, "static": 0.70, "dynamic": 0.46, "derived": 0.39}
+    table9 = {g: {0: 0.95, **{s: 0.9 - (0.9 - at5[g]) * (s - 1) / 4 for s in SEVERITIES}} for g in at5}
+    table13 = {"Degraded predicates, s=3": {"accuracy": 0.74}, "Degraded predicates, s=3, without confidence "
+                                                                  "weighting": {"accuracy": 0.64}}
+    return {"table8": table8, "table9": table9, "table13": table13}
+
+
+def verdicts(numbers, kinds=KINDS):
+    return [f["holds"] for f in tables.findings(numbers, kinds, SEVERITIES, 3)]
+
+
+def test_the_papers_own_numbers_reproduce_every_finding():
+    assert verdicts(paper_like()) == [True, True, True, True, True]
+
+
+def test_each_finding_fails_when_its_numbers_say_otherwise():
+    numbers = paper_like()
+    numbers["table8"]["blur"][4] = 0.95                      # not monotonic
+    numbers["table9"]["contact"][5] = 0.99                   # contact beats static at s=5
+    numbers["table9"]["dynamic"][5] = 0.10                   # dynamic below derived
+    numbers["table8"]["blur"][5] = 0.01                      # blur the strongest
+    numbers["table13"]["Degraded predicates, s=3, without confidence weighting"]["accuracy"] = 0.80
+    assert verdicts(numbers) == [False, False, False, False, False]
+
+
+def test_findings_a_run_cannot_test_are_none():
+    numbers = paper_like()
+    oracle_kinds = ("occlusion", "frame_drop", "detection_noise")
+    numbers["table13"]["Degraded predicates, s=3"]["accuracy"] = math.nan
+    assert verdicts(numbers, oracle_kinds)[3:] == [None, None]
+
+
+def test_markdown_tables_become_html_tables():
+    html = markdown_to_html("# T\n\n| a | b |\n| --- | --- |\n| 1 | <2> |\n\ntext")
+    assert "<h1>T</h1>" in html and "<th>a</th>" in html and "<td>&lt;2&gt;</td>" in html and "<p>text</p>" in html
