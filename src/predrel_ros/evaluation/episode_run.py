@@ -19,7 +19,6 @@ from predrel_ros.downstream.streams import EpisodeStream
 from predrel_ros.entities import Entity
 from predrel_ros.errors import UserError
 from predrel_ros.evaluation import action, scores
-from predrel_ros.evaluation.association import associate
 from predrel_ros.evaluation.config import GROUND_TRUTH, EvaluationConfig
 from predrel_ros.evaluation.data import EpisodeSource, LoadedEpisode, load_episode
 from predrel_ros.evaluation.front_ends import ConditionRun, NotApplicable, Timer, make_front_end
@@ -28,6 +27,7 @@ from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.extractor import PredicateExtractor
+from predrel_ros.reliability.association import associate
 
 
 @dataclass

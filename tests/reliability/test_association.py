@@ -3,7 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from predrel_ros.entities import Entity
-from predrel_ros.evaluation.association import associate, box_iou
+from predrel_ros.reliability.association import associate, box_iou
 
 
 def entity(id_, label, box, role="manipulated_object"):
@@ -37,3 +37,18 @@ def test_classes_gate_the_match_unless_the_vocabularies_are_disjoint():
 def test_identical_empty_boxes_still_match():
     iou = box_iou(np.array([[5, 5, 5, 5]]), np.array([[5, 5, 5, 5], [0, 0, 10, 10]]))
     assert iou.tolist() == [[1.0, 0.0]]
+
+
+def test_renamed_keeps_the_estimates_of_associated_entities_in_the_other_sides_ids():
+    from predrel_ros.predicates.estimate import PredicateEstimate
+    from predrel_ros.reliability.association import renamed
+
+    estimates = [PredicateEstimate("contact", 7, 9, "T", 0.8, frame_index=3),
+                 PredicateEstimate("active_hand", 7, -1, "T", 0.7, frame_index=3),
+                 PredicateEstimate("static", 9, 12, "Ab", 0.6, frame_index=3)]       # 12: a false detection
+    kept, left_out = renamed(estimates, {7: 1, 9: 2})
+    assert [(e.name, e.subject, e.object, e.value, e.confidence, e.frame_index) for e in kept] == [
+        ("contact", 1, 2, "T", 0.8, 3), ("active_hand", 1, -1, "T", 0.7, 3)]
+    assert kept[0].evidence == estimates[0].evidence and kept[0].group == "contact"
+    assert left_out == 1
+    assert renamed([], {}) == ([], 0)
