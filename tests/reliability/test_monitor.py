@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from predrel_ros.entities import Entity
 from predrel_ros.io.dataset import open_dataset
 from predrel_ros.predicates import PredicateExtractor
 from predrel_ros.predicates.estimate import PredicateEstimate
@@ -47,7 +48,8 @@ def sequences(draw):
 @settings(max_examples=60, deadline=None)
 @given(sequences(), st.integers(2, 12))
 def test_report_equals_offline_metrics_on_the_last_window(frames, window):
-    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=window),
+    # both sides name the entities alike here (no association): the metrics themselves are tested
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=window, associate=False),
                                  TrustConfig(min_frames=1))
     history = {key: [] for key in STREAMS}       # per stream: (frame, y, c, y_ref, c_ref)
     for t, (severity, evaluated, references) in enumerate(frames):
@@ -60,21 +62,21 @@ def test_report_equals_offline_metrics_on_the_last_window(frames, window):
                 continue
             y, c = (UNK, 0.0) if mine is None else (metrics_code(key, mine[0]), mine[1])
             y_ref, c_ref = (UNK, 0.0) if ref is None else (metrics_code(key, ref[0]), ref[1])
-            if history[key] and t - history[key][-1][0] > window:
-                history[key].clear()                     # the stream was dropped meanwhile: it starts anew
             history[key].append((t, y, c, y_ref, c_ref))
     last = len(frames) - 1
     report = monitor.report()
     windows = {}
     for key, rows in history.items():
-        if rows and rows[-1][0] > last - window:         # streams idle for a whole window are dropped
-            windows[key] = np.array(rows[-window:], dtype=np.float64)
+        recent = [row for row in rows if row[0] > last - window]     # the window: the last `window` frames
+        if recent:
+            windows[key] = np.array(recent, dtype=np.float64)
     assert {(r.predicate, r.subject, r.object) for r in report.predicates if not r.pooled} == set(windows)
     for key, rows in windows.items():
         record = report.record(*key)
         _, y, c, y_ref, c_ref = rows.T
         assert record.samples == len(rows)
         assert close(record.prs, metrics.prs(y, y_ref, c))
+        assert close(record.agreement, metrics.prs(y, y_ref, np.ones_like(c)))
         assert close(record.cws, metrics.cws(c, c_ref))
         assert close(record.tpc_s, metrics.tpc_s(y))
         assert close(record.tpc, metrics.tpc(y, y_ref))
@@ -86,6 +88,7 @@ def test_report_equals_offline_metrics_on_the_last_window(frames, window):
         _, y, c, y_ref, c_ref = rows.T
         assert record.subject == record.object == POOLED and record.samples == len(rows)
         assert close(record.prs, metrics.prs(y, y_ref, c))                    # pooled = over all streams' frames
+        assert close(record.agreement, metrics.prs(y, y_ref, np.ones_like(c)))
         assert close(record.cws, metrics.cws(c, c_ref))
         assert close(record.mean_confidence, c.mean())
         # PDS: PRS per severity over the last `window` frames of the stream's predicate
@@ -118,7 +121,7 @@ def pair_of(key, evaluated, references):
 
 def test_either_arrival_order_gives_the_same_report():
     def run(delay):
-        monitor = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=6))
+        monitor = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=6, associate=False))
         pending = []
         for t in range(20):
             value = "T" if (t // 3) % 2 else "N"
@@ -135,7 +138,8 @@ def test_either_arrival_order_gives_the_same_report():
 
 
 def test_stale_until_min_frames_and_groups_take_their_worst_predicate():
-    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=20), TrustConfig(min_frames=8))
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=20, skip_replaced_tracks=False),
+                                 TrustConfig(min_frames=8))
     for t in range(4):
         monitor.add_evaluated(t, [estimate(("contact", 1, 2), "T", 0.9, t)])
     report = monitor.report()
@@ -156,8 +160,8 @@ def test_stale_until_min_frames_and_groups_take_their_worst_predicate():
 
 
 def test_violation_rate_is_the_logic_monitors_and_judged_only_with_enough_checks():
-    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=10, min_rule_checks=3),
-                                 TrustConfig(min_frames=1))
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=10, min_rule_checks=3,
+                                               skip_replaced_tracks=False), TrustConfig(min_frames=1))
     rules = LogicMonitor(rate_window=10)
     for t in range(12):
         frame = [estimate(("release", 1, 2), "T" if t in (3, 9) else "N", 0.9, t),
@@ -169,12 +173,12 @@ def test_violation_rate_is_the_logic_monitors_and_judged_only_with_enough_checks
     assert "violation" not in record.reason                                    # 2 checks < 3: not judged
     monitor.add_evaluated(12, [estimate(("release", 1, 2), "T", 0.9, 12), estimate(("grasp", 1, 2), "N", 0.9, 12)])
     record = monitor.report().record("release")
-    assert record.trust == ERROR and "violation_excess 1.00 > 0.15" in record.reason.split("; ")
+    assert record.trust == ERROR and "violation_excess 1.00 > 0.15 (error)" in record.reason.split("; ")
     assert monitor.report().group("derived").rule_violation_rate == 1.0
 
 
 def test_ground_truth_streams_the_pipeline_never_produced_are_out_of_scope():
-    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=GROUND_TRUTH, window=10))
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=GROUND_TRUTH, window=10, associate=False))
     for t in range(6):
         evaluated = [estimate(("contact", 1, 2), "T", 0.8, t)] if t < 3 else []     # then the pipeline loses it
         references = [estimate(("contact", 1, 2), "T", 1.0, t), estimate(("static", 3, 1), "Ab", 1.0, t)]
@@ -187,7 +191,8 @@ def test_ground_truth_streams_the_pipeline_never_produced_are_out_of_scope():
 
 
 def test_malformed_frames_change_nothing_and_order_is_enforced():
-    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=10, restart_after=3))
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=10, restart_after=3,
+                                               skip_replaced_tracks=False))
     monitor.add_evaluated(0, [estimate(("contact", 1, 2), "T", 0.9)])
     with pytest.raises(ValueError, match=r"holds contact\(1, 2\) twice"):
         monitor.add_evaluated(1, [estimate(("contact", 1, 2), "T"), estimate(("contact", 2, 1), "N")])
@@ -195,8 +200,10 @@ def test_malformed_frames_change_nothing_and_order_is_enforced():
         monitor.add_evaluated(-1, [])
     with pytest.raises(ValueError, match="severity"):
         monitor.add_evaluated(1, [], "blur", 9)
-    with pytest.raises(ValueError, match="self mode"):
+    with pytest.raises(ValueError, match="self mode.*takes no reference frames"):
         monitor.add_reference(1, [])
+    with pytest.raises(ValueError, match="takes no evaluated entities frames"):
+        monitor.add_evaluated_entities(1, [])
     assert monitor.add_evaluated(5, [estimate(("contact", 1, 2), "T", 0.9)])
     assert not monitor.add_evaluated(5, []) and not monitor.add_evaluated(2, [])
     assert monitor.counters == {"processed": 2, "out_of_order": 2, "restarts": 0}
@@ -211,7 +218,7 @@ def test_malformed_frames_change_nothing_and_order_is_enforced():
 
 
 def test_streams_can_be_left_out_and_report_serialises():
-    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=5))
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=5, associate=False))
     monitor.add_reference(0, [estimate(("contact", 1, 2), "T")])
     monitor.add_evaluated(0, [estimate(("contact", 1, 2), "T", 0.5)], "blur", 2, tag="header-0")
     report = monitor.report(streams=False)
@@ -246,7 +253,10 @@ def test_trust_drops_under_severe_occlusion_and_recovers_when_it_stops(episodes,
             monitor.add_reference(frame.frame_index, clean)
         elif mode == GROUND_TRUTH:
             monitor.add_reference(frame.frame_index, frame.references)
-        assert monitor.add_evaluated(frame.frame_index, degraded, frame.kind, frame.severity)
+        if mode != SELF:
+            monitor.add_reference_entities(frame.frame_index, frame.clean)
+        monitor.add_evaluated(frame.frame_index, degraded, frame.kind, frame.severity)
+        assert monitor.add_evaluated_entities(frame.frame_index, frame.degraded)
         if frame.frame_index in (2 * n - 1, 3 * n - 1, 5 * n - 1):
             levels[frame.frame_index] = {g.predicate: g.trust for g in monitor.report().groups}
     before, during, after = levels[2 * n - 1], levels[3 * n - 1], levels[5 * n - 1]
@@ -262,11 +272,75 @@ def test_trust_drops_under_severe_occlusion_and_recovers_when_it_stops(episodes,
 def test_profile_makes_clean_flicker_acceptable_but_not_worse_flicker():
     profile = CleanProfile({"dynamic": PredicateBaseline(confidence=0.8, tpc_s=0.8, unk_rate=0.0,
                                                          violation_rate=0.0)})
-    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=11), profile=profile)
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=11, skip_replaced_tracks=False),
+                                 profile=profile)
     for t in range(11):                       # changes on 2 of 10 frame pairs: tpc_s 0.8, as on clean data
         monitor.add_evaluated(t, [estimate(("dynamic", 1, 2), "MT" if t in (4, 5, 6) else "S", 0.8, t)])
     assert monitor.report().record("dynamic").trust == OK
     for t in range(11, 22):                   # every frame: tpc_s 0, a drop of 0.8
         monitor.add_evaluated(t, [estimate(("dynamic", 1, 2), "MT" if t % 2 else "S", 0.8, t)])
     record = monitor.report().record("dynamic")
-    assert record.trust == ERROR and record.reason == "tpc_s_drop 0.80 > 0.15"
+    assert record.trust == ERROR and record.reason == "tpc_s_drop 0.80 > 0.15 (error)"
+
+
+# ------------------------------------------------------------------ entities: association, identity switches
+
+
+def box_entity(track_id, label, x, visibility=1.0):
+    return Entity(id=track_id, label=label, role="manipulated_object", box=np.array([x, 10, x + 20, 30], float),
+                  visibility=visibility)
+
+
+def test_clean_twin_streams_are_keyed_by_the_associated_reference_entities():
+    """The twins number the same objects differently (the degraded tracker lost a track once); the
+    predicates still meet, a false detection's predicates are left out, a missed object disagrees."""
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=10), TrustConfig(min_frames=1))
+    reference_entities = [box_entity(1, "cube", 0), box_entity(2, "bowl", 50), box_entity(3, "cube", 100)]
+    for t in range(4):
+        # degraded: cube 1 is track 7, bowl 2 is track 9, cube 3 was missed, track 12 is a false bowl
+        evaluated_entities = [box_entity(7, "cube", 1), box_entity(9, "bowl", 51), box_entity(12, "bowl", 200)]
+        references = [estimate(("static", 1, 2), "In", 0.9, t), estimate(("static", 3, 2), "Ab", 0.9, t)]
+        evaluated = [estimate(("static", 7, 9), "In", 0.6, t), estimate(("static", 12, 9), "Ab", 0.6, t)]
+        assert not monitor.add_evaluated(t, evaluated, "occlusion", 3)
+        assert not monitor.add_reference_entities(t, reference_entities)
+        assert not monitor.add_reference(t, references)
+        assert monitor.add_evaluated_entities(t, evaluated_entities)         # the fourth part completes it
+    report = monitor.report()
+    assert {(r.subject, r.object) for r in report.predicates if not r.pooled} == {(1, 2), (3, 2)}
+    kept, missed = report.record("static", 1, 2), report.record("static", 3, 2)
+    assert kept.agreement == 1.0 and kept.prs == pytest.approx(0.6)
+    assert missed.agreement == 0.0                                          # missed: UNK against Ab
+    assert report.record("static").agreement == 0.5 and report.record("static").trust == ERROR
+    assert report.counters["unassociated_estimates"] == 4                   # static(12, 9) on 4 frames
+    assert report.counters["matched"] == 4 and report.counters["pending_evaluated_entities"] == 0
+
+
+def test_identical_twins_with_their_own_ids_are_trusted_whatever_their_confidence():
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=12))
+    for t in range(12):
+        value = "T" if t % 6 < 3 else "N"
+        monitor.add_reference(t, [estimate(("contact", 1, 2), value, 0.55, t)])
+        monitor.add_reference_entities(t, [box_entity(1, "hand", 0), box_entity(2, "cube", 40)])
+        monitor.add_evaluated(t, [estimate(("contact", 5, 4), value, 0.55, t)])
+        monitor.add_evaluated_entities(t, [box_entity(4, "cube", 40), box_entity(5, "hand", 0)])
+    record = monitor.report().record("contact")
+    assert record.trust == OK and record.agreement == 1.0 and record.prs == pytest.approx(0.55)
+
+
+def test_self_mode_leaves_out_the_streams_of_a_track_found_again_under_a_new_id():
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=30), TrustConfig(min_frames=1))
+    extractor = PredicateExtractor()
+    hand = lambda: Entity(id=1, label="hand", role="right_hand", box=np.array([0, 0, 20, 20], float),  # noqa: E731
+                          mask=np.pad(np.ones((20, 20), bool), ((0, 40), (0, 60))))
+    for t in range(30):
+        cube_id = 2 if t < 10 else 3                    # the tracker lost the cube at frame 10, found it as 3
+        cube = Entity(id=cube_id, label="cube", role="manipulated_object", box=np.array([19, 0, 39, 20], float),
+                      mask=np.pad(np.ones((20, 20), bool), ((0, 40), (19, 41))))
+        estimates = extractor.update(t, [hand(), cube])
+        monitor.add_evaluated(t, estimates)
+        monitor.add_evaluated_entities(t, [hand(), cube])
+    report = monitor.report()
+    assert report.counters["replaced_track_estimates"] > 0
+    assert report.record("contact", 1, 2) is not None                      # its frames before the switch age out
+    contact = report.record("contact")
+    assert contact.trust == OK, contact.reason                             # the UNK of the old id left out

@@ -105,3 +105,27 @@ def test_pooled_tpc_s_counts_changes_within_streams(sequence, window):
     pairs = 2 * (len(last) - 1)
     expected = 1.0 if pairs == 0 else 1 - changes / pairs
     assert registry.by_predicate()["contact"]["tpc_s"] == pytest.approx(expected)
+
+
+def test_a_stream_that_stops_ages_out_frame_by_frame():
+    registry = RollingReliability(window=4, mode="self")
+    for frame in range(4):
+        registry.update(frame, [estimate("contact", 1, 2, "UNK", 0.0, frame),
+                                estimate("static", 1, 2, "Ab", 0.9, frame)])
+    assert registry.by_predicate()["contact"]["unk_rate"] == 1.0
+    # the contact stream ends (its entity is gone): its old frames leave the window one per frame
+    for frame, left in ((4, 3), (5, 2), (6, 1)):
+        registry.update(frame, [estimate("static", 1, 2, "Ab", 0.9, frame)])
+        assert registry.compute()[("contact", 1, 2)]["frames"] == left
+        assert registry.compute()[("static", 1, 2)]["frames"] == 4
+    registry.update(7, [estimate("static", 1, 2, "Ab", 0.9, 7)])
+    assert set(registry.compute()) == {("static", 1, 2)}
+
+
+def test_the_agreement_rate_is_prs_without_the_confidence_weight():
+    stream = RollingStreamMetrics(5)
+    for y, c, y_ref in ((1, 0.6, 1), (0, 0.6, 1), (1, 0.5, 1), (1, 0.9, UNK)):
+        stream.update(y, c, y_ref, 1.0)
+    values = stream.compute()
+    assert values["agreement"] == pytest.approx(2 / 3) and values["prs"] == pytest.approx(1.1 / 3)
+    assert math.isnan(RollingStreamMetrics(5, with_reference=False).compute()["agreement"])

@@ -7,8 +7,8 @@ from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.logic_rules import LogicMonitor
 from predrel_ros.reliability.calibration import calibration_summary
 from predrel_ros.reliability.rolling import RollingReliability
-from predrel_ros.reliability.trust import (ERROR, OK, WARN, CleanProfile, Limit, PredicateBaseline, TrustAssessor,
-                                           TrustConfig, build_clean_profile)
+from predrel_ros.reliability.trust import (CLEAN_TWIN, ERROR, GROUND_TRUTH, OK, WARN, CleanProfile, Limit,
+                                           PredicateBaseline, TrustAssessor, TrustConfig, build_clean_profile)
 
 
 def healthy(**changes):
@@ -17,10 +17,16 @@ def healthy(**changes):
 
 
 def test_limits_judge_both_directions():
-    assert Limit(0.8, 0.6).judge("tpc_s", 0.7) == (WARN, "tpc_s 0.70 < 0.80")
+    assert Limit(0.8, 0.6).judge("tpc_s", 0.7) == (WARN, "tpc_s 0.70 < 0.80 (warn)")
     assert Limit(0.8, 0.6).judge("tpc_s", 0.5)[0] == ERROR
     assert Limit(0.1, 0.3, higher_is_better=False).judge("rate", 0.05) == (OK, None)
-    assert Limit(0.1, 0.3, higher_is_better=False).judge("rate", 0.4) == (ERROR, "rate 0.40 > 0.30")
+    assert Limit(0.1, 0.3, higher_is_better=False).judge("rate", 0.4) == (ERROR, "rate 0.40 > 0.30 (error)")
+
+
+def test_reasons_show_enough_decimals_to_tell_value_and_bound_apart():
+    assert Limit(0.8, 0.6).judge("agreement", 0.5996) == (ERROR, "agreement 0.5996 < 0.6000 (error)")
+    assert Limit(0.8, 0.6).judge("agreement", 0.79999999)[1] == "agreement 0.800000 < 0.800000 (warn)"
+    assert Limit(0.1, 0.3, higher_is_better=False).judge("rate", 0.1004) == (WARN, "rate 0.1004 > 0.1000 (warn)")
     with pytest.raises(ValueError, match="must not exceed"):
         Limit(0.5, 0.7)
     with pytest.raises(ValueError, match="trust.tpc_s: error bound"):
@@ -33,21 +39,43 @@ def test_reference_free_levels_and_reasons():
     assessor = TrustAssessor(TrustConfig(), profile)
     result = assessor.assess({"contact": healthy(), "static": healthy(tpc_s=0.6)}, {"contact": 0.02})
     assert result["contact"].level == OK and result["contact"].reasons == []
-    assert result["static"].level == ERROR and result["static"].reasons == ["tpc_s 0.60 < 0.70"]
+    assert result["static"].level == ERROR and result["static"].reasons == ["tpc_s 0.60 < 0.70 (error)"]
     dropped = assessor.assess({"contact": healthy(confidence=0.6)})["contact"]
-    assert dropped.level == WARN and dropped.reasons == ["confidence_drop 0.25 > 0.15"]
+    assert dropped.level == WARN and dropped.reasons == ["confidence_drop 0.25 > 0.15 (warn)"]
     violating = assessor.assess({"contact": healthy()}, {"contact": 0.21})["contact"]
-    assert violating.level == ERROR and "violation_excess 0.20 > 0.15" in violating.reasons
+    assert violating.level == ERROR and "violation_excess 0.20 > 0.15 (error)" in violating.reasons
     young = assessor.assess({"contact": healthy(frames=3)})["contact"]
     assert young.level == WARN and young.reasons == ["not enough frames (3 < 10)"]
     unknown = assessor.assess({"contact": healthy(unk_rate=0.6)})["contact"]
     assert unknown.level == ERROR and unknown.signals["unk_excess"] == pytest.approx(0.58)
 
 
-def test_reference_modes_judge_prs_and_tpc():
-    result = TrustAssessor().assess({"grasp": healthy(prs=0.7, tpc=0.95)})["grasp"]
-    assert result.level == WARN and result.reasons == ["prs 0.70 < 0.80"]
-    assert result.signals["tpc"] == 0.95
+def test_with_a_reference_trust_judges_agreement_and_tpc_not_the_confidence_weighted_prs():
+    twin = TrustAssessor(reference=CLEAN_TWIN)
+    # identical twins at confidence 0.6: PRS is the mean confidence, the agreement is full
+    identical = twin.assess({"grasp": healthy(prs=0.6, agreement=1.0, tpc=1.0, confidence=0.6, tpc_s=0.5,
+                                              unk_rate=0.4)})["grasp"]
+    assert identical.level == OK and identical.reasons == []
+    assert identical.signals["prs"] == 0.6 and identical.signals["tpc_s"] == 0.5    # reported, not judged
+    disagreeing = twin.assess({"grasp": healthy(prs=0.7, agreement=0.7, tpc=0.95)})["grasp"]
+    assert disagreeing.level == WARN and disagreeing.reasons == ["agreement 0.70 < 0.80 (warn)"]
+    assert disagreeing.signals["tpc"] == 0.95
+    flickering = twin.assess({"grasp": healthy(agreement=0.9, tpc=0.5)})["grasp"]
+    assert flickering.level == ERROR and flickering.reasons == ["tpc 0.50 < 0.60 (error)"]
+    with pytest.raises(ValueError, match="reference must be"):
+        TrustAssessor(reference="twin")
+
+
+def test_against_ground_truth_the_agreement_is_judged_as_a_drop_from_the_clean_profile():
+    calibration = calibration_summary([0.9] * 10, [True] * 7 + [False] * 3)     # 70 % agree on clean data
+    profile = CleanProfile({"dynamic": PredicateBaseline(0.8, 0.8, 0.0, 0.0, calibration)})
+    truth = TrustAssessor(profile=profile, reference=GROUND_TRUTH)
+    assert truth.assess({"dynamic": healthy(agreement=0.68, tpc=0.9)})["dynamic"].level == OK
+    worse = truth.assess({"dynamic": healthy(agreement=0.45, tpc=0.9)})["dynamic"]
+    assert worse.level == ERROR and worse.reasons == ["agreement_drop 0.25 > 0.20 (error)"]
+    # the clean twin is the same pipeline on clean frames: full agreement expected, profile or not
+    twin = TrustAssessor(profile=profile, reference=CLEAN_TWIN).assess({"dynamic": healthy(agreement=0.68)})
+    assert twin["dynamic"].reasons == ["agreement 0.68 < 0.80 (warn)"]
 
 
 def rect(track_id, role, x, y):
@@ -95,7 +123,7 @@ def test_flickering_stream_is_untrusted_end_to_end():
     assert result.level == ERROR
     assert result.signals["tpc_s"] == 0.0
     assert result.signals["expected_agreement"] == pytest.approx(0.2)
-    assert "confidence_drop 0.60 > 0.30" in result.reasons
+    assert "confidence_drop 0.60 > 0.30 (error)" in result.reasons
 
 
 def test_with_a_baseline_tpc_s_and_expected_agreement_are_judged_as_drops_from_clean():
@@ -108,5 +136,5 @@ def test_with_a_baseline_tpc_s_and_expected_agreement_are_judged_as_drops_from_c
     assert as_clean.level == OK                      # absolute bounds (0.85, 0.8) would both say WARN
     worse = assessor.assess({"dynamic": healthy(tpc_s=0.6, expected_agreement=0.55, confidence=0.8)})["dynamic"]
     assert worse.level == ERROR
-    assert worse.reasons == ["tpc_s_drop 0.20 > 0.15", "agreement_drop 0.15 > 0.10"]
+    assert worse.reasons == ["tpc_s_drop 0.20 > 0.15 (error)", "agreement_drop 0.15 > 0.10 (warn)"]
     assert worse.signals["tpc_s"] == 0.6 and worse.signals["expected_agreement"] == 0.55

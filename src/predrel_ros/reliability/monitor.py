@@ -2,18 +2,34 @@
 
 It is the reliability node's logic without ROS. The evaluated stream (e.g. the degraded pipeline's
 predicates) is fed frame by frame; in the two reference modes a reference stream is fed as well
-and paired with it by frame_index (`matching.FrameMatcher`: bounded buffer, unmatched and late
+and joined with it by frame_index (`matching.FrameIndexMatcher`: bounded buffer, unmatched and late
 frames counted):
 
 - `ground_truth`: the reference is the ground-truth predicates (controlled set, annotated bags);
 - `clean_twin`: the reference is the clean twin pipeline's predicates (same frames, no degradation);
 - `self`: no reference (a live robot): reference-free evidence only (DESIGN.md).
 
-Each processed frame feeds `RollingReliability` (PRS, TPC, CWS with a reference; TPC-S, confidence,
-UNK rate and calibrated expected agreement always), `LogicMonitor` (violation rates of the
-independent logic rules) and, with a reference, `RollingSensitivity` (PDS over the severities seen
-in the window). `report()` turns them into records per predicate stream, per predicate name and per
-group, each with a trust level from `TrustAssessor` (and the clean profile, when given):
+Entities. Each side's predicates name entities by that side's track ids, and two pipelines that
+track independently (the clean twin, the ground truth) number the same object differently as soon
+as one of them loses a track once. With `associate` (reference modes) the entities each side's
+predicates were computed from are fed too (`add_evaluated_entities`, `add_reference_entities`), a
+frame is complete when all four parts are there, and its evaluated entities are associated with
+the reference entities (`association.associate`: same class, box IoU, Hungarian); the evaluated
+predicates are renamed into the reference's ids before they are paired with the reference
+predicates, so a stream is "contact of this hand and this cube" however either tracker numbered
+them. Evaluated predicates about an entity without a partner (a false detection) have no
+reference and are left out (`unassociated_estimates`); reference predicates about a reference
+entity the evaluated pipeline missed are paired with UNK: a disagreement. In self mode with
+`skip_replaced_tracks` the evaluated entities are fed as well and the predicates of a track that
+was replaced by a new track of the same class (an identity switch, `identity_switches`) are left
+out from then on (`replaced_track_estimates`): the object is tracked again under its new id.
+
+Each processed frame feeds `RollingReliability` (PRS, agreement, TPC, CWS with a reference; TPC-S,
+confidence, UNK rate and calibrated expected agreement always), `LogicMonitor` (violation rates of
+the independent logic rules, on the evaluated predicates as the pipeline produced them) and, with a
+reference, `RollingSensitivity` (PDS over the severities seen in the window). `report()` turns them
+into records per predicate stream, per predicate name and per group, each with a trust level from
+`TrustAssessor` (and the clean profile, when given):
 
 - a predicate name: its pooled metrics and its violation rate, judged by `TrustAssessor`;
 - a stream (one pair): its own metrics, judged the same way against its predicate's baseline (no
@@ -29,11 +45,15 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
+from predrel_ros.entities import Entity
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.logic_rules import INDEPENDENT, LogicMonitor, rules_of
 from predrel_ros.reliability import sensitivity
-from predrel_ros.reliability.matching import EVALUATED, REFERENCE, FrameMatcher
+from predrel_ros.reliability.association import MIN_IOU, associate, renamed
+from predrel_ros.reliability.identity_switches import IdentitySwitches
+from predrel_ros.reliability.matching import (EVALUATED, EVALUATED_ENTITIES, REFERENCE, REFERENCE_ENTITIES,
+                                              FrameIndexMatcher)
 from predrel_ros.reliability.rolling import REFERENCE as ROLLING_REFERENCE
 from predrel_ros.reliability.rolling import SELF as ROLLING_SELF
 from predrel_ros.reliability.rolling import RollingReliability, pair_with_references
@@ -66,6 +86,15 @@ class MonitorConfig:
         (state is reset); 0 = never.
     min_rule_checks: rule checks in the window below which a violation rate is reported but not
         judged (one violation in two checks says little).
+    associate: reference modes: associate the evaluated with the reference entities every frame and
+        compare predicates about associated entities (needs both sides' entities); off: streams are
+        matched by the ids each side gives (only right when both share the ids, e.g. both were
+        computed from the same ground-truth entities).
+    match_iou: box IoU an evaluated entity needs with its reference entity to be associated.
+    skip_replaced_tracks: self mode: leave out the predicates of tracks replaced by a new track of
+        the same class (needs the evaluated entities).
+    track_memory: frames a track is remembered after it was last listed (the extractor's).
+    min_visibility: visibility below which an entity counts as not observed (the extractor's).
     """
 
     reference_mode: str = SELF
@@ -77,11 +106,16 @@ class MonitorConfig:
     logic_window: int = 5
     restart_after: int = 5
     min_rule_checks: int = 5
+    associate: bool = True
+    match_iou: float = MIN_IOU
+    skip_replaced_tracks: bool = True
+    track_memory: int = 15
+    min_visibility: float = 0.05
 
     def __post_init__(self) -> None:
         if self.reference_mode not in REFERENCE_MODES:
             raise ValueError(f"reference_mode must be one of {', '.join(REFERENCE_MODES)}, got {self.reference_mode!r}")
-        for name in ("window", "match_buffer", "logic_memory", "logic_window"):
+        for name in ("window", "match_buffer", "logic_memory", "logic_window", "track_memory"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1 frame, got {getattr(self, name)}")
         for name in ("tpc_tolerance", "restart_after", "min_rule_checks"):
@@ -89,10 +123,22 @@ class MonitorConfig:
                 raise ValueError(f"{name} must be >= 0 frames, got {getattr(self, name)}")
         if self.pds_mode not in ("endpoint", "mean_step"):
             raise ValueError(f"pds_mode must be endpoint or mean_step, got {self.pds_mode!r}")
+        for name in ("match_iou", "min_visibility"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)}")
 
     @property
     def has_reference(self) -> bool:
         return self.reference_mode != SELF
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The parts of a frame the monitor needs before it processes the frame."""
+        if self.has_reference:
+            if self.associate:
+                return EVALUATED, EVALUATED_ENTITIES, REFERENCE, REFERENCE_ENTITIES
+            return EVALUATED, REFERENCE
+        return (EVALUATED, EVALUATED_ENTITIES) if self.skip_replaced_tracks else (EVALUATED,)
 
 
 @dataclass(frozen=True)
@@ -115,6 +161,10 @@ class ReliabilityRecord:
     samples: int            # stream-frames that entered the numbers
     trust: str              # OK | WARN | ERROR | STALE
     reason: str             # why trust is not OK ("; "-joined), empty when OK
+    #: share of frames with a known reference on which the value equals it (PRS without the
+    #: confidence weight; what trust judges with a reference). Not in PredicateReliability.msg:
+    #: NaN in a record read from a message.
+    agreement: float = math.nan
 
     @property
     def pooled(self) -> bool:
@@ -186,7 +236,8 @@ class ReliabilityMonitor:
         self.config = config if config is not None else MonitorConfig()
         self.trust_config = trust if trust is not None else TrustConfig()
         self.profile = profile
-        self.assessor = TrustAssessor(self.trust_config, profile)
+        self.assessor = TrustAssessor(self.trust_config, profile,
+                                      self.config.reference_mode if self.config.has_reference else None)
         config = self.config
         self._rolling = RollingReliability(
             config.window, ROLLING_REFERENCE if config.has_reference else ROLLING_SELF, tol=config.tpc_tolerance,
@@ -194,9 +245,16 @@ class ReliabilityMonitor:
         self._logic = LogicMonitor(rules_of(INDEPENDENT), memory=config.logic_memory, window=config.logic_window,
                                    rate_window=config.window)
         self._sensitivity = RollingSensitivity(config.window, config.pds_mode)
-        self._matcher: FrameMatcher = FrameMatcher(config.match_buffer)
+        parts = config.parts
+        self._matcher = FrameIndexMatcher(parts, config.match_buffer) if len(parts) > 1 else None
+        self._switches = IdentitySwitches(config.track_memory, config.min_visibility) \
+            if EVALUATED_ENTITIES in parts and not config.has_reference else None
         self._order = StreamOrder(config.restart_after)
         self.counters = {"processed": 0, "out_of_order": 0, "restarts": 0}
+        if REFERENCE_ENTITIES in parts:
+            self.counters["unassociated_estimates"] = 0
+        if self._switches is not None:
+            self.counters["replaced_track_estimates"] = 0
         if self.config.reference_mode == GROUND_TRUTH:
             self.counters["reference_out_of_scope"] = 0
         self._newest: tuple[int, str, int, Any] | None = None   # frame_index, kind, severity, tag
@@ -220,39 +278,68 @@ class ReliabilityMonitor:
             self.counters["restarts"] += 1
             self.reset()
         self._order.accept(frame_index)
-        if not self.config.has_reference:
-            self._process(frame_index, estimates, None, kind, severity, tag)
-            return True
-        match = self._matcher.add(EVALUATED, frame_index, (estimates, kind, severity, tag))
-        return self._process_match(match)
+        return self._add(EVALUATED, frame_index, (list(estimates), kind, severity, tag))
 
     def add_reference(self, frame_index: int, references: Sequence[PredicateEstimate]) -> bool:
         """One frame of the reference stream (reference modes only); returns whether a frame was
         processed. Raises ValueError for a malformed frame."""
-        if not self.config.has_reference:
-            raise ValueError("the monitor runs in self mode; it takes no reference frames")
-        frame_index = _check_frame_index(frame_index)
+        frame_index = self._check_part(REFERENCE, frame_index)
         _check_frame(references)
-        return self._process_match(self._matcher.add(REFERENCE, frame_index, references))
+        return self._add(REFERENCE, frame_index, list(references))
 
-    def _process_match(self, match) -> bool:
+    def add_evaluated_entities(self, frame_index: int, entities: Sequence[Entity]) -> bool:
+        """The entities the evaluated predicates of a frame were computed from (when `config.parts`
+        names them); returns whether a frame was processed. Raises ValueError for a malformed
+        frame."""
+        frame_index = self._check_part(EVALUATED_ENTITIES, frame_index)
+        return self._add(EVALUATED_ENTITIES, frame_index, _checked_entities(entities))
+
+    def add_reference_entities(self, frame_index: int, entities: Sequence[Entity]) -> bool:
+        """The entities the reference predicates of a frame were computed from (reference modes
+        with `associate`); returns whether a frame was processed."""
+        frame_index = self._check_part(REFERENCE_ENTITIES, frame_index)
+        return self._add(REFERENCE_ENTITIES, frame_index, _checked_entities(entities))
+
+    def _check_part(self, part: str, frame_index: int) -> int:
+        config = self.config
+        if part not in config.parts:
+            raise ValueError(f"the monitor ({config.reference_mode} mode, associate={config.associate}, "
+                             f"skip_replaced_tracks={config.skip_replaced_tracks}) takes no "
+                             f"{part.replace('_', ' ')} frames; it takes "
+                             f"{', '.join(each.replace('_', ' ') for each in config.parts)}")
+        return _check_frame_index(frame_index)
+
+    def _add(self, part: str, frame_index: int, item: Any) -> bool:
+        if self._matcher is None:
+            self._process(frame_index, {part: item})
+            return True
+        match = self._matcher.add(part, frame_index, item)
         if match is None:
             return False
-        frame_index, (estimates, kind, severity, tag), references = match
-        self._process(frame_index, estimates, references, kind, severity, tag)
+        self._process(*match)
         return True
 
-    def _process(self, frame_index: int, estimates: Sequence[PredicateEstimate],
-                 references: Sequence[PredicateEstimate] | None, kind: str, severity: int, tag: Any) -> None:
-        if references is None:
+    def _process(self, frame_index: int, parts: Mapping[str, Any]) -> None:
+        produced, kind, severity, tag = parts[EVALUATED]
+        estimates = produced
+        if REFERENCE_ENTITIES in parts:
+            mapping = associate(parts[EVALUATED_ENTITIES], parts[REFERENCE_ENTITIES], self.config.match_iou)
+            estimates, left_out = renamed(produced, mapping)
+            self.counters["unassociated_estimates"] += left_out
+        elif self._switches is not None:
+            replaced = self._switches.update(frame_index, parts[EVALUATED_ENTITIES])
+            if replaced:
+                estimates = [e for e in produced if e.subject not in replaced and e.object not in replaced]
+                self.counters["replaced_track_estimates"] += len(produced) - len(estimates)
+        if REFERENCE not in parts:
             self._rolling.update(frame_index, estimates)
         else:
-            pairs = pair_with_references(estimates, references)
+            pairs = pair_with_references(estimates, parts[REFERENCE])
             if self.config.reference_mode == GROUND_TRUTH:
                 pairs = self._in_scope(pairs, len(estimates))
             self._rolling.update_paired(frame_index, pairs)
             self._sensitivity.update(kind, severity, pairs)
-        self._logic.update(frame_index, estimates)
+        self._logic.update(frame_index, produced)
         self.counters["processed"] += 1
         self._newest = (frame_index, kind, severity, tag)
 
@@ -274,17 +361,21 @@ class ReliabilityMonitor:
         self._rolling.reset()
         self._logic.reset()
         self._sensitivity.reset()
-        self._matcher.reset()
+        if self._matcher is not None:
+            self._matcher.reset()
+        if self._switches is not None:
+            self._switches.reset()
         self._order.reset()
         self._newest = None
 
     # ------------------------------------------------------------------------------ output
 
     def snapshot_counters(self) -> dict[str, int]:
-        """Frame accounting: processed, out_of_order, restarts and, in reference modes, the
-        matcher's matched / unmatched / late / duplicate / pending counts per side."""
+        """Frame accounting: processed, out_of_order, restarts, the estimates left out
+        (unassociated, of replaced tracks) and, when frames are joined from several parts, the
+        matcher's matched / unmatched / late / duplicate / pending counts per part."""
         counters = dict(self.counters)
-        if self.config.has_reference:
+        if self._matcher is not None:
             counters.update(self._matcher.snapshot())
         return counters
 
@@ -377,7 +468,7 @@ def _record(predicate: str, group: str, subject: int, obj: int, values: Mapping[
         predicate=predicate, group=group, subject=subject, object=obj, prs=float(values["prs"]), pds=float(pds),
         tpc=float(values["tpc"]), tpc_s=float(values["tpc_s"]), cws=float(values["cws"]), dis=math.nan,
         mean_confidence=float(values["confidence"]), rule_violation_rate=float(violation_rate),
-        samples=int(values["frames"]), trust=trust, reason=reason)
+        samples=int(values["frames"]), trust=trust, reason=reason, agreement=float(values["agreement"]))
 
 
 _NAMES = tuple(vocabulary.PREDICATES)
@@ -395,6 +486,19 @@ def _check_frame_index(frame_index: int) -> int:
     if isinstance(frame_index, bool) or int(frame_index) != frame_index or frame_index < 0:
         raise ValueError(f"frame_index must be a non-negative integer, got {frame_index!r}")
     return int(frame_index)
+
+
+def _checked_entities(entities: Sequence[Entity]) -> list[Entity]:
+    """One frame's entities: Entity objects with distinct ids."""
+    entities = list(entities)
+    ids: set[int] = set()
+    for entity in entities:
+        if not isinstance(entity, Entity):
+            raise ValueError(f"entities must be predrel_ros.entities.Entity, got {type(entity).__name__}")
+        if entity.id in ids:
+            raise ValueError(f"the frame holds entity {entity.id} twice")
+        ids.add(entity.id)
+    return entities
 
 
 def _check_frame(estimates: Sequence[PredicateEstimate]) -> None:

@@ -2,13 +2,19 @@
 
 `RollingStreamMetrics` holds one stream (one predicate of one pair): `update(...)` once per frame,
 `compute()` at any time. Its values always equal the offline functions of
-`predrel_ros.reliability.metrics` applied to the last `window` updates (PRS, CWS, TPC-S, TPC) plus
-the mean confidence, the UNK rate and, given a calibration map, the expected agreement. Updates are
-O(1): running sums, recomputed from the window every 1024 updates so rounding cannot drift; TPC (a
-matching) is computed on demand, once per window.
+`predrel_ros.reliability.metrics` applied to the frames in its window (PRS, CWS, TPC-S, TPC) plus
+the agreement rate (PRS without the confidence weight: the share of frames with a known reference
+on which the value equals it), the mean confidence, the UNK rate and, given a calibration map, the
+expected agreement. The window holds the last `window` updates, and with frame indices given, only
+the updates of the last `window` frames (`expire_before`). Updates are O(1): running sums,
+recomputed from the window every 1024 updates so rounding cannot drift; TPC (a matching) is
+computed on demand, once per window.
 
 `RollingReliability` keeps one such object per stream, keyed by the stream's canonical key
-(name, subject, object), and is fed whole frames of estimates. The reliability node's three
+(name, subject, object), and is fed whole frames of estimates. Its window is the last `window`
+frames: a stream that is no longer updated (its pair left the scene, or a track ended) keeps only
+its updates of those frames, so its old frames age out one by one and the stream is gone once the
+last one did; the pooled metrics are always about the current window. The reliability node's three
 reference modes map onto two modes here:
 - "reference": ground-truth predicates (controlled set) or the estimates of the clean twin pipeline
   are given with every frame; PRS, CWS and TPC are defined.
@@ -35,7 +41,7 @@ MODES = (REFERENCE, SELF)
 #: updates between recomputations of the running sums from the window (rounding drift stays ~1e-13)
 _RESYNC_EVERY = 1024
 
-METRIC_NAMES = ("prs", "cws", "tpc_s", "tpc", "confidence", "unk_rate", "expected_agreement", "frames")
+METRIC_NAMES = ("prs", "agreement", "cws", "tpc_s", "tpc", "confidence", "unk_rate", "expected_agreement", "frames")
 
 
 class RollingStreamMetrics:
@@ -62,14 +68,15 @@ class RollingStreamMetrics:
         self.reset()
 
     def reset(self) -> None:
-        #: (y, c, y_ref, c_ref, expected agreement or None) per frame, oldest first
-        self._frames: deque[tuple[float, float, float, float, float | None]] = deque()
+        #: (y, c, y_ref, c_ref, expected agreement or None, frame index or None) per update, oldest first
+        self._frames: deque[tuple[float, float, float, float, float | None, int | None]] = deque()
         self._since_resync = 0
         self._tpc: float | None = None   # TPC of the current window, computed on demand
         self._zero_sums()
 
     def _zero_sums(self) -> None:
         self._prs_sum = 0.0
+        self._agreement_sum = 0.0
         self._valid = 0
         self._cws_sum = 0.0
         self._changes = 0
@@ -80,19 +87,20 @@ class RollingStreamMetrics:
     def __len__(self) -> int:
         return len(self._frames)
 
-    def _add(self, record: tuple[float, float, float, float, float | None], sign: int) -> None:
+    def _add(self, record: tuple[float, float, float, float, float | None, int | None], sign: int) -> None:
         """Add (sign +1) or remove (sign -1) one frame's terms from the running sums."""
-        y, c, y_ref, c_ref, expected = record
+        y, c, y_ref, c_ref, expected, _ = record
         known = y != UNK and y == y       # NaN marks an unknown continuous value
         if self.with_reference:
             if y_ref != UNK and y_ref == y_ref:
                 self._valid += sign
                 if known:
                     if self.alpha is None:
-                        if y == y_ref:
-                            self._prs_sum += sign * c
+                        agreement = 1.0 if y == y_ref else 0.0
                     else:
-                        self._prs_sum += sign * c * max(0.0, 1.0 - abs(y - y_ref) / self.alpha)
+                        agreement = max(0.0, 1.0 - abs(y - y_ref) / self.alpha)
+                    self._agreement_sum += sign * agreement
+                    self._prs_sum += sign * c * agreement
             self._cws_sum += sign * c * (1.0 - abs(c - c_ref))
         self._conf_sum += sign * c
         if not known:
@@ -100,12 +108,15 @@ class RollingStreamMetrics:
         if expected is not None:
             self._expected_sum += sign * expected
 
-    def update(self, y_deg: float, c_deg: float, y_ref: float = UNK, c_ref: float = 0.0) -> None:
+    def update(self, y_deg: float, c_deg: float, y_ref: float = UNK, c_ref: float = 0.0,
+               frame_index: int | None = None) -> None:
         """Add one frame: value and confidence, plus the reference value and confidence in
-        reference mode (y_ref UNK: the frame is excluded from PRS)."""
+        reference mode (y_ref UNK: the frame is excluded from PRS and the agreement rate), and the
+        frame's index when the window is to age by frame (`expire_before`)."""
         if not 0.0 <= c_deg <= 1.0 or (self.with_reference and not 0.0 <= c_ref <= 1.0):
             raise ValueError(f"confidences must lie in [0, 1], got c_deg={c_deg} c_ref={c_ref}")
-        record = (y_deg, c_deg, y_ref, c_ref, self.calibration(c_deg) if self.calibration is not None else None)
+        record = (y_deg, c_deg, y_ref, c_ref, self.calibration(c_deg) if self.calibration is not None else None,
+                  frame_index)
         frames = self._frames
         if frames and frames[-1][0] != y_deg:
             self._changes += 1
@@ -113,13 +124,27 @@ class RollingStreamMetrics:
         self._tpc = None
         self._add(record, +1)
         if len(frames) > self.window:
-            oldest = frames.popleft()
-            if frames[0][0] != oldest[0]:
-                self._changes -= 1
-            self._add(oldest, -1)
+            self._drop_oldest()
         self._since_resync += 1
         if self._since_resync >= _RESYNC_EVERY:
             self._resync()
+
+    def _drop_oldest(self) -> None:
+        frames = self._frames
+        oldest = frames.popleft()
+        if frames and frames[0][0] != oldest[0]:
+            self._changes -= 1
+        self._add(oldest, -1)
+        self._tpc = None
+
+    def expire_before(self, frame_index: int) -> None:
+        """Drop the updates of frames older than `frame_index` (updates given without a frame
+        index never expire this way)."""
+        frames = self._frames
+        while frames and frames[0][5] is not None and frames[0][5] < frame_index:
+            self._drop_oldest()
+        if not frames:
+            self._zero_sums()   # an empty window has exactly zero sums (no rounding residue)
 
     def _resync(self) -> None:
         """Recompute the running sums from the window (bounds floating-point drift)."""
@@ -147,6 +172,7 @@ class RollingStreamMetrics:
             result["expected_agreement"] = self._expected_sum / n
         if self.with_reference:
             result["prs"] = max(0.0, self._prs_sum) / self._valid if self._valid else nan
+            result["agreement"] = max(0.0, self._agreement_sum) / self._valid if self._valid else nan
             result["cws"] = max(0.0, self._cws_sum) / n
             if with_tpc:
                 if self._tpc is None:
@@ -167,7 +193,8 @@ class RollingReliability:
 
     mode: "reference" (give `references` with every frame) or "self" (no reference).
     calibration: predicate name -> confidence-to-expected-agreement map (e.g. from a clean profile).
-    A stream not updated for `window` frames is dropped (its pair left the scene).
+    window: frames. Every stream holds its updates of the last `window` frames (by frame_index); a
+    stream without any (not updated for a whole window: its pair left the scene) is dropped.
     """
 
     def __init__(self, window: int = 30, mode: str = REFERENCE, alpha: float | None = None, tol: int = 2,
@@ -185,7 +212,6 @@ class RollingReliability:
 
     def reset(self) -> None:
         self.streams: dict[tuple[str, int, int], RollingStreamMetrics] = {}
-        self._last_update: dict[tuple[str, int, int], int] = {}
         self.last_frame: int | None = None
 
     def _stream(self, key: tuple[str, int, int]) -> RollingStreamMetrics:
@@ -206,13 +232,11 @@ class RollingReliability:
         if self.mode == SELF and references is not None:
             raise ValueError("rolling reliability in self mode takes no references")
         if self.mode == SELF:
-            self._check_order(frame_index)
-            last_update, stream = self._last_update, self._stream
+            frame_index = self._check_order(frame_index)
+            stream = self._stream
             for estimate in estimates:
-                key = estimate.canonical_key
-                stream(key).update(estimate.code, estimate.confidence)
-                last_update[key] = frame_index
-            self._forget_stale(frame_index)
+                stream(estimate.canonical_key).update(estimate.code, estimate.confidence, frame_index=frame_index)
+            self._age(frame_index)
         else:
             self.update_paired(frame_index, pair_with_references(estimates, references))
 
@@ -221,26 +245,31 @@ class RollingReliability:
         needs the pairs too, so they are built once)."""
         if self.mode != REFERENCE:
             raise ValueError("update_paired is for reference mode; self mode has no reference to pair with")
-        self._check_order(frame_index)
-        last_update, stream = self._last_update, self._stream
+        frame_index = self._check_order(frame_index)
+        stream = self._stream
         for key, y, c, y_ref, c_ref in pairs:
-            stream(key).update(y, c, y_ref, c_ref)
-            last_update[key] = frame_index
-        self._forget_stale(frame_index)
+            stream(key).update(y, c, y_ref, c_ref, frame_index)
+        self._age(frame_index)
 
-    def _check_order(self, frame_index: int) -> None:
+    def _check_order(self, frame_index: int) -> int:
         frame_index = int(frame_index)
         if self.last_frame is not None and frame_index <= self.last_frame:
             raise ValueError(f"rolling reliability: frame {frame_index} after frame {self.last_frame}; "
                              f"frames must come in increasing order")
         self.last_frame = frame_index
+        return frame_index
 
-    def _forget_stale(self, frame_index: int) -> None:
-        """Drop the streams not updated for a whole window (their pair left the scene)."""
-        stale = [key for key, frame in self._last_update.items() if frame <= frame_index - self.window]
-        for key in stale:
+    def _age(self, frame_index: int) -> None:
+        """Keep every stream's updates of the last `window` frames; drop the streams left without
+        any (not updated for a whole window: their pair left the scene)."""
+        oldest = frame_index - self.window + 1
+        gone = []
+        for key, stream in self.streams.items():
+            stream.expire_before(oldest)
+            if not len(stream):
+                gone.append(key)
+        for key in gone:
             del self.streams[key]
-            del self._last_update[key]
 
     def compute(self, with_tpc: bool = True) -> dict[tuple[str, int, int], dict[str, float]]:
         """Metric values of every live stream."""
@@ -257,7 +286,8 @@ class RollingReliability:
     def pooled(self, pool_of: Callable[[str], str], with_tpc: bool = True) -> dict[str, dict[str, float]]:
         """Metrics pooled over the streams whose predicate name maps to the same `pool_of(name)`.
 
-        Pooled PRS = sum of PRS terms / valid frames over all streams; pooled TPC-S = 1 - changes /
+        Pooled PRS (agreement) = sum of PRS (agreement) terms / valid frames over all streams; pooled
+        TPC-S = 1 - changes /
         (frame pairs); confidence, UNK rate and CWS are frame-weighted means; the expected agreement
         is the frame-weighted mean over the streams that have a calibration; TPC is the
         frame-weighted mean of the streams' TPC.
@@ -268,7 +298,7 @@ class RollingReliability:
             if n == 0:
                 continue
             total = totals.setdefault(pool_of(name), dict.fromkeys(
-                ("frames", "pairs", "changes", "conf", "unk", "valid", "prs", "cws", "expected",
+                ("frames", "pairs", "changes", "conf", "unk", "valid", "prs", "agreement", "cws", "expected",
                  "expected_frames", "tpc_weighted", "tpc_frames"), 0.0))
             total["frames"] += n
             total["pairs"] += n - 1
@@ -281,6 +311,7 @@ class RollingReliability:
             if stream.with_reference:
                 total["valid"] += stream._valid
                 total["prs"] += stream._prs_sum
+                total["agreement"] += stream._agreement_sum
                 total["cws"] += stream._cws_sum
                 if with_tpc:
                     value = stream.compute(with_tpc=True)["tpc"]
@@ -300,6 +331,7 @@ class RollingReliability:
                 result["expected_agreement"] = total["expected"] / total["expected_frames"]
             if self.mode == REFERENCE:
                 result["prs"] = max(0.0, total["prs"]) / total["valid"] if total["valid"] else nan
+                result["agreement"] = max(0.0, total["agreement"]) / total["valid"] if total["valid"] else nan
                 result["cws"] = max(0.0, total["cws"]) / frames
                 if total["tpc_frames"]:
                     result["tpc"] = total["tpc_weighted"] / total["tpc_frames"]

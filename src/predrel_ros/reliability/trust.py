@@ -1,5 +1,20 @@
 """How far to trust each predicate right now: rolling metrics -> OK / WARN / ERROR with reasons.
 
+With a reference (a clean twin pipeline, or ground truth) trust judges the comparison:
+- the agreement rate: the share of the window's frames with a known reference on which the value
+  equals the reference (a UNK against a known reference disagrees). Against the clean twin the
+  clean expectation is full agreement, so it is judged against the absolute bounds `agreement`;
+  against ground truth with a clean profile, as its drop from the agreement the profile measured
+  on clean data (`agreement_drop`), since the extraction disagrees with ground truth on clean data
+  already for some predicates;
+- TPC: whether the value changes when, and only when, the reference changes.
+PRS is reported as the paper defines it but not judged: it weighs each agreement by its
+confidence, so two identical pipelines score their mean confidence (0.6-0.8 on clean data), which
+says how confident the pipeline is, not whether it agrees; the confidence is the reference-free
+signals' business. With a reference those are reported but not judged: flicker, UNK and low
+confidence that the clean pipeline shows as well are no degradation, and where they are one, the
+agreement falls.
+
 Without a reference (a live robot) the paper's metrics cannot be computed, but four signals remain
 (see DESIGN.md, "Reliability without a clean twin"):
 - temporal self-consistency TPC-S over the rolling window (flicker);
@@ -8,7 +23,6 @@ Without a reference (a live robot) the paper's metrics cannot be computed, but f
   confidence on clean data with ground truth (`CalibrationSummary`), averaged over the window;
 - the violation rate of logic rules the extractor does not use (`predicates.logic_rules`), in excess
   of the rate the clean data already shows, and the UNK rate in excess of clean.
-With a reference (ground truth or a clean twin) PRS and TPC are judged as well.
 
 With a clean profile, TPC-S and the expected agreement are judged as drops from their clean
 baselines (`tpc_s_drop`, `agreement_drop`), like the confidence: some predicates flicker or
@@ -17,8 +31,9 @@ a task), and trust asks whether the stream is worse than it is on clean data. Wi
 they are judged against the absolute bounds `tpc_s` and `expected_agreement`.
 
 Each signal has a WARN and an ERROR bound (`TrustConfig`); a predicate's level is its worst signal,
-and every signal that is not OK gives a reason such as "tpc_s 0.62 < 0.70". Fewer than `min_frames`
-frames in the window gives WARN ("not enough frames").
+and every signal that is not OK gives a reason naming the value, the comparison that failed and
+the bound, such as "tpc_s 0.62 < 0.70 (error)", with as many decimals as it takes to tell value and
+bound apart. Fewer than `min_frames` frames in the window gives WARN ("not enough frames").
 
 The clean profile (`CleanProfile`) is measured once on clean data, e.g. the controlled set's
 validation split, with `build_clean_profile`, and saved as JSON or YAML.
@@ -43,6 +58,9 @@ OK, WARN, ERROR = "OK", "WARN", "ERROR"
 LEVELS = (OK, WARN, ERROR)
 #: not enough frames to judge (the reliability monitor's level before `min_frames`; PredicateReliability.STALE)
 STALE = "STALE"
+#: what a reference stream is (TrustAssessor's `reference`): the clean twin pipeline or ground truth
+CLEAN_TWIN, GROUND_TRUTH = "clean_twin", "ground_truth"
+REFERENCES = (CLEAN_TWIN, GROUND_TRUTH)
 
 
 @dataclass
@@ -64,18 +82,24 @@ class Limit:
                              f"when lower is better")
 
     def judge(self, name: str, value: float) -> tuple[str, str | None]:
-        """(level, reason or None) of a value."""
-        if self.higher_is_better:
-            if value < self.error:
-                return ERROR, f"{name} {value:.2f} < {self.error:.2f}"
-            if value < self.warn:
-                return WARN, f"{name} {value:.2f} < {self.warn:.2f}"
-        else:
-            if value > self.error:
-                return ERROR, f"{name} {value:.2f} > {self.error:.2f}"
-            if value > self.warn:
-                return WARN, f"{name} {value:.2f} > {self.warn:.2f}"
+        """(level, reason or None) of a value; the reason names the value, the comparison that
+        failed and the bound it crossed."""
+        comparison = "<" if self.higher_is_better else ">"
+        for level, bound in ((ERROR, self.error), (WARN, self.warn)):
+            crossed = value < bound if self.higher_is_better else value > bound
+            if crossed:
+                shown_value, shown_bound = _distinct(value, bound)
+                return level, f"{name} {shown_value} {comparison} {shown_bound} ({level.lower()})"
         return OK, None
+
+
+def _distinct(value: float, bound: float, decimals: int = 2) -> tuple[str, str]:
+    """value and bound with `decimals` decimals, or more until they read differently (at most 6)."""
+    while True:
+        shown = f"{value:.{decimals}f}", f"{bound:.{decimals}f}"
+        if shown[0] != shown[1] or decimals >= 6:
+            return shown
+        decimals += 1
 
 
 @dataclass
@@ -90,7 +114,7 @@ class TrustConfig(ConfigFile):
     agreement_drop: Limit = field(default_factory=lambda: Limit(0.1, 0.2, higher_is_better=False))
     violation_excess: Limit = field(default_factory=lambda: Limit(0.05, 0.15, higher_is_better=False))
     unk_excess: Limit = field(default_factory=lambda: Limit(0.2, 0.5, higher_is_better=False))
-    prs: Limit = field(default_factory=lambda: Limit(0.8, 0.6))
+    agreement: Limit = field(default_factory=lambda: Limit(0.8, 0.6))
     tpc: Limit = field(default_factory=lambda: Limit(0.8, 0.6))
 
     NAME = "trust"
@@ -217,11 +241,19 @@ class TrustAssessment:
 
 
 class TrustAssessor:
-    """Maps rolling metrics (per predicate name) and violation rates to trust levels."""
+    """Maps rolling metrics (per predicate name) and violation rates to trust levels.
 
-    def __init__(self, config: TrustConfig | None = None, profile: CleanProfile | None = None) -> None:
+    reference: what the metrics were compared with: None (no reference: the reference-free
+    signals), CLEAN_TWIN or GROUND_TRUTH (the agreement and TPC; see the module docstring).
+    """
+
+    def __init__(self, config: TrustConfig | None = None, profile: CleanProfile | None = None,
+                 reference: str | None = None) -> None:
+        if reference is not None and reference not in REFERENCES:
+            raise ValueError(f"reference must be None or one of {REFERENCES}, got {reference!r}")
         self.config = config if config is not None else TrustConfig()
         self.profile = profile
+        self.reference = reference
 
     def assess(self, metrics_by_predicate: Mapping[str, Mapping[str, float]],
                violation_rates: Mapping[str, float] | None = None) -> dict[str, TrustAssessment]:
@@ -247,6 +279,38 @@ class TrustAssessor:
         signals["frames"] = float(frames)
         if frames < config.min_frames:
             judged.append((WARN, f"not enough frames ({int(frames)} < {config.min_frames})"))
+        if self.reference is not None:
+            self._judge_comparison(baseline, values, judge, signals)
+        else:
+            self._judge_reference_free(baseline, values, violation_rate, judge, signals)
+        level = max((lvl for lvl, _ in judged), key=LEVELS.index, default=OK)
+        reasons = [reason for lvl, reason in judged if lvl != OK and reason]
+        return TrustAssessment(name, level, reasons, signals)
+
+    def _judge_comparison(self, baseline: PredicateBaseline | None, values: Mapping[str, float],
+                          judge: Callable[[str, float, Limit], None], signals: dict[str, float]) -> None:
+        """With a reference: the agreement rate (against ground truth with a clean profile: its drop
+        from the clean agreement) and TPC; PRS, TPC-S and confidence are reported only."""
+        config = self.config
+        agreement = values.get("agreement", float("nan"))
+        clean_agreement = baseline.calibration.agreement_rate if (
+            self.reference == GROUND_TRUTH and baseline is not None and baseline.calibration is not None) \
+            else float("nan")
+        if math.isfinite(clean_agreement):
+            signals["agreement"] = float(agreement)
+            judge("agreement_drop", clean_agreement - agreement, config.agreement_drop)
+        else:
+            judge("agreement", agreement, config.agreement)
+        judge("tpc", values.get("tpc", float("nan")), config.tpc)
+        for signal in ("prs", "tpc_s", "confidence", "unk_rate"):
+            value = values.get(signal, float("nan"))
+            if value is not None and not math.isnan(value):
+                signals[signal] = float(value)
+
+    def _judge_reference_free(self, baseline: PredicateBaseline | None, values: Mapping[str, float],
+                              violation_rate: float, judge: Callable[[str, float, Limit], None],
+                              signals: dict[str, float]) -> None:
+        config = self.config
         tpc_s = values.get("tpc_s", float("nan"))
         if baseline is not None and math.isfinite(baseline.tpc_s):
             signals["tpc_s"] = float(tpc_s)
@@ -270,8 +334,3 @@ class TrustAssessor:
               config.violation_excess)
         clean_unk = baseline.unk_rate if baseline is not None else 0.0
         judge("unk_excess", values.get("unk_rate", float("nan")) - clean_unk, config.unk_excess)
-        judge("prs", values.get("prs", float("nan")), config.prs)
-        judge("tpc", values.get("tpc", float("nan")), config.tpc)
-        level = max((lvl for lvl, _ in judged), key=LEVELS.index, default=OK)
-        reasons = [reason for lvl, reason in judged if lvl != OK and reason]
-        return TrustAssessment(name, level, reasons, signals)
