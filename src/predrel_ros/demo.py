@@ -102,20 +102,23 @@ def sweep_schedule(kinds: list[str], period: int) -> str:
 
 
 def format_summary(summary: dict) -> str:
-    """The per-condition table printed at the end: PRS per group, the share of each report topic's
-    group entries at WARN / ERROR, the action's accuracy and trust."""
+    """The per-condition table printed at the end: agreement and PRS per group, the share of each
+    report topic's group entries at WARN / ERROR, the action's accuracy and trust."""
     from predrel_ros.predicates.vocabulary import GROUPS
 
     def number(value) -> str:
         return "  -  " if value is None else f"{value:5.2f}"
 
+    def short(value) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
     labels = sorted({label for row in summary["conditions"] for label in row["trust"]})
-    header = ("condition        frames  " + "  ".join(f"{g[:7]:>7}" for g in GROUPS)
+    header = ("condition        frames  " + "  ".join(f"{g[:11]:>11}" for g in GROUPS)
               + "".join(f"  {label[:16] + ' W/E':>20}" for label in labels) + "   action acc  trusted  acc|trusted")
     lines = [header, "-" * len(header)]
     for row in summary["conditions"]:
         condition = "clean" if row["severity"] == 0 else f"{row['kind']} {row['severity']}"
-        prs = "  ".join(f"{number(row['prs'].get(g)):>7}" for g in GROUPS)
+        prs = "  ".join(f"{short(row['agreement'].get(g)) + '/' + short(row['prs'].get(g)):>11}" for g in GROUPS)
         shares = ""
         for label in labels:
             counts = [c for c in row["trust"].get(label, {}).values()]
@@ -126,9 +129,10 @@ def format_summary(summary: dict) -> str:
         lines.append(f"{condition:<16} {row['frames']['degraded']:>6}  {prs}{shares}   "
                      f"{number(action['accuracy'])}      {number(action['trusted_fraction'])}  "
                      f"{number(action['accuracy_trusted'])}")
-    lines.append("PRS: degraded predicates against the clean twin, pooled per group; W/E: share of each report "
-                 "topic's group entries at WARN / ERROR; action: accuracy against ground truth, trusted fraction, "
-                 "accuracy when trusted")
+    lines.append("agreement/PRS: degraded predicates against the clean twin (entities associated per frame), "
+                 "pooled per group, unweighted / confidence-weighted; W/E: share of each report topic's group "
+                 "entries at WARN / ERROR; action: accuracy against ground truth, trusted fraction, accuracy when "
+                 "trusted")
     return "\n".join(lines)
 
 

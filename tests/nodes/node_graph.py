@@ -6,15 +6,19 @@
   detects the same cube, bowl and hand in every frame, so perception nodes run without the default
   model and their output is known;
 - `run_until(executor, condition, timeout_s)`: spin, failing the test with a message on timeout;
-- `fuzz(...)`: publish malformed messages one at a time, each until the node counted it.
+- `fuzz(...)`: publish malformed messages one at a time, each until the node counted it;
+- `entity_msg(frame)`, `malformed_entities(frames, count)`: EntityArrays of dataset frames, good and
+  malformed in many ways (for every node that subscribes to entities).
 """
 from __future__ import annotations
 
 import importlib.util
+import math
 from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Sequence
 
+import numpy as np
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from predrel_ros.nodes.runtime import spin_until
@@ -80,3 +84,69 @@ def fuzz(executor, publisher, messages: Sequence, counted: Callable[[], int], bu
                   f"messages {start}..{start + len(chunk) - 1} to be counted on {publisher.topic_name}")
         sent += len(chunk)
     return sent
+
+
+def entity_msg(frame, index=None, degradation=None):
+    """The EntityArray of a dataset frame's ground-truth entities (`frame_index` = index, else the frame's)."""
+    from predrel_ros.nodes import conversions
+
+    height, width = frame.entities[0].mask.shape
+    return conversions.entities_to_msg(frame.entities, frame_index=frame.index if index is None else index,
+                                       image_width=width, image_height=height, source="ground_truth",
+                                       degradation=degradation)
+
+
+def malformed_entities(episode, count):
+    """`count` malformed EntityArrays of many kinds (each refused before it changes anything)."""
+    rng = np.random.default_rng(0)
+
+    def nan_box(msg):
+        msg.entities[0].box[2] = math.nan
+
+    def corrupt_runs(msg):
+        msg.entities[0].mask_rle[-1] += 3                     # runs no longer sum to the crop
+
+    def empty_runs(msg):
+        msg.entities[0].mask_rle = []
+
+    def crop_outside(msg):
+        msg.entities[0].mask_x = msg.image_width             # crop leaves the image
+
+    def nan_centroid(msg):
+        msg.entities[1].centroid[0] = math.nan
+
+    def nan_point(msg):
+        msg.entities[1].has_point3d = True
+        msg.entities[1].point3d[2] = math.inf
+
+    def score_out_of_range(msg):
+        msg.entities[0].score = 1.5
+
+    def negative_visibility(msg):
+        msg.entities[2].visibility = -0.1
+
+    def unknown_role(msg):
+        msg.entities[0].role = "robot"
+
+    def duplicate_id(msg):
+        msg.entities[1].id = msg.entities[0].id
+
+    def no_image_size(msg):
+        msg.image_height = 0                                 # masks cannot lie in an empty image
+
+    def bad_degradation(msg):
+        msg.degradation.severity = 9
+
+    def unknown_degradation(msg):
+        msg.degradation.kind = "fog"
+
+    def inverted_box(msg):
+        msg.entities[0].box = [50.0, 50.0, 10.0, 10.0]
+
+    kinds = [nan_box, corrupt_runs, empty_runs, crop_outside, nan_centroid, nan_point, score_out_of_range,
+             negative_visibility, unknown_role, duplicate_id, no_image_size, bad_degradation,
+             unknown_degradation, inverted_box]
+    for i in range(count):
+        msg = entity_msg(episode[int(rng.integers(len(episode)))], index=100_000 + i)
+        kinds[i % len(kinds)](msg)
+        yield msg

@@ -48,6 +48,8 @@ def scenario(controlled_dataset):
         clean = clean_extractor.update(frame.frame_index, frame.clean)
         degraded = degraded_extractor.update(frame.frame_index, frame.degraded)
         monitor.add_reference(frame.frame_index, clean)
+        monitor.add_reference_entities(frame.frame_index, frame.clean)
+        monitor.add_evaluated_entities(frame.frame_index, frame.degraded)
         monitor.add_evaluated(frame.frame_index, degraded, frame.kind, frame.severity)
         frames.append((conversions.predicates_to_msg(degraded, frame_index=frame.frame_index, source="perception",
                                                      degradation=conversions.degradation_to_msg(frame.kind,
@@ -98,7 +100,10 @@ def test_output_equals_the_recognizer_with_the_reports_trust(ros_context, ros_ex
             assert (action.trusted, action.reason) == (expected.trusted, expected.reason)
         trusted.setdefault(i // n, []).append(action.trusted)
     share = {loop: np.mean(values) for loop, values in trusted.items()}
-    assert share[2] < 0.5 < share[1] and share[4] > 0.8, share        # occluded loop: mostly untrusted
+    # the occluded loop: mostly untrusted once the 30-frame window holds mostly occluded frames (the
+    # trust judges the agreement with the clean twin over the window, so it falls over some frames)
+    occluded_late = np.mean(trusted[2][n // 2:])
+    assert occluded_late < 0.5 < share[1] and share[2] < share[1] and share[4] > 0.8, (occluded_late, share)
     assert any("relies on" in a.reason and "ERROR" in a.reason for a in actions[2 * n:3 * n])
     assert node.counters.stream(PREDICATES) == {PROCESSED: len(frames)}
     assert node.counters.get(None, UNTRUSTED) == sum(not a.trusted for a in actions)

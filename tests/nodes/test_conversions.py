@@ -359,7 +359,7 @@ def test_reliability_report_round_trips_with_nan_metrics_and_trust_levels():
     from predrel_ros.msg import PredicateReliability
     from predrel_ros.reliability.monitor import MonitorConfig, ReliabilityMonitor
 
-    monitor = ReliabilityMonitor(MonitorConfig(reference_mode="clean_twin", window=4))
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode="clean_twin", window=4, associate=False))
     for t in range(12):
         monitor.add_reference(t, [PredicateEstimate("contact", 1, 2, "T", 1.0)])
         monitor.add_evaluated(t, [PredicateEstimate("contact", 2, 1, "T" if t % 3 else "N", 0.5)], "blur", t % 3)
@@ -367,8 +367,13 @@ def test_reliability_report_round_trips_with_nan_metrics_and_trust_levels():
     msg = conversions.reliability_report_to_msg(report)
     assert (msg.degradation.kind, msg.degradation.severity, msg.frame_index) == ("blur", 2, 11)
     back = conversions.reliability_report_from_msg(msg)
-    assert [r.to_dict() for r in back.predicates + back.groups] == \
-        [r.to_dict() for r in report.predicates + report.groups]          # to_dict: NaN as None
+
+    def carried(record):          # to_dict: NaN as None; the agreement rate is not in the message
+        return {key: value for key, value in record.to_dict().items() if key != "agreement"}
+    assert [carried(r) for r in back.predicates + back.groups] == \
+        [carried(r) for r in report.predicates + report.groups]
+    assert report.record("contact").agreement == 0.75                      # frames 8..11: T N T T against T
+    assert math.isnan(back.record("contact").agreement)
     assert back.trust()["contact"].level == report.trust()["contact"].level == "STALE"
     assert math.isnan(back.record("contact").dis)
     msg.groups[0].trust = 7

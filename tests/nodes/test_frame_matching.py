@@ -1,12 +1,12 @@
 """Pairing images with FrameInfo by stamp; every one that never pairs is given back."""
 import pytest
 
-from predrel_ros.nodes.frame_matching import FrameMatcher
+from predrel_ros.nodes.frame_matching import ImageInfoMatcher
 from predrel_ros.nodes.stamp_table import OutOfOrder
 
 
 def test_pairs_in_either_order():
-    matcher = FrameMatcher()
+    matcher = ImageInfoMatcher()
     assert matcher.add_info(10, "info10").pairs == []
     assert matcher.add_image(10, "image10").pairs == [("image10", "info10")]
     assert matcher.add_image(20, "image20").pairs == []
@@ -15,7 +15,7 @@ def test_pairs_in_either_order():
 
 
 def test_a_pair_settles_everything_older():
-    matcher = FrameMatcher()
+    matcher = ImageInfoMatcher()
     matcher.add_info(10, "info10")       # its image was lost in transport
     matcher.add_image(15, "image15")     # its FrameInfo never came
     matcher.add_info(20, "info20")
@@ -25,7 +25,7 @@ def test_a_pair_settles_everything_older():
 
 
 def test_drops_only_advance_the_order_and_old_stamps_are_refused():
-    matcher = FrameMatcher()
+    matcher = ImageInfoMatcher()
     matcher.note_info(10)
     with pytest.raises(OutOfOrder):
         matcher.add_info(5, "old")
@@ -37,7 +37,7 @@ def test_drops_only_advance_the_order_and_old_stamps_are_refused():
 
 def test_expiry_and_drain_give_back_what_waits():
     now = [0.0]
-    matcher = FrameMatcher(clock=lambda: now[0])
+    matcher = ImageInfoMatcher(clock=lambda: now[0])
     matcher.add_info(10, "info10")
     now[0] = 2.0
     matcher.add_image(20, "image20")

@@ -1,6 +1,5 @@
 """predicate_node over DDS: the same predicates as the extractor run directly, order and restarts,
 and 1,000 malformed EntityArrays each counted."""
-import math
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ require_ros()
 
 from rclpy.parameter import Parameter  # noqa: E402
 
-from node_graph import PROBE_QOS, Probe, fuzz, run_until  # noqa: E402
+from node_graph import PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until  # noqa: E402
 from predrel_ros.errors import UserError  # noqa: E402
 from predrel_ros.io.dataset import open_dataset  # noqa: E402
 from predrel_ros.msg import EntityArray, PredicateArray  # noqa: E402
@@ -27,13 +26,6 @@ pytestmark = pytest.mark.ros
 @pytest.fixture(scope="module")
 def episode(controlled_dataset):
     return list(open_dataset(controlled_dataset).episodes()[1].frames(images=False))
-
-
-def entity_msg(frame, index=None, degradation=None):
-    height, width = frame.entities[0].mask.shape
-    return conversions.entities_to_msg(frame.entities, frame_index=frame.index if index is None else index,
-                                       image_width=width, image_height=height, source="ground_truth",
-                                       degradation=degradation)
 
 
 def start(ros_context, ros_executor, **params):
@@ -102,62 +94,6 @@ def test_bad_config_is_refused_at_start(ros_context, tmp_path):
     bad.write_text("predicates:\n  window: 0\n")
     with pytest.raises(UserError, match="window"):
         PredicateNode(context=ros_context, parameter_overrides=[Parameter("config", value=str(bad))])
-
-
-def malformed_entities(episode, count):
-    """`count` malformed EntityArrays of many kinds (each refused before it changes anything)."""
-    rng = np.random.default_rng(0)
-
-    def nan_box(msg):
-        msg.entities[0].box[2] = math.nan
-
-    def corrupt_runs(msg):
-        msg.entities[0].mask_rle[-1] += 3                     # runs no longer sum to the crop
-
-    def empty_runs(msg):
-        msg.entities[0].mask_rle = []
-
-    def crop_outside(msg):
-        msg.entities[0].mask_x = msg.image_width             # crop leaves the image
-
-    def nan_centroid(msg):
-        msg.entities[1].centroid[0] = math.nan
-
-    def nan_point(msg):
-        msg.entities[1].has_point3d = True
-        msg.entities[1].point3d[2] = math.inf
-
-    def score_out_of_range(msg):
-        msg.entities[0].score = 1.5
-
-    def negative_visibility(msg):
-        msg.entities[2].visibility = -0.1
-
-    def unknown_role(msg):
-        msg.entities[0].role = "robot"
-
-    def duplicate_id(msg):
-        msg.entities[1].id = msg.entities[0].id
-
-    def no_image_size(msg):
-        msg.image_height = 0                                 # masks cannot lie in an empty image
-
-    def bad_degradation(msg):
-        msg.degradation.severity = 9
-
-    def unknown_degradation(msg):
-        msg.degradation.kind = "fog"
-
-    def inverted_box(msg):
-        msg.entities[0].box = [50.0, 50.0, 10.0, 10.0]
-
-    kinds = [nan_box, corrupt_runs, empty_runs, crop_outside, nan_centroid, nan_point, score_out_of_range,
-             negative_visibility, unknown_role, duplicate_id, no_image_size, bad_degradation,
-             unknown_degradation, inverted_box]
-    for i in range(count):
-        msg = entity_msg(episode[int(rng.integers(len(episode)))], index=100_000 + i)
-        kinds[i % len(kinds)](msg)
-        yield msg
 
 
 def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context, ros_executor, episode):

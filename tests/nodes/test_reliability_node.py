@@ -1,8 +1,11 @@
 """reliability_node over DDS: reports equal to the monitor (and the paper's metrics) on the same frames,
-trust dropping under severe occlusion and recovering, /diagnostics per group, every frame accounted
-for, and 1,000 malformed messages per input topic each counted."""
+entities associated between the twins, trust dropping under severe occlusion and recovering,
+/diagnostics per group, every frame accounted for, and 1,000 malformed messages per input topic each
+counted."""
 import copy
+import dataclasses
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -15,13 +18,14 @@ from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 
-from node_graph import PROBE_QOS, Probe, fuzz, run_until  # noqa: E402
+from node_graph import PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until  # noqa: E402
 from predrel_ros.errors import UserError  # noqa: E402
 from predrel_ros.io.dataset import open_dataset  # noqa: E402
-from predrel_ros.msg import PredicateArray, ReliabilityReport  # noqa: E402
+from predrel_ros.msg import EntityArray, PredicateArray, ReliabilityReport  # noqa: E402
 from predrel_ros.nodes import conversions, diagnostics  # noqa: E402
 from predrel_ros.nodes.frame_counters import MALFORMED, OUT_OF_ORDER, PROCESSED, UNMATCHED  # noqa: E402
-from predrel_ros.nodes.reliability_node import PREDICATES, REFERENCE, ReliabilityNode  # noqa: E402
+from predrel_ros.nodes.reliability_node import (ENTITIES, PREDICATES, REFERENCE, REFERENCE_ENTITIES,  # noqa: E402
+                                                ReliabilityNode)
 from predrel_ros.predicates import PredicateExtractor  # noqa: E402
 from predrel_ros.predicates.vocabulary import GROUPS  # noqa: E402
 from predrel_ros.reliability import metrics  # noqa: E402
@@ -35,10 +39,30 @@ WINDOW = 30
 FLOAT32 = 1e-6
 
 
+class Frame(NamedTuple):
+    """One frame of the scenario as the topics carry it."""
+
+    degraded: PredicateArray            # predicates of the degraded pipeline
+    clean: PredicateArray               # ... of the clean twin
+    truth: PredicateArray               # ground-truth predicates
+    degraded_entities: EntityArray      # the entities each was computed from (ids differ between the twins)
+    clean_entities: EntityArray
+
+
+#: the degraded pipeline's tracker numbers the objects its own way: id -> id + RENUMBER
+RENUMBER = 100
+
+
+def renumbered(estimates):
+    return [dataclasses.replace(e, subject=e.subject + RENUMBER, object=e.object + RENUMBER if e.object >= 0 else -1)
+            for e in estimates]
+
+
 @pytest.fixture(scope="module")
 def scenario(controlled_dataset, tmp_path_factory):
     """The stack episode looped 5 times, the middle loop under severe occlusion, as the two pipelines'
-    predicate arrays; and a clean profile of the other episodes."""
+    predicate and entity arrays (the degraded pipeline numbering its tracks differently); and a clean
+    profile of the other episodes."""
     episodes = open_dataset(controlled_dataset).episodes()
     run = occlusion_run(episodes[0], loops=5, occluded=(2,), severity=5)
     clean_extractor, degraded_extractor = PredicateExtractor(), PredicateExtractor()
@@ -46,15 +70,23 @@ def scenario(controlled_dataset, tmp_path_factory):
     for frame in run:
         degradation = conversions.degradation_to_msg(frame.kind, frame.severity, 3)
         clean = clean_extractor.update(frame.frame_index, frame.clean)
-        degraded = degraded_extractor.update(frame.frame_index, frame.degraded)
+        degraded = renumbered(degraded_extractor.update(frame.frame_index, frame.degraded))
         index = frame.frame_index
-        frames.append((conversions.predicates_to_msg(degraded, frame_index=index, source="perception",
-                                                     degradation=degradation),
-                       conversions.predicates_to_msg(clean, frame_index=index, source="perception"),
-                       conversions.predicates_to_msg(frame.references, frame_index=index, source="ground_truth")))
+        size = {"frame_index": index, "image_width": frame.width, "image_height": frame.height}
+        frames.append(Frame(
+            conversions.predicates_to_msg(degraded, frame_index=index, source="perception", degradation=degradation),
+            conversions.predicates_to_msg(clean, frame_index=index, source="perception"),
+            conversions.predicates_to_msg(frame.references, frame_index=index, source="ground_truth"),
+            conversions.entities_to_msg([dataclasses.replace(e, id=e.id + RENUMBER) for e in frame.degraded],
+                                        source="perception", degradation=degradation, **size),
+            conversions.entities_to_msg(frame.clean, source="perception", **size)))
     profile = tmp_path_factory.mktemp("profile") / "clean_profile.json"
     oracle_profile(episodes[1:]).save(profile)
     return frames, len(episodes[0]), profile
+
+
+TOPIC_TYPES = {"predicates": PredicateArray, "reference": PredicateArray, "entities": EntityArray,
+               "reference_entities": EntityArray}
 
 
 def start(ros_context, ros_executor, **params):
@@ -63,14 +95,19 @@ def start(ros_context, ros_executor, **params):
     probe = Probe(ros_context)
     reports = probe.watch(ReliabilityReport, "reliability")
     statuses = probe.watch(DiagnosticArray, diagnostics.TOPIC)
-    publishers = {topic: probe.node.create_publisher(PredicateArray, topic, PROBE_QOS)
-                  for topic in ("predicates", "reference")}
+    publishers = {topic: probe.node.create_publisher(kind, topic, PROBE_QOS) for topic, kind in TOPIC_TYPES.items()}
     ros_executor.add_node(node)
     ros_executor.add_node(probe.node)
-    needed = [publishers["predicates"]] + ([publishers["reference"]] if node.reference_subscription else [])
+    needed = [publishers["predicates"]] + [publishers[stream] for stream in node.part_subscriptions]
     run_until(ros_executor, lambda: all(p.get_subscription_count() > 0 for p in needed) and
               node.report_publisher.get_subscription_count() > 0, 10, "discovery")
     return node, publishers, reports, statuses
+
+
+def accounted(node, stream):
+    """Messages of `stream` (a topic) the node counted or holds waiting for the rest of their frame."""
+    part = {PREDICATES: "evaluated", ENTITIES: "evaluated_entities"}.get(stream, stream)
+    return node.counters.total(stream) + node.monitor.snapshot_counters().get(f"pending_{part}", 0)
 
 
 def delivered(msg):
@@ -87,17 +124,27 @@ def test_clean_twin_reports_equal_the_monitor_and_trust_recovers(ros_context, ro
     node, publishers, reports, statuses = start(ros_context, ros_executor, reference_mode="clean_twin",
                                                 window=WINDOW, clean_profile=str(profile))
     delay = 3                                       # the clean twin lags three frames behind
-    for i, (degraded, _, _) in enumerate(frames):
-        publishers["predicates"].publish(degraded)
+
+    def publish_clean(frame):
+        publishers["reference_entities"].publish(frame.clean_entities)
+        publishers["reference"].publish(frame.clean)
+
+    for i, frame in enumerate(frames):
+        publishers["predicates"].publish(frame.degraded)
+        publishers["entities"].publish(frame.degraded_entities)
         if i >= delay:
-            publishers["reference"].publish(frames[i - delay][1])
-        run_until(ros_executor, lambda: node.counters.total(PREDICATES) + node.monitor.snapshot_counters()
-                  ["pending_evaluated"] == i + 1, 5, f"frame {i}")
-    for _, clean, _ in frames[-delay:]:
-        publishers["reference"].publish(clean)
+            publish_clean(frames[i - delay])
+        run_until(ros_executor, lambda: accounted(node, PREDICATES) == accounted(node, ENTITIES) == i + 1, 5,
+                  f"frame {i}")
+    for frame in frames[-delay:]:
+        publish_clean(frame)
     run_until(ros_executor, lambda: len(reports) == len(frames), 10, "a report per frame")
-    assert node.counters.stream(PREDICATES) == {PROCESSED: len(frames)}
-    assert node.counters.stream(REFERENCE) == {PROCESSED: len(frames)}
+    for stream in (PREDICATES, REFERENCE, ENTITIES, REFERENCE_ENTITIES):
+        assert node.counters.stream(stream) == {PROCESSED: len(frames)}, stream
+    # the twins' ids differ: the streams are keyed by the clean twin's (the reference's) entities
+    clean_ids = {e.id for e in conversions.entities_from_msg(frames[-1].clean_entities)}
+    last = conversions.reliability_report_from_msg(reports[-1])
+    assert {r.subject for r in last.predicates if not r.pooled} <= clean_ids
 
     # /diagnostics: one status per group with the trust as its level, beside the node's own
     final = group_levels(reports[-1])
@@ -109,14 +156,18 @@ def test_clean_twin_reports_equal_the_monitor_and_trust_recovers(ros_context, ro
         assert diagnostics.level_of(status) == conversions.TRUST_CODES[final[group]]
         assert diagnostics.values_of(status)["samples"] != ""
     own = diagnostics.values_of(latest["/reliability"])
-    assert own["predicates.processed"] == own["reference.processed"] == str(len(frames))
+    assert own["predicates.processed"] == own["reference.processed"] == own["entities.processed"] == \
+        own["reference_entities.processed"] == str(len(frames))
 
     # the same frames (as DDS delivered them: float32 confidences) through the monitor give the same reports
-    frames = [tuple(delivered(msg) for msg in frame) for frame in frames]
+    frames = [Frame(*(delivered(msg) for msg in frame)) for frame in frames]
     offline = ReliabilityMonitor(MonitorConfig(reference_mode="clean_twin", window=WINDOW),
                                  profile=CleanProfile.load(profile))
-    for (degraded, clean, _), msg in zip(frames, reports):
+    for frame, msg in zip(frames, reports):
+        degraded, clean = frame.degraded, frame.clean
         offline.add_reference(clean.frame_index, conversions.predicates_from_msg(clean))
+        offline.add_reference_entities(clean.frame_index, conversions.entities_from_msg(frame.clean_entities))
+        offline.add_evaluated_entities(clean.frame_index, conversions.entities_from_msg(frame.degraded_entities))
         offline.add_evaluated(degraded.frame_index, conversions.predicates_from_msg(degraded),
                               degraded.degradation.kind, degraded.degradation.severity)
         got = conversions.reliability_report_from_msg(msg)
@@ -132,11 +183,14 @@ def test_clean_twin_reports_equal_the_monitor_and_trust_recovers(ros_context, ro
                 x, y = getattr(a, metric), getattr(b, metric)
                 assert (math.isnan(x) and math.isnan(y)) or x == pytest.approx(y, abs=FLOAT32), metric
 
-    # ... and the paper's formulas on the last window: PRS and CWS of the pooled contact predicate
+    # ... and the paper's formulas on the last window: PRS and CWS of the pooled contact predicate (the
+    # occluded loop is out of the window: every degraded entity has its clean twin, id + RENUMBER)
     last = frames[-WINDOW:]
     y, c, y_ref, c_ref = [], [], [], []
-    for degraded, clean, _ in last:
-        mine = {e.canonical_key: e for e in conversions.predicates_from_msg(degraded) if e.name == "contact"}
+    for frame in last:
+        degraded, clean = frame.degraded, frame.clean
+        mine = {e.canonical_key: e for e in renumbered_back(conversions.predicates_from_msg(degraded))
+                if e.name == "contact"}
         ref = {e.canonical_key: e for e in conversions.predicates_from_msg(clean) if e.name == "contact"}
         for key in sorted(set(mine) | set(ref)):
             y.append(mine[key].code if key in mine else -1)
@@ -154,22 +208,45 @@ def test_clean_twin_reports_equal_the_monitor_and_trust_recovers(ros_context, ro
     assert set(during.values()) <= {WARN, ERROR}, during
 
 
+def renumbered_back(estimates):
+    return [dataclasses.replace(e, subject=e.subject - RENUMBER, object=e.object - RENUMBER if e.object >= 0 else -1)
+            for e in estimates]
+
+
+def test_without_association_independently_numbered_twins_never_meet(ros_context, ros_executor, scenario):
+    """What `associate` is for: matched by their own ids, the renumbered twin agrees on nothing."""
+    frames, n, _ = scenario
+    node, publishers, reports, _ = start(ros_context, ros_executor, reference_mode="clean_twin", window=WINDOW,
+                                         associate=False)
+    assert set(node.part_subscriptions) == {REFERENCE}
+    for frame in frames[:n]:
+        publishers["predicates"].publish(frame.degraded)
+        publishers["reference"].publish(frame.clean)
+    run_until(ros_executor, lambda: len(reports) == n, 10, "a report per frame")
+    assert set(group_levels(reports[-1]).values()) == {ERROR}
+    assert all(entry.prs == 0.0 for entry in reports[-1].groups)
+
 
 def test_ground_truth_mode_accounts_for_frames_the_pipeline_dropped(ros_context, ros_executor, scenario):
     frames, n, _ = scenario
     node, publishers, reports, _ = start(ros_context, ros_executor, reference_mode="ground_truth", window=WINDOW,
                                          report_streams=False, publish_every_n_frames=5)
     kept = [i for i in range(n) if i % 4 != 1]      # the degraded pipeline lost every fourth frame
+    sent = dict.fromkeys(TOPIC_TYPES, 0)
     for i in range(n):
-        publishers["reference"].publish(frames[i][2])
+        parts = {"reference": frames[i].truth, "reference_entities": frames[i].clean_entities}   # ground truth
         if i in kept:
-            publishers["predicates"].publish(frames[i][0])
-        run_until(ros_executor, lambda: node.counters.total(REFERENCE) + node.monitor.snapshot_counters()
-                  ["pending_reference"] == i + 1, 5, f"frame {i}")
+            parts.update(predicates=frames[i].degraded, entities=frames[i].degraded_entities)
+        for topic, msg in parts.items():
+            publishers[topic].publish(msg)
+            sent[topic] += 1
+        run_until(ros_executor, lambda: all(accounted(node, topic) == count for topic, count in sent.items()), 5,
+                  f"frame {i}")
     node.destroy_node()                              # frames still waiting count as unmatched
     ros_executor.remove_node(node)
-    assert node.counters.stream(PREDICATES) == {PROCESSED: len(kept)}
-    assert node.counters.stream(REFERENCE) == {PROCESSED: len(kept), UNMATCHED: n - len(kept)}
+    assert node.counters.stream(PREDICATES) == node.counters.stream(ENTITIES) == {PROCESSED: len(kept)}
+    for stream in (REFERENCE, REFERENCE_ENTITIES):
+        assert node.counters.stream(stream) == {PROCESSED: len(kept), UNMATCHED: n - len(kept)}
     assert len(reports) == len(kept) // 5
     assert all(e.subject == e.object == -1 for m in reports for e in m.predicates)   # report_streams off
 
@@ -178,9 +255,10 @@ def test_self_mode_needs_no_reference_and_bad_parameters_are_refused(ros_context
     frames, n, profile = scenario
     node, publishers, reports, statuses = start(ros_context, ros_executor, reference_mode="self",
                                                 clean_profile=str(profile), stale_after_s=0.3)
-    assert node.reference_subscription is None
-    for degraded, _, _ in frames[:n]:
-        publishers["predicates"].publish(degraded)
+    assert set(node.part_subscriptions) == {ENTITIES}          # for identity switches; no reference
+    for frame in frames[:n]:
+        publishers["predicates"].publish(frame.degraded)
+        publishers["entities"].publish(frame.degraded_entities)
     run_until(ros_executor, lambda: len(reports) == n, 10, "reports")
     last = conversions.reliability_report_from_msg(reports[-1])
     assert last.reference_mode == "self" and math.isnan(last.record("contact").prs)
@@ -240,27 +318,41 @@ def malformed_predicates(template, count, first_index):
         yield msg
 
 
-@pytest.mark.parametrize("topic", ["predicates", "reference"])
-def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context, ros_executor, scenario, topic):
+@pytest.fixture(scope="module")
+def episode(controlled_dataset):
+    return list(open_dataset(controlled_dataset).episodes()[0].frames(images=False))
+
+
+@pytest.mark.parametrize("topic", ["predicates", "reference", "entities", "reference_entities"])
+def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context, ros_executor, scenario, episode,
+                                                                   topic):
     frames, _, _ = scenario
     node, publishers, reports, _ = start(ros_context, ros_executor, reference_mode="clean_twin", restart_after=0)
-    stream = PREDICATES if topic == "predicates" else REFERENCE
+    stream = topic
     good = frames[10]
 
-    def pair(index):
-        for which, msg in (("reference", good[1]), ("predicates", good[0])):
-            copy = PredicateArray(header=msg.header, frame_index=index, source=msg.source,
-                                  degradation=msg.degradation, predicates=list(msg.predicates))
-            publishers[which].publish(copy)
+    def frame(index):
+        """The four parts of one good frame, numbered `index`."""
+        for which, msg in (("reference", good.clean), ("predicates", good.degraded)):
+            publishers[which].publish(PredicateArray(header=msg.header, frame_index=index, source=msg.source,
+                                                     degradation=msg.degradation, predicates=list(msg.predicates)))
+        for which, msg in (("reference_entities", good.clean_entities), ("entities", good.degraded_entities)):
+            publishers[which].publish(EntityArray(header=msg.header, frame_index=index, source=msg.source,
+                                                  image_width=msg.image_width, image_height=msg.image_height,
+                                                  degradation=msg.degradation, entities=list(msg.entities)))
 
-    pair(5000)
+    frame(5000)
     run_until(ros_executor, lambda: len(reports) == 1, 10, "the first report")
     counted = lambda: node.counters.total(stream)  # noqa: E731
-    malformed = fuzz(ros_executor, publishers[topic], list(malformed_predicates(good[0], 900, 10_000)), counted,
-                     burst=20)
-    old = fuzz(ros_executor, publishers[topic], [PredicateArray(frame_index=i, predicates=list(good[0].predicates))
-                                                 for i in range(100)], counted, burst=20)
-    pair(5001)
+    if topic in ("predicates", "reference"):
+        bad = list(malformed_predicates(good.degraded, 900, 10_000))
+        old = [PredicateArray(frame_index=i, predicates=list(good.degraded.predicates)) for i in range(100)]
+    else:
+        bad = list(malformed_entities(episode, 900))
+        old = [entity_msg(episode[i % len(episode)], index=i) for i in range(100)]
+    malformed = fuzz(ros_executor, publishers[topic], bad, counted, burst=20)
+    old = fuzz(ros_executor, publishers[topic], old, counted, burst=20)
+    frame(5001)
     run_until(ros_executor, lambda: len(reports) == 2, 10, "a report after the fuzz")
     assert malformed + old == 1000
     assert node.counters.stream(stream) == {PROCESSED: 2, MALFORMED: 900, OUT_OF_ORDER: 100}

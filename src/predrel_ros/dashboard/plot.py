@@ -1,7 +1,9 @@
 """The plot of a sweep summary (`SweepRecorder.summary()`): per degradation kind, each predicate
-group's PRS against severity over the trust bands (green OK, yellow WARN, red ERROR: the PRS
-limits of the trust config), and below it the downstream action's accuracy, its accuracy on the
-frames it was trusted, and how often it was trusted."""
+group's agreement with the clean twin against severity (solid) over the trust bands (green OK,
+yellow WARN, red ERROR: the agreement limits of the trust config, which is what trust judges with a
+reference), its PRS (dashed: the agreement weighted by confidence, as the paper defines it), and
+below it the downstream action's accuracy, its accuracy on the frames it was trusted, and how often
+it was trusted."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,7 +34,7 @@ def plot_summary(summary: dict, path: Path | str, title: str = "") -> Path:
     import matplotlib.pyplot as plt
 
     kinds = _kinds(summary)
-    limits = summary["prs_limits"]
+    limits = summary["agreement_limits"]
     figure, axes = plt.subplots(2, len(kinds), figsize=(5.2 * len(kinds), 7.2), squeeze=False,
                                 gridspec_kw={"height_ratios": [3, 2]}, sharey="row")
     for column, kind in enumerate(kinds):
@@ -43,12 +45,16 @@ def plot_summary(summary: dict, path: Path | str, title: str = "") -> Path:
         top.axhspan(limits["error"], limits["warn"], color=BAND_COLOURS["WARN"], zorder=0)
         top.axhspan(0.0, limits["error"], color=BAND_COLOURS["ERROR"], zorder=0)
         for group in GROUPS:
-            values = [row["prs"].get(group) for row in rows]
-            points = [(s, v) for s, v in zip(severities, values) if v is not None]
-            if points:
-                top.plot(*zip(*points), marker=GROUP_MARKERS[group], label=group, linewidth=1.8)
+            agreement = [(s, row["agreement"].get(group)) for s, row in zip(severities, rows)
+                         if row["agreement"].get(group) is not None]
+            if agreement:
+                line, = top.plot(*zip(*agreement), marker=GROUP_MARKERS[group], label=group, linewidth=1.8)
+                prs = [(s, row["prs"].get(group)) for s, row in zip(severities, rows)
+                       if row["prs"].get(group) is not None]
+                if prs:
+                    top.plot(*zip(*prs), linestyle="--", linewidth=1.0, color=line.get_color())
         top.set_ylim(0.0, 1.05)
-        top.set_title(f"{kind}: PRS degraded vs clean twin")
+        top.set_title(f"{kind}: degraded vs clean twin")
         top.set_xticks(severities)
         top.grid(alpha=0.3)
         for key, label, style in (("accuracy", "accuracy", "-o"), ("accuracy_trusted", "accuracy when trusted", "-s"),
@@ -61,7 +67,7 @@ def plot_summary(summary: dict, path: Path | str, title: str = "") -> Path:
         bottom.set_xticks(severities)
         bottom.set_title("downstream action")
         bottom.grid(alpha=0.3)
-    axes[0][0].set_ylabel("PRS (bands: trust OK / WARN / ERROR)")
+    axes[0][0].set_ylabel("agreement (dashed: PRS); bands: trust")
     axes[1][0].set_ylabel("fraction of frames")
     for axis in (axes[0][-1], axes[1][-1]):
         if axis.get_legend_handles_labels()[0]:

@@ -2,17 +2,23 @@
 stayed, what the trust monitor said, and how often the downstream action was right.
 
 `SweepRecorder` collects what the dashboard receives: both pipelines' predicates (clean twin and
-degraded, with the condition each degraded frame was made under), the reliability reports, the
-recognised and the true actions, and every node's counters from /diagnostics. `summary()` then
-computes, per condition (degradation kind and severity, in order of appearance):
+degraded, with the condition each degraded frame was made under) and the entities they were
+computed from, the reliability reports, the recognised and the true actions, and every node's
+counters from /diagnostics. `summary()` then computes, per condition (degradation kind and
+severity, in order of appearance):
 
-- `prs`: PRS of the degraded predicates against the clean twin's, pooled per group over all the
-  condition's frames (`RollingReliability` in reference mode over the whole condition, so exactly
-  the reliability node's definition, without its window);
+- `prs` and `agreement`: PRS (confidence-weighted) and the agreement rate (unweighted) of the
+  degraded predicates against the clean twin's, pooled per group over all the condition's frames,
+  as the reliability node defines them without its window: each frame's degraded entities are
+  associated with the clean twin's (`reliability.association`; the twins track independently, so
+  their ids differ) and the degraded predicates renamed into the clean ids, then
+  `RollingReliability` in reference mode over the whole condition (`associate=False`: by the ids
+  each side gives);
 - `trust`: how many reports of each label (e.g. `reliability`) put each group at OK/WARN/ERROR/STALE;
 - `action`: frames with a recognised action, accuracy against ground truth overall, on the frames
   the action was trusted and on the ones it was not, and the trusted fraction;
-- `frames`: degraded frames seen, clean twins matched, degraded frames without a clean twin.
+- `frames`: degraded frames seen, clean twins matched, degraded frames without a clean twin (or,
+  when associating, without both sides' entities).
 It also holds `frame_accounting` (each node's outcome counters, last /diagnostics) and a
 `timeline` (per report: frame, condition, trust per group) for plots and tests.
 """
@@ -24,8 +30,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from predrel_ros.dashboard.view import TRUST_LEVELS, ActionView, Condition, NodeStatus, ReportView
+from predrel_ros.entities import Entity
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.vocabulary import GROUPS
+from predrel_ros.reliability.association import MIN_IOU, associate, renamed
 from predrel_ros.reliability.rolling import REFERENCE, RollingReliability
 from predrel_ros.reliability.trust import TrustConfig
 
@@ -48,8 +56,15 @@ def _ratio(numerator: int, denominator: int) -> float | None:
 
 
 class SweepRecorder:
-    def __init__(self) -> None:
+    """associate: compare the predicates of associated entities (`add_entities` of both sides for
+    every compared frame); match_iou: the association's box IoU."""
+
+    def __init__(self, associate: bool = True, match_iou: float = MIN_IOU) -> None:
+        self.associate = associate
+        self.match_iou = match_iou
         self.frames: dict[str, dict[int, _Frame]] = {side: {} for side in SIDES}
+        #: per side, the entities of each frame (boxes, classes, ids; no masks needed)
+        self.entities: dict[str, dict[int, tuple[Entity, ...]]] = {side: {} for side in SIDES}
         self.reports: list[tuple[str, ReportView]] = []
         self.actions: dict[int, ActionView] = {}
         self.ground_truth_actions: dict[int, str] = {}
@@ -60,6 +75,11 @@ class SweepRecorder:
         if side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {side!r}")
         self.frames[side][int(frame_index)] = _Frame(condition, tuple(estimates))
+
+    def add_entities(self, side: str, frame_index: int, entities: Sequence[Entity]) -> None:
+        if side not in SIDES:
+            raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+        self.entities[side][int(frame_index)] = tuple(entities)
 
     def add_report(self, label: str, report: ReportView) -> None:
         self.reports.append((label, report))
@@ -81,16 +101,29 @@ class SweepRecorder:
             seen.setdefault(self.frames[DEGRADED_SIDE][index].condition, None)
         return list(seen)
 
-    def _prs(self, condition: Condition) -> tuple[dict[str, float | None], dict[str, int]]:
+    def _comparison(self, condition: Condition) -> tuple[dict[str, dict[str, float | None]], dict[str, int]]:
+        """{"prs": per group, "agreement": per group}, and the frame counts, of one condition."""
         degraded, clean = self.frames[DEGRADED_SIDE], self.frames[CLEAN_SIDE]
         indices = sorted(i for i, frame in degraded.items() if frame.condition == condition)
-        matched = [i for i in indices if i in clean]
-        rolling = RollingReliability(window=max(len(matched), 1), mode=REFERENCE)
-        for index in matched:
-            rolling.update(index, degraded[index].estimates, clean[index].estimates)
-        pooled = rolling.by_group(with_tpc=False) if matched else {}
-        prs = {group: _plain(pooled[group]["prs"]) if group in pooled else None for group in GROUPS}
-        return prs, {"degraded": len(indices), "matched": len(matched), "without_clean_twin": len(indices) - len(matched)}
+        twins = [i for i in indices if i in clean]
+        frames = {"degraded": len(indices), "matched": len(twins), "without_clean_twin": len(indices) - len(twins)}
+        if self.associate:
+            entities = self.entities
+            compared = [i for i in twins if i in entities[DEGRADED_SIDE] and i in entities[CLEAN_SIDE]]
+            frames["matched"], frames["without_entities"] = len(compared), len(twins) - len(compared)
+        else:
+            compared = twins
+        rolling = RollingReliability(window=max(len(compared), 1), mode=REFERENCE)
+        for index in compared:
+            estimates = degraded[index].estimates
+            if self.associate:
+                ids = associate(self.entities[DEGRADED_SIDE][index], self.entities[CLEAN_SIDE][index], self.match_iou)
+                estimates, _ = renamed(estimates, ids)
+            rolling.update(index, estimates, clean[index].estimates)
+        pooled = rolling.by_group(with_tpc=False) if compared else {}
+        values = {metric: {group: _plain(pooled[group][metric]) if group in pooled else None for group in GROUPS}
+                  for metric in ("prs", "agreement")}
+        return values, frames
 
     def _trust(self, condition: Condition) -> dict[str, dict[str, dict[str, int]]]:
         counts: dict[str, dict[str, Counter]] = {}
@@ -145,9 +178,9 @@ class SweepRecorder:
         trust = trust or TrustConfig()
         conditions = []
         for condition in self.conditions():
-            prs, frames = self._prs(condition)
+            values, frames = self._comparison(condition)
             conditions.append({"kind": condition.kind, "severity": condition.severity, "frames": frames,
-                               "prs": prs, "trust": self._trust(condition), "action": self._action(condition)})
+                               **values, "trust": self._trust(condition), "action": self._action(condition)})
         return {"conditions": conditions, "frame_accounting": self.frame_accounting(),
-                "prs_limits": {"warn": trust.prs.warn, "error": trust.prs.error},
+                "agreement_limits": {"warn": trust.agreement.warn, "error": trust.agreement.error},
                 "timeline": self.timeline()}

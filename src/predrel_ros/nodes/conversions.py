@@ -289,8 +289,10 @@ def entity_to_msg(entity: Entity) -> EntityMsg:
     return msg
 
 
-def entity_from_msg(msg: EntityMsg, image_height: int, image_width: int, frame_index: int = 0) -> Entity:
-    """Entity of an Entity message; masks are decoded at image_height x image_width.
+def entity_from_msg(msg: EntityMsg, image_height: int, image_width: int, frame_index: int = 0,
+                    masks: bool = True) -> Entity:
+    """Entity of an Entity message; masks are decoded at image_height x image_width (masks=False:
+    left out, for a consumer of boxes, classes and visibility only, which keeps no image-sized data).
 
     The depth becomes the third centroid coordinate unless the message carries a 3-D point (whose Z
     is that depth).
@@ -300,7 +302,7 @@ def entity_from_msg(msg: EntityMsg, image_height: int, image_width: int, frame_i
         centroid.append(float(msg.depth))
     return Entity(
         id=int(msg.id), label=msg.label, role=msg.role, box=np.asarray(msg.box, dtype=np.float64),
-        mask=mask_from_msg(msg, image_height, image_width), score=float(msg.score),
+        mask=mask_from_msg(msg, image_height, image_width) if masks else None, score=float(msg.score),
         visibility=float(msg.visibility), track_quality=float(msg.track_quality),
         mask_quality=float(msg.mask_quality), centroid=np.asarray(centroid),
         point3d=np.asarray(msg.point3d, dtype=np.float64) if msg.has_point3d else None,
@@ -329,13 +331,14 @@ def entities_to_msg(entities: Iterable[Entity], *, frame_index: int, image_width
     return msg
 
 
-def entities_from_msg(msg: EntityArray) -> list[Entity]:
-    """Entities of an EntityArray, with frame_index and masks at the array's image size."""
+def entities_from_msg(msg: EntityArray, masks: bool = True) -> list[Entity]:
+    """Entities of an EntityArray, with frame_index and masks at the array's image size (masks=False:
+    without masks)."""
     height, width = int(msg.image_height), int(msg.image_width)
     entities = []
     for i, entity_msg in enumerate(msg.entities):
         try:
-            entities.append(entity_from_msg(entity_msg, height, width, msg.frame_index))
+            entities.append(entity_from_msg(entity_msg, height, width, msg.frame_index, masks))
         except ValueError as error:
             raise ValueError(f"EntityArray.entities[{i}]: {error}") from None
     return entities

@@ -8,9 +8,10 @@ why not) next to the ground truth, and every node's frame counters from /diagnos
 terminal the screen is redrawn in place; in a pipe or log (ros2 launch) it prints one line every
 `line_period_s` (`display`). Rendering is plain Python: `predrel_ros.dashboard`.
 
-With `summary_dir` set it also records both pipelines' predicates and writes, when it stops,
-`summary.json` (per degradation condition: PRS per group against the clean twin, trust-level
-counts, action accuracy against ground truth; frame accounting; timeline) and `sweep.png`.
+With `summary_dir` set it also records both pipelines' predicates and entities and writes, when it
+stops, `summary.json` (per degradation condition: agreement and PRS per group against the clean
+twin, the twins' entities associated per frame; trust-level counts, action accuracy against ground
+truth; frame accounting; timeline) and `sweep.png`.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from predrel_ros.dashboard.sweep_summary import CLEAN_SIDE, DEGRADED_SIDE, Sweep
 from predrel_ros.dashboard.view import (ActionView, Condition, DashboardState, GroupTrust, NodeStatus, ReportView,
                                         trust_name)
 from predrel_ros.errors import UserError
-from predrel_ros.msg import ActionEstimate, DegradationState, PredicateArray, ReliabilityReport
+from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, PredicateArray, ReliabilityReport
 from predrel_ros.nodes import conversions
 from predrel_ros.nodes.diagnostics import level_of, values_of
 from predrel_ros.nodes.frame_counters import OUTCOMES
@@ -56,8 +57,8 @@ PARAMETERS = (
     ParameterSpec("summary_dir", "", "where to write summary.json and sweep.png when the node stops; empty: "
                   "no summary (and no predicate recording)"),
     ParameterSpec("title", "", "title of the summary plot"),
-    ParameterSpec("config", "predicates.yaml", "YAML whose `trust` section gives the PRS limits the plot draws as "
-                  "bands; a bare file name is looked up in the package's config/ folder"),
+    ParameterSpec("config", "predicates.yaml", "YAML whose `trust` section gives the agreement limits the plot draws "
+                  "as bands; a bare file name is looked up in the package's config/ folder"),
 )
 
 TOPICS = (
@@ -72,6 +73,10 @@ TOPICS = (
               "the clean twin's predicates (summary reference)", "summary_dir set"),
     TopicSpec("degraded/predicates", "predrel_ros/PredicateArray", SUBSCRIBES, STREAM_QOS_TEXT,
               "the degraded pipeline's predicates", "summary_dir set"),
+    TopicSpec("clean/entities", "predrel_ros/EntityArray", SUBSCRIBES, STREAM_QOS_TEXT,
+              "the clean twin's entities (to associate the twins' entities)", "summary_dir set"),
+    TopicSpec("degraded/entities", "predrel_ros/EntityArray", SUBSCRIBES, STREAM_QOS_TEXT,
+              "the degraded pipeline's entities", "summary_dir set"),
     TopicSpec("/diagnostics", "diagnostic_msgs/DiagnosticArray", SUBSCRIBES, "reliable, keep last 10",
               "every node's status and counters"),
     DIAGNOSTICS,
@@ -137,6 +142,9 @@ class DashboardNode(PredrelNode):
                 self.subscription(PredicateArray, f"{side}/predicates",
                                   lambda msg, side=side: self._on_predicates(side, msg), STREAM_QOS,
                                   stream=f"{side}/predicates")
+                self.subscription(EntityArray, f"{side}/entities",
+                                  lambda msg, side=side: self._on_entities(side, msg), STREAM_QOS,
+                                  stream=f"{side}/entities")
         self.subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
         self.create_timer(1.0 / p["refresh_hz"], lambda: self.display.update(self.state))
 
@@ -168,6 +176,10 @@ class DashboardNode(PredrelNode):
         self.state.on_predicates(f"{side}/predicates", int(msg.frame_index))
         self.recorder.add_predicates(side, int(msg.frame_index), condition_of(msg.degradation), estimates)
         self.count(f"{side}/predicates", "processed")
+
+    def _on_entities(self, side: str, msg: EntityArray) -> None:
+        self.recorder.add_entities(side, int(msg.frame_index), conversions.entities_from_msg(msg, masks=False))
+        self.count(f"{side}/entities", "processed")
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
         own = self.get_fully_qualified_name()

@@ -26,7 +26,7 @@ class Matched(Generic[Picture, Info]):
     orphan_images: list[Picture] = field(default_factory=list)  # images whose FrameInfo never came
 
 
-class FrameMatcher(Generic[Picture, Info]):
+class ImageInfoMatcher(Generic[Picture, Info]):
     def __init__(self, capacity: int = 256, clock=None) -> None:
         kwargs = {} if clock is None else {"clock": clock}
         self._infos: StampTable[Info] = StampTable(capacity, **kwargs)

@@ -36,7 +36,7 @@ from predrel_ros.nodes import camera_inputs, conversions
 from predrel_ros.nodes.camera_inputs import CameraFrame, CameraInputs
 from predrel_ros.nodes.frame_counters import (DROPPED_BY_DEGRADATION, DROPPED_STALE, FAILED, IMAGE_LOST, MALFORMED,
                                               NO_FRAME_INFO, OUT_OF_ORDER, PROCESSED)
-from predrel_ros.nodes.frame_matching import FrameMatcher, Matched
+from predrel_ros.nodes.frame_matching import ImageInfoMatcher, Matched
 from predrel_ros.nodes.latency import LatencyWindow
 from predrel_ros.nodes.newest_frame import NewestFrameWorker
 from predrel_ros.nodes.node_base import PredrelNode, wanted
@@ -158,7 +158,7 @@ class PerceptionNode(PredrelNode):
         self.inference = LatencyWindow()
         self._noise: dict[tuple[str, int, int], Degrader] = {}
         self._none = conversions.degradation_to_msg("none", 0)
-        self._matcher: FrameMatcher[CameraFrame, conversions.FrameInfoData] = FrameMatcher()
+        self._matcher: ImageInfoMatcher[CameraFrame, conversions.FrameInfoData] = ImageInfoMatcher()
         self._own_index = 0
         self._last: tuple[int, int] | None = None  # (frame_index, stamp_ns) of the last processed frame
         self.worker: NewestFrameWorker[PendingFrame] = NewestFrameWorker(

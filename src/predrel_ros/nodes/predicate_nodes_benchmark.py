@@ -3,17 +3,19 @@
 One process, one SingleThreadedExecutor, real DDS. The core benchmark's scripted scene (8 entities:
 two hands, four objects, a bowl, the table; full-frame masks at 320x240 by default) goes to a
 predicate_node as EntityArrays, occluded at severity 3 (`degradations.entity_occlusion`) so the
-evaluated predicates differ from the clean ones; the clean predicates go to a reliability_node in
-clean_twin mode as its reference; an action_node reads the predicates and the reports; a sink
+evaluated predicates differ from the clean ones; the clean predicates and entities go to a
+reliability_node in clean_twin mode as its reference (it also reads the occluded entities, to
+associate the two sides' entities); an action_node reads the predicates and the reports; a sink
 subscribes to every output, so nothing is skipped as lazy. Frames are sent one at a time, each
 after the previous frame's action came out.
 
 Per frame, measured inside each node (its subscription callbacks: message decode, the library
-call, message encode and publish): predicate node, reliability node (both callbacks of a frame,
-with a report of every stream each frame), action node. Baselines in the same run, in a pass of
-their own: the library calls alone on the same data (`PredicateExtractor.update`;
-`ReliabilityMonitor.add_reference` + `add_evaluated` + `report`; `ActionRecognizer.update`). The ratio
-node / library is what the ROS layer adds.
+call, message encode and publish): predicate node, reliability node (the four callbacks of a frame:
+predicates, reference, entities, reference entities, with a report of every stream each frame),
+action node. Baselines in the same run, in a pass of their own: the library calls alone on the same
+data (`PredicateExtractor.update`; `ReliabilityMonitor.add_reference` + `add_reference_entities` +
+`add_evaluated_entities` + `add_evaluated` + `report`; `ActionRecognizer.update`). The ratio node /
+library is what the ROS layer adds.
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ import time
 from predrel_ros.benchmarks.report import peak_rss_mb, summarize
 
 CAMERA_PERIOD_MS = 1000.0 / 30.0
+#: the reliability node's callbacks of one frame in clean_twin mode with association
+RELIABILITY_CALLBACKS = ("_on_predicates", "_on_reference", "_on_entities", "_on_reference_entities")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,11 +80,13 @@ def _library_pass(scene, window: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {"predicates": [], "reliability": [], "action": []}
     clock = time.perf_counter
     trust = None
-    for t, (_, occluded, clean) in enumerate(scene):
+    for t, (entities, occluded, clean) in enumerate(scene):
         start = clock()
         estimates = extractor.update(t, occluded)
         extracted = clock()
         monitor.add_reference(t, clean)
+        monitor.add_reference_entities(t, entities)
+        monitor.add_evaluated_entities(t, occluded)
         monitor.add_evaluated(t, estimates, "occlusion", 3)
         report = monitor.report()
         monitored = clock()
@@ -113,7 +119,7 @@ def _node_pass(scene, width: int, height: int, window: int) -> tuple[dict[str, l
     nodes = []
     try:
         predicates = _timed(PredicateNode, "predicates", ("_on_entities",), times)(context=context)
-        reliability = _timed(ReliabilityNode, "reliability", ("_on_predicates", "_on_reference"), times)(
+        reliability = _timed(ReliabilityNode, "reliability", RELIABILITY_CALLBACKS, times)(
             context=context, parameter_overrides=[Parameter("reference_mode", value="clean_twin"),
                                                   Parameter("window", value=window)])
         action = _timed(ActionNode, "action", ("_on_predicates",), times)(context=context)
@@ -123,14 +129,18 @@ def _node_pass(scene, width: int, height: int, window: int) -> tuple[dict[str, l
         sink.create_subscription(ReliabilityReport, "reliability", reports.append, STREAM_QOS)
         entities_pub = sink.create_publisher(EntityArray, "entities", STREAM_QOS)
         reference_pub = sink.create_publisher(PredicateArray, "reference", STREAM_QOS)
+        reference_entities_pub = sink.create_publisher(EntityArray, "reference_entities", STREAM_QOS)
         nodes = [predicates, reliability, action, sink]
         for node in nodes:
             executor.add_node(node)
         spin_until(executor, lambda: entities_pub.get_subscription_count() and reference_pub.get_subscription_count()
                    and predicates.predicates_publisher.get_subscription_count() >= 2, 10)
-        for t, (_, occluded, clean) in enumerate(scene):
+        for t, (entities, occluded, clean) in enumerate(scene):
             reference_pub.publish(conversions.predicates_to_msg(clean, frame_index=t, source="clean"))
-            spin_until(executor, lambda: reliability.monitor.snapshot_counters()["pending_reference"] >= 1, 5)
+            reference_entities_pub.publish(conversions.entities_to_msg(entities, frame_index=t, image_width=width,
+                                                                       image_height=height, source="clean"))
+            spin_until(executor, lambda: reliability.monitor.snapshot_counters()["pending_reference"] >= 1 and
+                       reliability.monitor.snapshot_counters()["pending_reference_entities"] >= 1, 5)
             entities_pub.publish(conversions.entities_to_msg(occluded, frame_index=t, image_width=width,
                                                              image_height=height, source="perception"))
             spin_until(executor, lambda: len(actions) > t and len(reports) > t, 5)
@@ -143,9 +153,10 @@ def _node_pass(scene, width: int, height: int, window: int) -> tuple[dict[str, l
         executor.shutdown()
         rclpy.try_shutdown(context=context)
     frames = len(scene)
-    # the reliability node runs two callbacks per frame (reference, then predicates): sum them
-    pairs = times["reliability"]
-    times["reliability"] = [pairs[i] + pairs[i + 1] for i in range(0, 2 * frames, 2)]
+    # the reliability node runs four callbacks per frame (one per part): sum them
+    parts = len(RELIABILITY_CALLBACKS)
+    calls = times["reliability"]
+    times["reliability"] = [sum(calls[i:i + parts]) for i in range(0, parts * frames, parts)]
     return times, counts
 
 

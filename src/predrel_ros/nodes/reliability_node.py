@@ -12,7 +12,20 @@ modes (`reference_mode`):
 - `self`: no reference (a live robot): TPC-S, confidence, UNK rate, calibrated expected
   agreement and logic-rule violations, judged against the clean profile (`clean_profile`) when
   one is given (DESIGN.md, "Reliability without a clean twin").
-The two streams are paired by frame_index in a bounded buffer (`match_buffer` frames per side).
+
+Entities. The two sides name entities by their own track ids (the clean twin runs a tracker of its
+own, the ground truth has its ids), so with `associate` (default) the node also takes the entities
+each side's predicates were computed from: `entities` (the evaluated pipeline's, e.g. remapped to
+degraded/entities) and `reference_entities` (clean/entities or ground_truth/entities); every frame
+the evaluated entities are associated with the reference entities (same class, box IoU at least
+`match_iou`, Hungarian) and the evaluated predicates are compared under the reference's ids.
+Predicates about an evaluated entity without a partner (a false detection) are left out and
+counted (`unassociated_estimates` on /diagnostics); a reference entity the pipeline missed makes
+its predicates disagree. In `self` mode with `skip_replaced_tracks` (default) the node takes
+`entities` too and leaves out the predicates of a track that was replaced by a new track of the
+same class (an identity switch: the object is tracked again under its new id;
+`replaced_track_estimates`). The parts of a frame (predicates, reference, and the entities) are
+joined by frame_index in a bounded buffer (`match_buffer` frames per part).
 
 Every `publish_every_n_frames` processed frames (while anybody subscribes) a ReliabilityReport
 goes out with the header and degradation of its newest frame: per predicate name a pooled entry
@@ -26,12 +39,14 @@ section of `config`). A group's trust is the worst of its predicates'.
 /diagnostics: the node's own status (counters, rates, latency), plus one status per predicate group
 named `<node>/<group>`, whose level is the group's trust (STALE while no frame was processed for
 `stale_after_s`). Frame accounting: each evaluated frame ends in `predicates.processed`, `.unmatched`
-(its reference never came), `.out_of_order`, `.malformed` or `.failed`; each reference frame in
-`reference.processed`, `.unmatched` (no evaluated twin: e.g. dropped by the degradation),
-`.out_of_order` or `.malformed`. Frames still waiting at shutdown are counted unmatched.
+(the rest of its frame never came), `.out_of_order`, `.malformed` or `.failed`; each reference frame
+in `reference.processed`, `.unmatched` (no evaluated twin: e.g. dropped by the degradation),
+`.out_of_order` or `.malformed`; entity frames likewise under `entities.*` and
+`reference_entities.*`. Frames still waiting at shutdown are counted unmatched.
 
     ros2 run predrel_ros reliability_node --ros-args -p reference_mode:=clean_twin \\
-        -r predicates:=degraded/predicates -r reference:=clean/predicates
+        -r predicates:=degraded/predicates -r reference:=clean/predicates \\
+        -r entities:=degraded/entities -r reference_entities:=clean/entities
 """
 from __future__ import annotations
 
@@ -40,7 +55,7 @@ import time
 from typing import Mapping
 
 from predrel_ros.errors import UserError
-from predrel_ros.msg import PredicateArray, ReliabilityReport
+from predrel_ros.msg import EntityArray, PredicateArray, ReliabilityReport
 from predrel_ros.nodes import conversions, diagnostics
 from predrel_ros.nodes.frame_counters import OUT_OF_ORDER, PROCESSED, UNMATCHED
 from predrel_ros.nodes.frame_order import restart_after_parameter
@@ -53,25 +68,36 @@ from predrel_ros.nodes.topic_specs import DIAGNOSTICS, PUBLISHES, STREAM_QOS_TEX
 from predrel_ros.package_files import config_path
 from predrel_ros.predicates import PredicateConfig
 from predrel_ros.predicates.vocabulary import GROUPS
+from predrel_ros.reliability import matching
+from predrel_ros.reliability.association import MIN_IOU
 from predrel_ros.reliability.monitor import REFERENCE_MODES, SELF, MonitorConfig, ReliabilityMonitor
 from predrel_ros.reliability.trust import STALE, CleanProfile, TrustConfig
 
 NODE_NAME = "reliability"
 #: its params file in config/ (named after the executable, like predicate_node.yaml)
 PARAMS_FILE = "reliability_node.yaml"
-#: the streams frames are counted under
+#: the streams frames are counted under, each the topic of one part of a frame (reliability.matching)
 PREDICATES, REFERENCE = "predicates", "reference"
+ENTITIES, REFERENCE_ENTITIES = "entities", "reference_entities"
+STREAMS = {matching.EVALUATED: PREDICATES, matching.REFERENCE: REFERENCE,
+           matching.EVALUATED_ENTITIES: ENTITIES, matching.REFERENCE_ENTITIES: REFERENCE_ENTITIES}
 #: how often the node checks whether frames stopped coming
 STALE_CHECK_PERIOD_S = 0.5
 
-#: monitor counter -> (stream, outcome) of the node's frame accounting
-_OUTCOMES = {
-    "processed": (PREDICATES, PROCESSED), "out_of_order": (PREDICATES, OUT_OF_ORDER),
-    "restarts": (PREDICATES, "restarts"), "unmatched_evaluated": (PREDICATES, UNMATCHED),
-    "late_evaluated": (PREDICATES, OUT_OF_ORDER), "duplicate_evaluated": (PREDICATES, OUT_OF_ORDER),
-    "matched": (REFERENCE, PROCESSED), "unmatched_reference": (REFERENCE, UNMATCHED),
-    "late_reference": (REFERENCE, OUT_OF_ORDER), "duplicate_reference": (REFERENCE, OUT_OF_ORDER),
-}
+
+def frame_outcomes(parts) -> dict[str, list[tuple[str, str]]]:
+    """monitor counter -> the (stream, outcome) counts of the node's frame accounting it adds to,
+    for a monitor that joins `parts`: a processed frame is one processed item of every part."""
+    outcomes: dict[str, list[tuple[str, str]]] = {
+        "processed": [(PREDICATES, PROCESSED)], "out_of_order": [(PREDICATES, OUT_OF_ORDER)],
+        "restarts": [(PREDICATES, "restarts")]}
+    if len(parts) > 1:
+        outcomes["matched"] = [(STREAMS[part], PROCESSED) for part in parts if part != matching.EVALUATED]
+        for part in parts:
+            outcomes[f"unmatched_{part}"] = [(STREAMS[part], UNMATCHED)]
+            outcomes[f"late_{part}"] = [(STREAMS[part], OUT_OF_ORDER)]
+            outcomes[f"duplicate_{part}"] = [(STREAMS[part], OUT_OF_ORDER)]
+    return outcomes
 
 PARAMETERS = (
     ParameterSpec("reference_mode", SELF, "what the predicates are compared with: ground_truth or clean_twin (the "
@@ -88,8 +114,15 @@ PARAMETERS = (
                   maximum=100_000),
     ParameterSpec("report_streams", True, "besides one entry per predicate name, one entry per predicate stream "
                   "(name, subject, object) in the report"),
-    ParameterSpec("match_buffer", 64, "frames per side waiting for their twin (reference modes); older ones are "
-                  "counted unmatched", minimum=1, maximum=100_000),
+    ParameterSpec("match_buffer", 64, "frames per part (predicates, reference, entities) waiting for the rest of "
+                  "their frame; older ones are counted unmatched", minimum=1, maximum=100_000),
+    ParameterSpec("associate", True, "reference modes: associate the evaluated with the reference entities every "
+                  "frame (topics `entities`, `reference_entities`) and compare predicates about the same objects; "
+                  "false: match predicate streams by the ids each side gives (only right when both share ids)"),
+    ParameterSpec("match_iou", MIN_IOU, "box IoU an evaluated entity needs with a reference entity of its class to be "
+                  "associated", minimum=0.0, maximum=1.0),
+    ParameterSpec("skip_replaced_tracks", True, "self mode: leave out the predicates of a track replaced by a new "
+                  "track of the same class (an identity switch; needs `entities`)"),
     restart_after_parameter("evaluated", "the rolling window"),
     ParameterSpec("tpc_tolerance", 2, "frames within which a transition matches a reference transition (TPC)",
                   minimum=0, maximum=100),
@@ -107,6 +140,12 @@ TOPICS = (
     TopicSpec("reference", "predrel_ros/PredicateArray", SUBSCRIBES, STREAM_QOS_TEXT,
               "reference predicates matched by frame_index: ground_truth/predicates or clean/predicates",
               "reference_mode ground_truth or clean_twin"),
+    TopicSpec("entities", "predrel_ros/EntityArray", SUBSCRIBES, STREAM_QOS_TEXT,
+              "the entities the evaluated predicates were computed from (e.g. remapped to degraded/entities)",
+              "associate in a reference mode, or skip_replaced_tracks in self mode"),
+    TopicSpec("reference_entities", "predrel_ros/EntityArray", SUBSCRIBES, STREAM_QOS_TEXT,
+              "the entities of the reference predicates: ground_truth/entities or clean/entities",
+              "associate in a reference mode"),
     TopicSpec("reliability", "predrel_ros/ReliabilityReport", PUBLISHES, STREAM_QOS_TEXT,
               "rolling reliability per predicate stream, predicate and group, with trust and reason"),
     TopicSpec(DIAGNOSTICS.name, DIAGNOSTICS.type, PUBLISHES, DIAGNOSTICS.qos,
@@ -134,7 +173,10 @@ def load_monitor(params: Mapping[str, object]) -> ReliabilityMonitor:
         reference_mode=str(params["reference_mode"]), window=int(params["window"]),
         match_buffer=int(params["match_buffer"]), tpc_tolerance=int(params["tpc_tolerance"]),
         pds_mode=str(params["pds_mode"]), logic_memory=predicates.event_memory, logic_window=predicates.window,
-        restart_after=int(params["restart_after"]), min_rule_checks=int(params["min_rule_checks"]))
+        restart_after=int(params["restart_after"]), min_rule_checks=int(params["min_rule_checks"]),
+        associate=bool(params["associate"]), match_iou=float(params["match_iou"]),
+        skip_replaced_tracks=bool(params["skip_replaced_tracks"]), track_memory=predicates.track_memory,
+        min_visibility=predicates.confidence.min_visibility)
     return ReliabilityMonitor(config, trust, profile)
 
 
@@ -146,34 +188,51 @@ class ReliabilityNode(PredrelNode):
         self.get_logger().info(
             f"reference mode {p['reference_mode']}, window {p['window']} frames, clean profile "
             f"{p['clean_profile'] or 'none (absolute trust bounds)'}")
+        parts = self.monitor.config.parts
+        self._outcomes = frame_outcomes(parts)
         self._counted = self.monitor.snapshot_counters()
         self._processed = 0
         self._last_processed: float | None = None
         self.report_publisher = self.publisher(ReliabilityReport, "reliability", STREAM_QOS)
         self.subscription(PredicateArray, "predicates", self._on_predicates, STREAM_QOS, stream=PREDICATES)
-        self.reference_subscription = None
-        if p["reference_mode"] != SELF:
-            self.reference_subscription = self.subscription(PredicateArray, "reference", self._on_reference,
-                                                            STREAM_QOS, stream=REFERENCE)
+        #: the subscriptions of the other parts of a frame, by stream (for the "nobody publishes" hint)
+        self.part_subscriptions = {}
+        if matching.REFERENCE in parts:
+            self.part_subscriptions[REFERENCE] = self.subscription(
+                PredicateArray, "reference", self._on_reference, STREAM_QOS, stream=REFERENCE)
+        if matching.EVALUATED_ENTITIES in parts:
+            self.part_subscriptions[ENTITIES] = self.subscription(
+                EntityArray, "entities", self._on_entities, STREAM_QOS, stream=ENTITIES)
+        if matching.REFERENCE_ENTITIES in parts:
+            self.part_subscriptions[REFERENCE_ENTITIES] = self.subscription(
+                EntityArray, "reference_entities", self._on_reference_entities, STREAM_QOS, stream=REFERENCE_ENTITIES)
         self.create_timer(STALE_CHECK_PERIOD_S, self._check_stale)
         self.on_destroy(self._count_waiting_frames)
 
-    # -- input ---------------------------------------------------------------------------------
+    # -- input: the parts of a frame ----------------------------------------------------------------
     def _on_predicates(self, msg: PredicateArray) -> None:
         start = time.perf_counter()
         estimates = conversions.predicates_from_msg(msg)                 # ValueError: counted malformed
         info = conversions.degradation_kind_check(conversions.degradation_from_msg(msg.degradation))
-        processed = self.monitor.add_evaluated(msg.frame_index, estimates, info.kind, info.severity,
-                                               tag=(msg.header, msg.degradation))
-        self._account()
-        if processed:
-            self._after_frame(start)
+        self._fed(self.monitor.add_evaluated(msg.frame_index, estimates, info.kind, info.severity,
+                                             tag=(msg.header, msg.degradation)), start)
 
     def _on_reference(self, msg: PredicateArray) -> None:
         start = time.perf_counter()
         references = conversions.predicates_from_msg(msg)               # ValueError: counted malformed
         conversions.degradation_kind_check(conversions.degradation_from_msg(msg.degradation))
-        processed = self.monitor.add_reference(msg.frame_index, references)
+        self._fed(self.monitor.add_reference(msg.frame_index, references), start)
+
+    def _on_entities(self, msg: EntityArray) -> None:
+        start = time.perf_counter()
+        self._fed(self.monitor.add_evaluated_entities(msg.frame_index, _entities(msg)), start)
+
+    def _on_reference_entities(self, msg: EntityArray) -> None:
+        start = time.perf_counter()
+        self._fed(self.monitor.add_reference_entities(msg.frame_index, _entities(msg)), start)
+
+    def _fed(self, processed: bool, start: float) -> None:
+        """After a part went to the monitor: account for it, and report when it completed a frame."""
         self._account()
         if processed:
             self._after_frame(start)
@@ -181,10 +240,11 @@ class ReliabilityNode(PredrelNode):
     def _account(self) -> None:
         """Count what the monitor did with the frames since the last call."""
         now = self.monitor.snapshot_counters()
-        for key, (stream, outcome) in _OUTCOMES.items():
+        for key, targets in self._outcomes.items():
             added = now.get(key, 0) - self._counted.get(key, 0)
             if added:
-                self.count(stream, outcome, added)
+                for stream, outcome in targets:
+                    self.count(stream, outcome, added)
         self._counted = now
 
     def _after_frame(self, start: float) -> None:
@@ -216,15 +276,18 @@ class ReliabilityNode(PredrelNode):
         if age is None or self._last_processed is None:
             return
         text = f"no frame processed for {age:.1f} s"
-        if self.reference_subscription is not None and self.reference_subscription.get_publisher_count() == 0:
-            text += f" (nobody publishes {self.resolve_topic_name('reference')}: remap reference:=...)"
+        silent = [self.resolve_topic_name(stream) for stream, subscription in self.part_subscriptions.items()
+                  if subscription.get_publisher_count() == 0]
+        if silent:
+            text += f" (nobody publishes {', '.join(silent)}: remap them, e.g. reference:=clean/predicates)"
         self.health.raise_condition("stale", WARN, text)
 
     def diagnostic_values(self) -> dict[str, object]:
         counters = self.monitor.snapshot_counters()
         values: dict[str, object] = {"reference_mode": self.params["reference_mode"], "window": self.params["window"],
                                      "reports_after_frames": self._processed}
-        for key in ("pending_evaluated", "pending_reference", "reference_out_of_scope", "restarts"):
+        for key in (*(f"pending_{part}" for part in self.monitor.config.parts), "reference_out_of_scope", "restarts",
+                    "unassociated_estimates", "replaced_track_estimates"):
             if key in counters:
                 values[key] = counters[key]
         return values
@@ -255,6 +318,13 @@ class ReliabilityNode(PredrelNode):
             statuses.append(diagnostics.status(name, conversions.TRUST_CODES[record.trust],
                                                record.reason or record.trust, values))
         return statuses
+
+
+def _entities(msg: EntityArray) -> list:
+    """The entities of an EntityArray (ValueError, counted malformed, for a bad one)."""
+    entities = conversions.entities_from_msg(msg)
+    conversions.degradation_kind_check(conversions.degradation_from_msg(msg.degradation))
+    return entities
 
 
 def main(args: list[str] | None = None) -> int:
