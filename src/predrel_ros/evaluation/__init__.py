@@ -7,9 +7,9 @@ the paper's tables, plots and an HTML report. Plain Python; no ROS import.
 
 Modules: `config` (EvaluationConfig), `data` (dataset folders, episodes, bags), `front_ends`
 (perception with cached detections, or the oracle; where each degradation acts), `detection_cache`,
-`association` (evaluated entities -> reference entities per frame), `sequences` (aligned per-frame
-predicate sequences, saved per episode), `scores` (metric rows), `action` (recognizer conditions,
-DIS), `episode_run` (one episode, in a worker), `tables` (Tables 8-15, findings), `plots`, `report`
-(HTML), `sweep` (the whole run), `commands` (the CLI). Nothing is imported here, so `predrel --help`
-stays fast.
+`sequences` (aligned per-frame predicate sequences, saved per episode), `scores` (metric rows),
+`action` (recognizer conditions, DIS), `episode_run` (one episode, in a worker), `tables` (Tables
+8-15, findings), `plots`, `report` (HTML), `sweep` (the whole run), `commands` (the CLI),
+`benchmark` (`predrel bench eval`). Evaluated entities are matched to the reference's per frame by
+`predrel_ros.reliability.association`. Nothing is imported here, so `predrel --help` stays fast.
 """

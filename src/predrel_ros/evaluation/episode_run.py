@@ -25,9 +25,9 @@ from predrel_ros.evaluation.front_ends import ConditionRun, NotApplicable, Timer
 from predrel_ros.evaluation.sequences import EpisodeSequences, StreamIndex, scope_keys
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import PredicateConfig
-from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
+from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.extractor import PredicateExtractor
-from predrel_ros.reliability.association import associate
+from predrel_ros.reliability.association import associate, renamed
 
 
 @dataclass
@@ -105,7 +105,7 @@ def clean_stream(source: EpisodeSource) -> tuple[EpisodeStream, dict[str, float]
 
 def selection_sequence(source: EpisodeSource) -> tuple[list, dict[str, float]]:
     """(frame_index, entities, references) of one clean episode for threshold selection, the
-    references renamed into the front-end's ids (`association`) so the extractor's own ids meet them."""
+    references renamed into the front-end's ids (`reliability.association`) so the extractor's own ids meet them."""
     timer = Timer()
     with timer.phase("load"):
         episode = load_episode(source, images=front_end().needs_images)
@@ -118,18 +118,8 @@ def selection_sequence(source: EpisodeSource) -> tuple[list, dict[str, float]]:
         for (t, content), entities in zip(run.delivered, run.entities):
             mapping = associate(entities, episode.gt_entities[content], min_iou)
             inverse = {truth: own for own, truth in mapping.items()}
-            references = [_renamed(reference, inverse) for reference in episode.frames[content].predicates]
-            sequence.append((t, entities, [r for r in references if r is not None]))
+            sequence.append((t, entities, renamed(episode.frames[content].predicates, inverse)[0]))
     return sequence, dict(timer.seconds)
-
-
-def _renamed(reference: PredicateEstimate, ids: dict[int, int]) -> PredicateEstimate | None:
-    subject = ids.get(reference.subject)
-    obj = reference.object if reference.object == NO_OBJECT else ids.get(reference.object)
-    if subject is None or obj is None:
-        return None
-    return PredicateEstimate(reference.name, subject, obj, reference.value, reference.confidence,
-                             dict(reference.evidence), reference.frame_index, reference.group)
 
 
 def warm_detections(source: EpisodeSource) -> dict[str, float]:
