@@ -210,8 +210,11 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
     cache = str(cache_dir if cache_dir is not None else out / "cache") if not config.oracle else None
     data = resolve_data(data_path, config.test_split)
     test = data.split(config.test_split)[:config.max_episodes]
+    perception_description = {"front_end": "oracle (ground-truth entities)"}
     if not config.oracle:   # a missing model or a bad perception config fails now, not after the selection
-        make_front_end(config.perception, config.perception_config, None).close()
+        front = make_front_end(config.perception, config.perception_config, None)
+        perception_description = front.describe()
+        front.close()
     log(f"evaluating {len(test)} {config.test_split} episodes of {data.description} with "
         f"{config.perception} perception, reference {config.reference}")
 
@@ -239,7 +242,8 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
     sweep_wall = time.perf_counter() - sweep_started
 
     aggregation_started = time.perf_counter()
-    summary = write_outputs(config, data.description, results, out, models, selection_record, models_record, command)
+    summary = write_outputs(config, data.description, results, out, models, selection_record, models_record, command,
+                            perception_description)
     aggregation_seconds = time.perf_counter() - aggregation_started
 
     worker = _sum_timings([r.timings for r in results])
@@ -300,7 +304,7 @@ def rebuild_outputs(out_dir: str | Path, log: Log = _stderr) -> dict:
         if (out / "action-models" / "full.json").is_file() else None
     command = json.loads((out / "config.json").read_text()).get("command", "")
     summary = write_outputs(config, settings["data"], results, out, models, selection_record,
-                            settings["action_models"], command)
+                            settings["action_models"], command, settings.get("perception"))
     _finish(out, summary, previous["timing"])
     log(f"rebuilt {out / 'report.html'}, {out / 'tables.md'}, {out / 'summary.json'}")
     return summary
@@ -308,7 +312,7 @@ def rebuild_outputs(out_dir: str | Path, log: Log = _stderr) -> dict:
 
 def write_outputs(config: EvaluationConfig, description: str, results: Sequence[episode_run.EpisodeResult], out: Path,
                   models: action.ActionModels | None, selection_record: dict, models_record: dict,
-                  command: str) -> dict:
+                  command: str, perception: dict | None = None) -> dict:
     """Tables, findings, calibration, plots, CSV and JSON of a finished sweep (the report is
     written by the caller once the timing is known)."""
     kinds_not_applicable = sorted({kind for r in results for kind in r.not_applicable})
@@ -362,6 +366,7 @@ def write_outputs(config: EvaluationConfig, description: str, results: Sequence[
                      f"{', '.join(kinds_not_applicable)}." if config.oracle else
                      f"Not applicable: {', '.join(kinds_not_applicable)}.")
     settings = {"evaluation": config.to_dict(), "data": description, "predrel_ros": __version__,
+                "perception": perception or {},
                 "selection": {k: v for k, v in selection_record.items() if k != "scores"}, "action_models": models_record,
                 "oracle_not_applicable": list(ORACLE_NOT_APPLICABLE) if config.oracle else []}
     (out / "config.json").write_text(json.dumps(_json_safe({**settings, "command": command}), indent=2) + "\n")
