@@ -78,3 +78,42 @@ def test_bad_options_are_refused(kinds, frames, rate, message):
                               regenerate=False, display="lines")
     with pytest.raises(UserError, match=message):
         demo.main(args)
+
+
+def perception_builders():
+    import importlib.util
+
+    path = Path(__file__).resolve().parent / "perception" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("perception_test_builders", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_clean_profile_is_measured_once_per_model_with_the_nodes_window(controlled_dataset, tmp_path,
+                                                                            monkeypatch):
+    from predrel_ros.nodes.parameter_specs import read_params_file
+    from predrel_ros.package_files import config_file
+    from predrel_ros.reliability.trust import CleanProfile
+
+    builders = perception_builders()
+    model = tmp_path / "model"
+    model.mkdir()
+    builders.yoloseg_onnx(model / "model.onnx", builders.yolo_output0(builders.SCENE_ROWS, 3),
+                          builders.yolo_protos(64, 80, builders.SCENE_REGIONS))
+    (model / "labels.txt").write_text("cube\nbowl\nhand\n")
+    measured = []
+    monkeypatch.setattr(demo, "profile_dataset", lambda cache_dir, frames, regenerate: controlled_dataset)
+    from predrel_ros.reliability import profile_command
+    original = profile_command.dataset_profile
+    monkeypatch.setattr(profile_command, "dataset_profile",
+                        lambda *args, **kwargs: measured.append(kwargs["window"]) or original(*args, **kwargs))
+    first = demo.demo_profile(tmp_path / "cache", str(model), frames=36)
+    assert demo.demo_profile(tmp_path / "cache", str(model), frames=36) == first and len(measured) == 1
+    profile = CleanProfile.load(first)
+    window = read_params_file(config_file("reliability_node.yaml"), "reliability")["window"]
+    assert measured == [window] and profile.window == window and "contact" in profile.baselines
+    (model / "labels.txt").write_text("cube\nbowl\nhand\n\n")          # another model: measured again
+    assert demo.demo_profile(tmp_path / "cache", str(model), frames=36) != first and len(measured) == 2
+    with pytest.raises(UserError, match="does not exist"):
+        demo.demo_profile(tmp_path / "cache", str(tmp_path / "nowhere"))

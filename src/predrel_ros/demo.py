@@ -5,16 +5,23 @@
    definitions, so a code change that alters the episode regenerates it and nothing else does.
 2. Starts config/demo.run.yaml with `predrel run`'s runner: the replay node plays the episode once
    per severity (the degraded twin under a severity sweep, the clean twin untouched), perception ->
-   predicates in each namespace, the reliability node compares degraded with clean (clean_twin),
-   the action node recognises the primitive from the degraded predicates and their trust, and the
-   dashboard shows it live (per-group trust, degradation, action against ground truth, counters).
+   predicates in each namespace, the reliability node compares degraded with clean (clean_twin), a
+   second one judges the degraded predicates without reference (self, as a robot has to: against
+   a clean profile of the model, see below), the action node recognises the primitive from the
+   degraded predicates and their reference-free trust, and the dashboard shows it live (per-group
+   trust, degradation, action against ground truth, counters).
 3. At the end the dashboard writes OUT/summary.json (per severity: PRS per predicate group, trust
    level counts, action accuracy, frame accounting) and OUT/sweep.png, and this command prints the
    table. Needs no camera, GPU or download.
+
+The reference-free node needs to know how clean data of the setup looks (`reliability.clean_profile`):
+`demo_profile` measures it once per model, with the perception and predicate configs the nodes use,
+on other generated episodes of the demo's kind (never the demo episode itself), and caches it.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -39,6 +46,10 @@ SEED = 3
 #: frames of the episode; each (kind, severity) replays it once
 DEFAULT_FRAMES = 60
 SEVERITIES = (0, 1, 2, 3, 4, 5)
+#: the clean profile of the reference-free reliability node: clean episodes of the demo's kind with
+#: other seeds than the demo episode's
+PROFILE_EPISODES = 6
+PROFILE_SEED = 104
 
 
 def default_cache_dir() -> Path:
@@ -58,19 +69,36 @@ def _source_files() -> list[Path]:
     return files
 
 
-def episode_key(config, template: str, seed: int) -> str:
-    """Content key of an episode: generator code, message definitions, settings, MuJoCo version."""
-    import dataclasses
-
+def episode_key(config, template: str, seed: int, episodes: int = 1) -> str:
+    """Content key of generated episodes: generator code, message definitions, settings, MuJoCo version."""
     import mujoco
 
     digest = hashlib.sha256()
-    for path in _source_files():
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    _digest_files(digest, _source_files())
     settings = {"config": dataclasses.asdict(config), "template": template, "seed": seed,
                 "mujoco": mujoco.__version__}
+    if episodes != 1:
+        settings["episodes"] = episodes
     digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
     return digest.hexdigest()[:16]
+
+
+def _digest_files(digest, files) -> None:
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+
+
+def _generate_once(entry: Path, what: str, generate) -> None:
+    """Run generate(folder) into a temporary folder and rename it to `entry` when done, so a
+    finished result appears at once and an interrupted run leaves no half entry."""
+    print(f"demo: generating {what} into {entry}", file=sys.stderr)
+    partial = entry.with_name(entry.name + f".partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    start = time.monotonic()
+    generate(partial)
+    shutil.rmtree(entry, ignore_errors=True)
+    partial.rename(entry)
+    print(f"demo: {what} generated in {time.monotonic() - start:.0f} s", file=sys.stderr)
 
 
 def demo_episode(cache_dir: Path, frames: int = DEFAULT_FRAMES, template: str = TEMPLATE, seed: int = SEED,
@@ -86,15 +114,75 @@ def demo_episode(cache_dir: Path, frames: int = DEFAULT_FRAMES, template: str = 
     if bag.is_dir() and not regenerate:
         print(f"demo episode: {bag} (cached)", file=sys.stderr)
         return bag
-    print(f"demo episode: generating {template} ({frames} frames, 320x240) into {entry}", file=sys.stderr)
-    partial = entry.with_name(entry.name + f".partial-{os.getpid()}")
-    shutil.rmtree(partial, ignore_errors=True)
-    start = time.monotonic()
-    generate_dataset(partial, 1, seed, config, templates=(template,))
-    shutil.rmtree(entry, ignore_errors=True)
-    partial.rename(entry)  # a finished episode appears at once: an interrupted run leaves no half entry
-    print(f"demo episode: generated in {time.monotonic() - start:.0f} s", file=sys.stderr)
+    _generate_once(entry, f"the demo episode ({template}, {frames} frames, 320x240)",
+                   lambda folder: generate_dataset(folder, 1, seed, config, templates=(template,)))
     return bag
+
+
+def profile_dataset(cache_dir: Path, frames: int = DEFAULT_FRAMES, regenerate: bool = False) -> Path:
+    """The dataset folder of the clean profile's episodes (PROFILE_EPISODES of the demo's kind),
+    generated into the cache when missing."""
+    from predrel_ros.controlled.config import GenerationConfig
+    from predrel_ros.controlled.generate import generate_dataset
+
+    config = GenerationConfig(frames=frames, formats=("folder",))
+    entry = Path(cache_dir) / (f"{TEMPLATE}-x{PROFILE_EPISODES}-{frames}f-"
+                               f"{episode_key(config, TEMPLATE, PROFILE_SEED, PROFILE_EPISODES)}")
+    if entry.is_dir() and not regenerate:
+        return entry
+    _generate_once(entry, f"{PROFILE_EPISODES} clean {TEMPLATE} episodes for the clean profile",
+                   lambda folder: generate_dataset(folder, PROFILE_EPISODES, PROFILE_SEED, config,
+                                                   templates=(TEMPLATE,), progress=False))
+    return entry
+
+
+def demo_profile(cache_dir: Path, model: str = "", frames: int = DEFAULT_FRAMES, regenerate: bool = False) -> Path:
+    """The clean profile (JSON) of perception `model` (a folder or .onnx; empty: the default model)
+    for the demo's reference-free reliability node: its window, the nodes' perception and predicate
+    configs, measured on `profile_dataset`. Cached under a key of all of these and of the code."""
+    import predrel_ros.perception as perception
+    import predrel_ros.predicates as predicates
+    import predrel_ros.reliability as reliability
+    from predrel_ros.nodes.parameter_specs import read_params_file
+    from predrel_ros.package_files import config_file
+    from predrel_ros.perception.config import DEFAULT_MODEL_DIR, PerceptionConfig
+
+    model_path = Path(model).expanduser() if model else DEFAULT_MODEL_DIR
+    if not model_path.exists():
+        raise UserError(f"model {model_path} does not exist")
+    window = int(read_params_file(config_file("reliability_node.yaml"), "reliability")["window"])
+    digest = hashlib.sha256(f"window {window}".encode())
+    _digest_files(digest, sorted(model_path.iterdir()) if model_path.is_dir() else [model_path])
+    _digest_files(digest, [config_file("perceiver.yaml"), config_file("predicates.yaml")])
+    for package in (perception, predicates, reliability):
+        _digest_files(digest, sorted(Path(package.__file__).parent.glob("*.py")))
+    dataset = profile_dataset(cache_dir, frames, regenerate)
+    path = Path(cache_dir) / f"profile-{dataset.name}-{digest.hexdigest()[:16]}.json"
+    if path.is_file() and not regenerate:
+        print(f"demo: clean profile {path} (cached)", file=sys.stderr)
+        return path
+
+    from predrel_ros.downstream.streams import PerceivedEntities
+    from predrel_ros.io.dataset import open_dataset
+    from predrel_ros.perception.perceiver import Perceiver
+    from predrel_ros.predicates import PredicateConfig, PredicateExtractor
+    from predrel_ros.reliability.profile_command import dataset_profile
+
+    config = PerceptionConfig.load(config_file("perceiver.yaml"), section="perception")
+    config = dataclasses.replace(config, model=str(model_path))
+    extractor = PredicateExtractor(PredicateConfig.load(config_file("predicates.yaml"), section="predicates"))
+    start = time.monotonic()
+    perceiver = Perceiver(config)
+    try:
+        profile = dataset_profile(open_dataset(dataset).episodes(), PerceivedEntities(perceiver), extractor,
+                                  window=window)
+    finally:
+        perceiver.close()
+    partial = path.with_name(path.name + f".partial-{os.getpid()}.json")
+    profile.save(partial)
+    partial.rename(path)
+    print(f"demo: clean profile of {model_path} measured in {time.monotonic() - start:.0f} s: {path}", file=sys.stderr)
+    return path
 
 
 def sweep_schedule(kinds: list[str], period: int) -> str:
@@ -148,7 +236,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="folder of summary.json, sweep.png and the node logs (default demo-results/)")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="where the generated episode is kept (default ~/.cache/predrel/demo)")
-    parser.add_argument("--regenerate", action="store_true", help="generate the episode even if it is cached")
+    parser.add_argument("--regenerate", action="store_true",
+                        help="generate the episode and measure the clean profile even if they are cached")
     parser.add_argument("--display", choices=("auto", "screen", "lines"), default="auto",
                         help="dashboard: redrawn screen on a terminal (auto), or periodic lines")
     parser.add_argument("--rate", type=float, default=0.0,
@@ -170,7 +259,9 @@ def main(args: argparse.Namespace) -> int:
     if args.rate < 0:
         raise UserError(f"--rate must be >= 0, got {args.rate}")
     start = time.monotonic()
-    bag = demo_episode(args.cache_dir or default_cache_dir(), args.frames, regenerate=args.regenerate)
+    cache_dir = args.cache_dir or default_cache_dir()
+    bag = demo_episode(cache_dir, args.frames, regenerate=args.regenerate)
+    profile = demo_profile(cache_dir, args.model, args.frames, regenerate=args.regenerate)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     summary_path = out / "summary.json"
@@ -178,7 +269,8 @@ def main(args: argparse.Namespace) -> int:
     passes = len(kinds) * len(SEVERITIES)
     run = load_run_file(config_file(RUN_FILE), {
         "bag": str(bag), "schedule": sweep_schedule(kinds, args.frames), "passes": str(passes),
-        "model": args.model, "summary_dir": str(out), "display": args.display, "rate": str(args.rate),
+        "model": args.model, "clean_profile": str(profile), "summary_dir": str(out), "display": args.display,
+        "rate": str(args.rate),
         "title": f"predrel demo: {TEMPLATE} episode, {', '.join(kinds)} severities 0-5"})
     print(f"demo: {passes} passes of {args.frames} frames ({', '.join(kinds)} x severities 0..5); "
           f"logs in {out / 'logs'}", file=sys.stderr)

@@ -22,7 +22,7 @@ def data_dirs(folder: str) -> list[Path]:
         return candidates
     try:
         candidates.append(Path(get_package_share_directory(PACKAGE)) / folder)
-    except PackageNotFoundError:
+    except (PackageNotFoundError, OSError):   # OSError: no ament environment (AMENT_PREFIX_PATH unset)
         pass
     return candidates
 

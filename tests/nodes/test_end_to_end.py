@@ -6,7 +6,9 @@ against the clean twin, the action node and the dashboard, whose summary the tes
   dropped with a reason) and each stage's inputs equal what the stage before it published;
 - with the trained default model: the degraded pipeline's reliability against the clean twin is
   lower at occlusion severity 5 than at 1, trust (clean-twin and reference-free) goes to WARN/ERROR
-  under severe occlusion and back to OK once it stops.
+  under severe occlusion and back to OK once it stops. The reference-free node judges against the
+  clean profile `predrel demo` measures for the model (other generated episodes of the demo's kind,
+  clean), as a robot's node judges against a profile of its setup.
 """
 from __future__ import annotations
 
@@ -33,11 +35,12 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 EPISODE_FRAMES = 48
 
 
-def run_demo_graph(out: Path, bag: Path, model: str, schedule: str, passes: int, timeout_s: float = 240.0) -> dict:
+def run_demo_graph(out: Path, bag: Path, model: str, schedule: str, passes: int, timeout_s: float = 240.0,
+                   clean_profile: str = "") -> dict:
     """Run the demo graph until the replay finished; returns the dashboard's summary."""
     run = load_run_file(config_file("demo.run.yaml"), {
         "bag": str(bag), "model": model, "schedule": schedule, "passes": str(passes), "summary_dir": str(out),
-        "display": "lines", "rate": "0", "title": "end-to-end test"})
+        "display": "lines", "rate": "0", "title": "end-to-end test", "clean_profile": clean_profile})
     err = io.StringIO()
     runner = Runner(run, out / "logs", out=io.StringIO(), err=err)
     status: list[int] = []
@@ -91,21 +94,30 @@ def test_every_frame_is_accounted_for(tiny_bag, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def episode_bag(tmp_path_factory) -> Path:
-    """A 48-frame 320x240 pick-and-place episode (the default model's input size)."""
-    from predrel_ros.demo import demo_episode
-    return demo_episode(tmp_path_factory.mktemp("episode"), frames=EPISODE_FRAMES)
+def demo_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("demo-cache")
 
 
 @pytest.fixture(scope="module")
-def occlusion_run(episode_bag, tmp_path_factory) -> dict:
+def episode_bag(demo_cache) -> Path:
+    """A 48-frame 320x240 pick-and-place episode (the default model's input size)."""
+    from predrel_ros.demo import demo_episode
+    return demo_episode(demo_cache, frames=EPISODE_FRAMES)
+
+
+@pytest.fixture(scope="module")
+def occlusion_run(episode_bag, demo_cache, tmp_path_factory) -> dict:
     """Four passes: occlusion severity 1, severity 5, then two clean passes."""
+    from predrel_ros.demo import demo_profile
+
     if not (DEFAULT_MODEL_DIR / "model.onnx").is_file():
         pytest.fail(f"the trained default model is missing ({DEFAULT_MODEL_DIR}/model.onnx): these tests measure "
                     f"its reaction to occlusion")
     n = EPISODE_FRAMES
+    profile = demo_profile(demo_cache, "", frames=EPISODE_FRAMES)
     return run_demo_graph(tmp_path_factory.mktemp("occlusion"), episode_bag, "",
-                          f"segments:0=occlusion:1,{n}=occlusion:5,{2 * n}=none", passes=4)
+                          f"segments:0=occlusion:1,{n}=occlusion:5,{2 * n}=none", passes=4,
+                          clean_profile=str(profile))
 
 
 def test_reliability_is_lower_at_severity_5_than_at_1(occlusion_run):

@@ -272,6 +272,9 @@ def test_self_mode_needs_no_reference_and_bad_parameters_are_refused(ros_context
     bad.write_text('{"format": "something else"}')
     with pytest.raises(UserError, match="parameter clean_profile: .*expected format"):
         ReliabilityNode(context=ros_context, parameter_overrides=[Parameter("clean_profile", value=str(bad))])
+    with pytest.raises(UserError, match="measured over 30-frame windows and the node's window is 20"):
+        ReliabilityNode(context=ros_context, parameter_overrides=[Parameter("clean_profile", value=str(profile)),
+                                                                  Parameter("window", value=20)])
     with pytest.raises(UserError, match="reference_mode"):
         ReliabilityNode(context=ros_context, parameter_overrides=[Parameter("reference_mode", value="twin")])
 

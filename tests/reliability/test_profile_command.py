@@ -20,7 +20,7 @@ def test_profile_command_writes_the_oracle_profile_of_the_split(controlled_datas
     assert 0.5 < contact.confidence <= 1 and contact.calibration.samples > 50
     assert 0.5 < contact.calibration.agreement_rate <= 1
     printed = capsys.readouterr().out
-    assert printed.splitlines()[0].split()[:3] == ["predicate", "confidence", "TPC-S"]
+    assert printed.splitlines()[0].split()[:3] == ["predicate", "confidence>=", "TPC-S>="]
     assert f"wrote {out} ({len(episodes)} train episodes, source oracle)" in printed
 
 
@@ -32,5 +32,9 @@ def test_profile_command_refuses_bad_input(controlled_dataset, tmp_path, capsys)
     assert cli.main(["profile", "--data", str(controlled_dataset), "--split", "val", "--out",
                      str(tmp_path / "p.json")]) == 1
     assert "no episodes in split 'val'" in capsys.readouterr().err
+    for option, value, message in (("--window", "1", "--window must be >= 2"), ("--quantile", "0.1", "--quantile")):
+        assert cli.main(["profile", "--data", str(controlled_dataset), "--out", str(tmp_path / "p.json"), option,
+                         value]) == 1
+        assert message in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.main(["profile", "--data", str(controlled_dataset)])

@@ -1,14 +1,11 @@
-import numpy as np
 import pytest
 
-from predrel_ros.entities import MANIPULATED_OBJECT, RIGHT_HAND, Entity
-from predrel_ros.predicates import PredicateExtractor
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.logic_rules import LogicMonitor
 from predrel_ros.reliability.calibration import calibration_summary
 from predrel_ros.reliability.rolling import RollingReliability
 from predrel_ros.reliability.trust import (CLEAN_TWIN, ERROR, GROUND_TRUTH, OK, WARN, CleanProfile, Limit,
-                                           PredicateBaseline, TrustAssessor, TrustConfig, build_clean_profile)
+                                           PredicateBaseline, TrustAssessor, TrustConfig)
 
 
 def healthy(**changes):
@@ -67,8 +64,8 @@ def test_with_a_reference_trust_judges_agreement_and_tpc_not_the_confidence_weig
 
 
 def test_against_ground_truth_the_agreement_is_judged_as_a_drop_from_the_clean_profile():
-    calibration = calibration_summary([0.9] * 10, [True] * 7 + [False] * 3)     # 70 % agree on clean data
-    profile = CleanProfile({"dynamic": PredicateBaseline(0.8, 0.8, 0.0, 0.0, calibration)})
+    # the lowest agreement with ground truth of any clean window: 0.7
+    profile = CleanProfile({"dynamic": PredicateBaseline(0.8, 0.8, 0.0, 0.0, agreement=0.7)})
     truth = TrustAssessor(profile=profile, reference=GROUND_TRUTH)
     assert truth.assess({"dynamic": healthy(agreement=0.68, tpc=0.9)})["dynamic"].level == OK
     worse = truth.assess({"dynamic": healthy(agreement=0.45, tpc=0.9)})["dynamic"]
@@ -78,40 +75,28 @@ def test_against_ground_truth_the_agreement_is_judged_as_a_drop_from_the_clean_p
     assert twin["dynamic"].reasons == ["agreement 0.68 < 0.80 (warn)"]
 
 
-def rect(track_id, role, x, y):
-    mask = np.zeros((120, 160), bool)
-    mask[y:y + 10, x:x + 10] = True
-    return Entity(id=track_id, label=role, role=role, box=[x, y, x + 9, y + 9], mask=mask)
-
-
-def test_clean_profile_from_a_clean_run_round_trips(tmp_path):
-    extractor = PredicateExtractor()
-    frames = []
-    for t in range(20):
-        estimates = extractor.update(t, [rect(1, RIGHT_HAND, 40 + t, 40), rect(2, MANIPULATED_OBJECT, 40 + t, 50)])
-        frames.append((t, estimates, estimates))           # a perfect reference: every estimate agrees
-    profile = build_clean_profile(frames)
-    contact = profile.baselines["contact"]
-    assert contact.tpc_s == 1.0 and contact.unk_rate == 0.0
-    assert contact.calibration.samples == 20
-    filled = [a for a, n in zip(contact.calibration.agreement, contact.calibration.counts) if n]
-    assert filled == [1.0] * len(filled)
-    dynamic = profile.baselines["dynamic"]
-    assert dynamic.unk_rate == pytest.approx(2 / 20)            # the first two frames have too few samples
+def test_a_clean_profile_round_trips_and_old_formats_are_refused(tmp_path):
+    calibration = calibration_summary([0.9] * 10, [True] * 7 + [False] * 3)
+    profile = CleanProfile({"contact": PredicateBaseline(0.6, 0.9, 0.3, float("nan"), calibration,
+                                                         expected_agreement=0.65, agreement=0.5)},
+                           window=20, quantile=0.99)
     for suffix in (".json", ".yaml"):
         again = CleanProfile.load(profile.save(tmp_path / f"profile{suffix}"))
-        assert again.baselines["contact"].confidence == pytest.approx(contact.confidence)
-        assert again.baselines["contact"].calibration.counts == contact.calibration.counts
-    assert set(profile.calibration_maps()) >= {"contact", "static"}
-    bad = tmp_path / "bad.json"
-    bad.write_text('{"format": "x"}')
-    with pytest.raises(ValueError, match="expected format"):
-        CleanProfile.load(bad)
+        assert again.to_dict() == profile.to_dict()
+        assert (again.window, again.quantile) == (20, 0.99)
+        assert again.baselines["contact"].calibration.counts == calibration.counts
+    assert set(profile.calibration_maps()) == {"contact"}
+    old = tmp_path / "old.json"
+    old.write_text('{"format": "predrel-clean-profile/1", "predicates": {}}')
+    with pytest.raises(ValueError, match="expected format .*measure it again"):
+        CleanProfile.load(old)
+    with pytest.raises(ValueError, match="quantile"):
+        CleanProfile({}, quantile=0.2)
 
 
 def test_flickering_stream_is_untrusted_end_to_end():
     calibration = calibration_summary([0.9] * 10 + [0.3] * 10, [True] * 9 + [False] + [False] * 8 + [True] * 2)
-    profile = CleanProfile({"contact": PredicateBaseline(0.9, 0.98, 0.0, 0.0, calibration)})
+    profile = CleanProfile({"contact": PredicateBaseline(0.9, 0.98, 0.0, 0.0, calibration, expected_agreement=0.8)})
     rolling = RollingReliability(window=20, mode="self", calibration=profile.calibration_maps())
     monitor = LogicMonitor(rate_window=20)
     for t in range(20):
@@ -127,10 +112,9 @@ def test_flickering_stream_is_untrusted_end_to_end():
 
 
 def test_with_a_baseline_tpc_s_and_expected_agreement_are_judged_as_drops_from_clean():
-    # clean data: 70 % of the estimates agree with ground truth, the stream changes on 20 % of frames
+    # the worst clean windows: an expected agreement of 0.7, a change on 20 % of the frames
     calibration = calibration_summary([0.9] * 10, [True] * 7 + [False] * 3)
-    assert calibration.agreement_rate == pytest.approx(0.7)
-    profile = CleanProfile({"dynamic": PredicateBaseline(0.8, 0.8, 0.0, 0.0, calibration)})
+    profile = CleanProfile({"dynamic": PredicateBaseline(0.8, 0.8, 0.0, 0.0, calibration, expected_agreement=0.7)})
     assessor = TrustAssessor(TrustConfig(), profile)
     as_clean = assessor.assess({"dynamic": healthy(tpc_s=0.78, expected_agreement=0.7, confidence=0.8)})["dynamic"]
     assert as_clean.level == OK                      # absolute bounds (0.85, 0.8) would both say WARN

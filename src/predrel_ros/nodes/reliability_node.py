@@ -107,9 +107,9 @@ PARAMETERS = (
     ParameterSpec("config", "predicates.yaml", "YAML with the `trust` section (trust bounds, min_frames) and the "
                   "`predicates` section (the logic rules look back event_memory frames and use the extractor's "
                   "window); a bare file name is looked up in the package's config/ folder"),
-    ParameterSpec("clean_profile", "", "clean profile (JSON or YAML, `predrel profile`): confidence, TPC-S, UNK and "
-                  "violation baselines and calibration on clean data; trust then judges drops from clean. Empty: "
-                  "absolute bounds only"),
+    ParameterSpec("clean_profile", "", "clean profile (JSON or YAML, `predrel profile` with this window): the worst "
+                  "confidence, TPC-S, UNK and violation rates of clean windows, and the calibration; trust then judges "
+                  "what is worse than clean data gets. Empty: absolute bounds only"),
     ParameterSpec("publish_every_n_frames", 1, "publish a report after every n-th processed frame", minimum=1,
                   maximum=100_000),
     ParameterSpec("report_streams", True, "besides one entry per predicate name, one entry per predicate stream "
@@ -169,6 +169,10 @@ def load_monitor(params: Mapping[str, object]) -> ReliabilityMonitor:
             profile = CleanProfile.load(profile_path)
         except (OSError, ValueError) as error:
             raise UserError(f"parameter clean_profile: {profile_path}: {error}") from None
+        if profile.window != int(params["window"]):
+            raise UserError(f"parameter clean_profile: {profile_path} was measured over {profile.window}-frame windows "
+                            f"and the node's window is {params['window']}; measure it with `predrel profile --window "
+                            f"{params['window']}` or set window:={profile.window}")
     config = MonitorConfig(
         reference_mode=str(params["reference_mode"]), window=int(params["window"]),
         match_buffer=int(params["match_buffer"]), tpc_tolerance=int(params["tpc_tolerance"]),

@@ -45,6 +45,9 @@ class IdentitySwitches:
 
     def update(self, frame_index: int, entities: Iterable[Entity]) -> frozenset[int]:
         """The ids of the tracks replaced at this frame (frames in increasing order)."""
+        forgotten = [i for i, t in self._tracks.items() if t.last_listed < frame_index - self.memory]
+        for track_id in forgotten:       # before this frame's entities: a returning id is a new track
+            del self._tracks[track_id]
         observed: set[int] = set()
         for entity in entities:
             track = self._tracks.get(entity.id)
@@ -56,8 +59,6 @@ class IdentitySwitches:
                 if track.first_observed is None:
                     track.first_observed = frame_index
                 track.last_observed = frame_index
-        for track_id in [i for i, t in self._tracks.items() if t.last_listed < frame_index - self.memory]:
-            del self._tracks[track_id]
         newest_by_label: dict[str, int] = {}
         for track_id in observed:
             track = self._tracks[track_id]

@@ -389,17 +389,14 @@ class ReliabilityMonitor:
         name_checks = self._rule_counts(lambda name: name)
         group_checks = self._rule_counts(vocabulary.group_of)
         violation_rates = {name: _rate(counts) for name, counts in name_checks.items()}
-        judged_rates = {name: _rate(counts) for name, counts in name_checks.items()
-                        if counts[0] >= config.min_rule_checks}
+        judged_rates = self._judged_rates(name_checks)
         if config.has_reference:
             pds_streams = self._sensitivity.compute(sensitivity.by_stream) if streams else {}
             pds_names = self._sensitivity.compute(sensitivity.by_predicate)
             pds_groups = self._sensitivity.compute(sensitivity.by_group)
         else:
             pds_streams = pds_names = pds_groups = {}
-        longest: dict[str, int] = {}
-        for (name, _, _), values in streams_metrics.items():
-            longest[name] = max(longest.get(name, 0), int(values["frames"]))
+        longest = _longest_streams(streams_metrics)
         assessments = self.assessor.assess(names_metrics, judged_rates)
 
         name_records: dict[str, ReliabilityRecord] = {}
@@ -439,6 +436,23 @@ class ReliabilityMonitor:
         return ReliabilityReport(frame_index, config.window, config.reference_mode, kind, severity, predicates,
                                  groups, self.snapshot_counters(), tag)
 
+    def window_signals(self) -> dict[str, dict[str, float]]:
+        """Per predicate name what trust judges over the current window: its pooled metrics
+        (`rolling.METRIC_NAMES`), `violation_rate` (NaN with fewer than `min_rule_checks` checks)
+        and `longest_stream` (frames of its longest stream: below `trust.min_frames` it is STALE).
+        The clean profile is made of these (`clean_profile.build_clean_profile`)."""
+        judged = self._judged_rates(self._rule_counts(lambda name: name))
+        longest = _longest_streams(self._rolling.compute(with_tpc=False))
+        signals = self._rolling.by_predicate()
+        for name, values in signals.items():
+            values["violation_rate"] = judged.get(name, math.nan)
+            values["longest_stream"] = float(longest.get(name, 0))
+        return signals
+
+    def _judged_rates(self, checks: Mapping[str, tuple[int, int]]) -> dict[str, float]:
+        """Violation rates of the pools with at least `min_rule_checks` checks in the window."""
+        return {name: _rate(counts) for name, counts in checks.items() if counts[0] >= self.config.min_rule_checks}
+
     def _level(self, assessment: TrustAssessment, frames: int) -> tuple[str, str]:
         minimum = self.trust_config.min_frames
         if frames < minimum:
@@ -455,6 +469,14 @@ class ReliabilityMonitor:
             total_checks, total_broken = totals.get(pool, (0, 0))
             totals[pool] = (total_checks + checks, total_broken + broken)
         return totals
+
+
+def _longest_streams(streams_metrics: Mapping[tuple[str, int, int], Mapping[str, float]]) -> dict[str, int]:
+    """predicate name -> frames of its longest stream in the window."""
+    longest: dict[str, int] = {}
+    for (name, _, _), values in streams_metrics.items():
+        longest[name] = max(longest.get(name, 0), int(values["frames"]))
+    return longest
 
 
 def _rate(counts: tuple[int, int]) -> float:

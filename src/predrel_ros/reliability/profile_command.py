@@ -1,13 +1,15 @@
 """Measure a clean profile: what the predicates look like on clean data, for reference-free trust.
 
-The reliability node judges a live stream (reference_mode self) by how far it drifts from clean
-data: confidence, TPC-S, UNK and logic-rule violation rates per predicate, and the calibration of
-confidence against ground truth (`reliability.trust.CleanProfile`). This command runs the predicate
-extractor over the clean episodes of a dataset folder, exactly as the predicate node would, with
-entities from the ground truth (`--source oracle`) or from the perception model the robot runs
-(`--source perception`), compares with the ground-truth predicates for the calibration, and writes
-the profile (JSON or YAML by suffix) for the node's `clean_profile` parameter. Measure it on data
-of the same setup as the robot (camera, model, predicate config), e.g. the validation split.
+The reliability node judges a live stream (reference_mode self) by whether it is worse than clean
+data gets: per predicate the lowest TPC-S, confidence and expected agreement and the highest UNK and
+logic-rule violation rates any clean window showed, and the calibration of confidence against ground
+truth (`reliability.trust.CleanProfile`, measured by `reliability.clean_profile`). This command runs
+the predicate extractor over the clean episodes of a dataset folder, exactly as the predicate node
+would, with entities from the ground truth (`--source oracle`) or from the perception model the robot
+runs (`--source perception`; its entities are associated with the ground-truth entities per frame
+for the calibration), and writes the profile (JSON or YAML by suffix) for the node's `clean_profile`
+parameter. Measure it on data of the same setup as the robot (camera, model, scenes, predicate
+config), with the node's window.
 """
 from __future__ import annotations
 
@@ -26,12 +28,14 @@ EXAMPLES = """examples:
 EPISODE_GAP = 1000
 
 
-def dataset_profile(episodes: Iterable, source, extractor, n_bins: int = 10, progress: bool = False):
+def dataset_profile(episodes: Iterable, source, extractor, n_bins: int = 10, progress: bool = False,
+                    window: int = 30, quantile: float = 1.0):
     """The clean profile of `extractor` on the entities `source` gives for each episode
-    (`downstream.streams` entity sources), calibrated against the episodes' ground-truth predicates.
-    Episodes are chained with increasing frame indices and a gap, each starting a new sequence."""
+    (`downstream.streams` entity sources), calibrated against the episodes' ground-truth predicates,
+    over rolling windows of `window` frames (`clean_profile.build_clean_profile`). Episodes are
+    chained with increasing frame indices and a gap, each starting a new sequence."""
     from predrel_ros.errors import UserError
-    from predrel_ros.reliability.trust import build_clean_profile
+    from predrel_ros.reliability.clean_profile import CleanFrame, build_clean_profile
 
     episodes = list(episodes)
     if progress:
@@ -50,10 +54,14 @@ def dataset_profile(episodes: Iterable, source, extractor, n_bins: int = 10, pro
                                     f"profile's calibration needs them (a controlled-set dataset has them)")
                 index = offset + frame.index
                 references = [dataclasses.replace(p, frame_index=index) for p in frame.predicates]
-                yield index, extractor.update(index, source.entities(frame)), references
+                entities = source.entities(frame)
+                yield CleanFrame(index, extractor.update(index, entities), references, entities, frame.entities)
                 last = index
             offset = last + EPISODE_GAP
-    return build_clean_profile(rows(), n_bins=n_bins)
+    config = extractor.config
+    return build_clean_profile(rows(), n_bins=n_bins, memory=config.event_memory, window=config.window,
+                               rolling_window=window, quantile=quantile, track_memory=config.track_memory,
+                               min_visibility=config.confidence.min_visibility)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +75,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--predicate-config", type=Path,
                         help="predicate YAML (section 'predicates'); default: config/predicates.yaml's values")
     parser.add_argument("--bins", type=int, default=10, help="calibration bins on [0, 1] (default 10)")
+    parser.add_argument("--window", type=int, default=30,
+                        help="rolling window in frames: the reliability node's `window` (default 30)")
+    parser.add_argument("--quantile", type=float, default=1.0,
+                        help="1.0 (default): each baseline is the worst clean window; 0.99 leaves the worst 1 %% out")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -78,6 +90,10 @@ def main(args: argparse.Namespace) -> int:
 
     if args.bins < 1:
         raise UserError(f"--bins must be >= 1, got {args.bins}")
+    if args.window < 2:
+        raise UserError(f"--window must be >= 2 frames, got {args.window}")
+    if not 0.5 <= args.quantile <= 1.0:
+        raise UserError(f"--quantile must lie in [0.5, 1], got {args.quantile}")
     if args.out.suffix not in (".json", ".yaml", ".yml"):
         raise UserError(f"--out must end in .json, .yaml or .yml, got {args.out}")
     config = None
@@ -90,7 +106,8 @@ def main(args: argparse.Namespace) -> int:
     if not episodes:
         raise UserError(f"{args.data} has no episodes in split {args.split!r}")
     source = make_source(args.source, args.perception_config)
-    profile = dataset_profile(episodes, source, PredicateExtractor(config), args.bins, progress=not args.no_progress)
+    profile = dataset_profile(episodes, source, PredicateExtractor(config), args.bins, progress=not args.no_progress,
+                              window=args.window, quantile=args.quantile)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     profile.save(args.out)
     print(format_profile(profile.baselines.items()))
@@ -99,13 +116,15 @@ def main(args: argparse.Namespace) -> int:
 
 
 def format_profile(baselines: Iterable) -> str:
-    """One line per (predicate, baseline) pair: its clean baselines."""
-    lines = [f"{'predicate':18s} {'confidence':>10s} {'TPC-S':>6s} {'UNK':>6s} {'violations':>10s} "
-             f"{'agreement':>9s} {'samples':>7s}"]
+    """One line per (predicate, baseline) pair: its clean bounds (the worst clean window) and the
+    calibration's mean agreement with ground truth."""
+    lines = [f"{'predicate':18s} {'confidence>=':>12s} {'TPC-S>=':>8s} {'UNK<=':>6s} {'violations<=':>12s} "
+             f"{'exp.agr>=':>9s} {'agree>=':>8s} {'mean agr':>8s} {'samples':>7s}"]
     for name, baseline in baselines:
         calibration = baseline.calibration
-        agreement = f"{calibration.agreement_rate:9.3f}" if calibration is not None else f"{'-':>9s}"
+        mean = f"{calibration.agreement_rate:8.3f}" if calibration is not None else f"{'-':>8s}"
         samples = calibration.samples if calibration is not None else 0
-        lines.append(f"{name:18s} {baseline.confidence:10.3f} {baseline.tpc_s:6.3f} {baseline.unk_rate:6.3f} "
-                     f"{baseline.violation_rate:10.3f} {agreement} {samples:7d}")
+        lines.append(f"{name:18s} {baseline.confidence:12.3f} {baseline.tpc_s:8.3f} {baseline.unk_rate:6.3f} "
+                     f"{baseline.violation_rate:12.3f} {baseline.expected_agreement:9.3f} {baseline.agreement:8.3f} "
+                     f"{mean} {samples:7d}")
     return "\n".join(lines)

@@ -41,18 +41,12 @@ validation split, with `build_clean_profile`, and saved as JSON or YAML.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
-
-import numpy as np
+from typing import Callable, Mapping
 
 from predrel_ros.predicates.config import ConfigFile, read_data, write_data
-from predrel_ros.predicates.estimate import PredicateEstimate, match_references
-from predrel_ros.predicates.logic_rules import LogicMonitor, LogicRule
-from predrel_ros.reliability import metrics
-from predrel_ros.reliability.calibration import CalibrationSummary, calibration_summary
+from predrel_ros.reliability.calibration import CalibrationSummary
 
 OK, WARN, ERROR = "OK", "WARN", "ERROR"
 LEVELS = (OK, WARN, ERROR)
@@ -126,22 +120,37 @@ class TrustConfig(ConfigFile):
 
 @dataclass
 class PredicateBaseline:
-    """One predicate on clean data."""
+    """How one predicate looks on clean data, over rolling windows of `CleanProfile.window` frames:
+    the worst value any clean window showed (its `quantile`), so that trust flags only what is worse
+    than clean data gets. NaN where the clean data had none (no rule checks, no calibration, no
+    reference)."""
 
-    confidence: float
-    tpc_s: float
-    unk_rate: float
-    violation_rate: float
-    calibration: CalibrationSummary | None = None
+    confidence: float           # lowest window mean confidence
+    tpc_s: float                # lowest window TPC-S
+    unk_rate: float             # highest window UNK rate
+    violation_rate: float       # highest window logic-rule violation rate (windows with enough checks)
+    calibration: CalibrationSummary | None = None    # confidence -> agreement with ground truth
+    expected_agreement: float = math.nan             # lowest window calibrated expected agreement
+    agreement: float = math.nan                      # lowest window agreement with ground truth
 
 
 class CleanProfile:
-    """Per predicate name, its clean baseline; the reference-free trust assessment compares to it."""
+    """Per predicate name, its clean baseline (`PredicateBaseline`); the trust assessment compares
+    to it. window: the rolling window (frames) the baselines were measured over, which should be the
+    monitor's; quantile: 1.0 = the worst clean window, 0.99 = the worst but 1 %, ... Measure it with
+    `clean_profile.build_clean_profile` (`predrel profile`)."""
 
-    FORMAT = "predrel-clean-profile/1"
+    FORMAT = "predrel-clean-profile/2"
+    _FIELDS = ("confidence", "tpc_s", "unk_rate", "violation_rate", "expected_agreement", "agreement")
 
-    def __init__(self, baselines: Mapping[str, PredicateBaseline]) -> None:
+    def __init__(self, baselines: Mapping[str, PredicateBaseline], window: int = 30, quantile: float = 1.0) -> None:
+        if window < 1:
+            raise ValueError(f"clean profile: window must be >= 1 frame, got {window}")
+        if not 0.5 <= quantile <= 1.0:
+            raise ValueError(f"clean profile: quantile must lie in [0.5, 1], got {quantile}")
         self.baselines = dict(baselines)
+        self.window = window
+        self.quantile = quantile
 
     def calibration_maps(self) -> dict[str, Callable[[float], float]]:
         """predicate -> confidence-to-expected-agreement map, for `RollingReliability(calibration=...)`."""
@@ -151,26 +160,23 @@ class CleanProfile:
     def to_dict(self) -> dict:
         def plain(value: float) -> float | None:
             return None if math.isnan(value) else float(value)
-        return {"format": self.FORMAT, "predicates": {
-            name: {"confidence": plain(b.confidence), "tpc_s": plain(b.tpc_s), "unk_rate": plain(b.unk_rate),
-                   "violation_rate": plain(b.violation_rate),
+        return {"format": self.FORMAT, "window": self.window, "quantile": self.quantile, "predicates": {
+            name: {**{key: plain(getattr(b, key)) for key in self._FIELDS},
                    "calibration": b.calibration.to_dict() if b.calibration is not None else None}
             for name, b in self.baselines.items()}}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "CleanProfile":
         if data.get("format") != cls.FORMAT:
-            raise ValueError(f"clean profile: expected format {cls.FORMAT!r}, got {data.get('format')!r}")
+            raise ValueError(f"clean profile: expected format {cls.FORMAT!r}, got {data.get('format')!r} (measure "
+                             f"it again with `predrel profile`)")
         baselines = {}
         for name, entry in (data.get("predicates") or {}).items():
-            def number(key: str) -> float:
-                value = entry.get(key)
-                return float("nan") if value is None else float(value)
+            values = {key: math.nan if entry.get(key) is None else float(entry[key]) for key in cls._FIELDS}
             calibration = entry.get("calibration")
             baselines[name] = PredicateBaseline(
-                number("confidence"), number("tpc_s"), number("unk_rate"), number("violation_rate"),
-                CalibrationSummary.from_dict(calibration) if calibration is not None else None)
-        return cls(baselines)
+                **values, calibration=CalibrationSummary.from_dict(calibration) if calibration is not None else None)
+        return cls(baselines, int(data.get("window", 30)), float(data.get("quantile", 1.0)))
 
     def save(self, path: str | Path) -> Path:
         return write_data(path, self.to_dict())
@@ -181,55 +187,6 @@ class CleanProfile:
         if not isinstance(data, Mapping):
             raise ValueError(f"{path}: expected a mapping with format / predicates")
         return cls.from_dict(data)
-
-
-def build_clean_profile(frames: Iterable[tuple[int, Sequence[PredicateEstimate], Sequence[PredicateEstimate] | None]],
-                        rules: Sequence[LogicRule] | None = None, n_bins: int = 10, memory: int = 15,
-                        window: int = 5) -> CleanProfile:
-    """Measure the clean baseline of every predicate over whole clean sequences.
-
-    frames: (frame_index, estimates, references or None) in frame order; the calibration needs the
-    references (ground truth), the other baselines do not. Concatenate several sequences by calling
-    with their frames one after another only if their frame indices keep increasing.
-    """
-    monitor = LogicMonitor(rules, memory=memory, window=window)
-    streams: dict[tuple[str, int, int], list[int]] = defaultdict(list)
-    confidences: dict[str, list[float]] = defaultdict(list)
-    matched: list[tuple[PredicateEstimate, str]] = []
-    for frame_index, estimates, references in frames:
-        estimates = list(estimates)
-        monitor.update(frame_index, estimates)
-        for estimate in estimates:
-            streams[estimate.canonical_key].append(estimate.code)
-            confidences[estimate.name].append(estimate.confidence)
-        if references is not None:
-            matched.extend(match_references(estimates, references))
-    changes: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # changes, pairs, unk, frames
-    for (name, _, _), codes in streams.items():
-        codes_array = np.asarray(codes)
-        total = changes[name]
-        total[0] += int(np.count_nonzero(codes_array[1:] != codes_array[:-1]))
-        total[1] += codes_array.size - 1
-        total[2] += int(np.count_nonzero(codes_array == metrics.UNK))
-        total[3] += codes_array.size
-    correct: dict[str, list[tuple[float, bool]]] = defaultdict(list)
-    for estimate, reference in matched:
-        if reference != "UNK":
-            correct[estimate.name].append((estimate.confidence, estimate.value == reference))
-    violation_rates = monitor.compute()
-    baselines = {}
-    for name, (changed, pairs, unknown, count) in changes.items():
-        samples = correct.get(name)
-        calibration = None
-        if samples:
-            calibration = calibration_summary([c for c, _ in samples], [ok for _, ok in samples], n_bins)
-        baselines[name] = PredicateBaseline(
-            confidence=float(np.mean(confidences[name])),
-            tpc_s=1.0 - changed / pairs if pairs else 1.0,
-            unk_rate=unknown / count,
-            violation_rate=float(violation_rates.get(name, float("nan"))),
-            calibration=calibration)
-    return CleanProfile(baselines)
 
 
 @dataclass
@@ -293,8 +250,7 @@ class TrustAssessor:
         from the clean agreement) and TPC; PRS, TPC-S and confidence are reported only."""
         config = self.config
         agreement = values.get("agreement", float("nan"))
-        clean_agreement = baseline.calibration.agreement_rate if (
-            self.reference == GROUND_TRUTH and baseline is not None and baseline.calibration is not None) \
+        clean_agreement = baseline.agreement if self.reference == GROUND_TRUTH and baseline is not None \
             else float("nan")
         if math.isfinite(clean_agreement):
             signals["agreement"] = float(agreement)
@@ -322,8 +278,7 @@ class TrustAssessor:
         if baseline is not None:
             judge("confidence_drop", baseline.confidence - confidence, config.confidence_drop)
         expected = values.get("expected_agreement", float("nan"))
-        clean_agreement = baseline.calibration.agreement_rate if baseline is not None and baseline.calibration \
-            is not None else float("nan")
+        clean_agreement = baseline.expected_agreement if baseline is not None else float("nan")
         if math.isfinite(clean_agreement):
             signals["expected_agreement"] = float(expected)
             judge("agreement_drop", clean_agreement - expected, config.agreement_drop)
