@@ -10,7 +10,7 @@
    a clean profile of the model, see below), the action node recognises the primitive from the
    degraded predicates and their reference-free trust, and the dashboard shows it live (per-group
    trust, degradation, action against ground truth, counters).
-3. At the end the dashboard writes OUT/summary.json (per severity: PRS per predicate group, trust
+3. At the end the dashboard writes OUT/summary.json (per severity: agreement and PRS per predicate group, trust
    level counts, action accuracy, frame accounting) and OUT/sweep.png, and this command prints the
    table. Needs no camera, GPU or download.
 
