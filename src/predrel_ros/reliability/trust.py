@@ -4,9 +4,9 @@ With a reference (a clean twin pipeline, or ground truth) trust judges the compa
 - the agreement rate: the share of the window's frames with a known reference on which the value
   equals the reference (a UNK against a known reference disagrees). Against the clean twin the
   clean expectation is full agreement, so it is judged against the absolute bounds `agreement`;
-  against ground truth with a clean profile, as its drop from the agreement the profile measured
-  on clean data (`agreement_drop`), since the extraction disagrees with ground truth on clean data
-  already for some predicates;
+  against ground truth with a clean profile, as its drop below the lowest agreement the profile
+  saw in a clean window (`agreement_drop`), since the extraction disagrees with ground truth on
+  clean data already for some predicates;
 - TPC: whether the value changes when, and only when, the reference changes.
 PRS is reported as the paper defines it but not judged: it weighs each agreement by its
 confidence, so two identical pipelines score their mean confidence (0.6-0.8 on clean data), which
@@ -24,19 +24,24 @@ Without a reference (a live robot) the paper's metrics cannot be computed, but f
 - the violation rate of logic rules the extractor does not use (`predicates.logic_rules`), in excess
   of the rate the clean data already shows, and the UNK rate in excess of clean.
 
-With a clean profile, TPC-S and the expected agreement are judged as drops from their clean
-baselines (`tpc_s_drop`, `agreement_drop`), like the confidence: some predicates flicker or
-disagree with ground truth on clean data already (dynamic relations change every few frames during
-a task), and trust asks whether the stream is worse than it is on clean data. Without a baseline
-they are judged against the absolute bounds `tpc_s` and `expected_agreement`.
+With a clean profile every signal is judged against what clean windows of the same setup showed:
+TPC-S, the confidence and the expected agreement as drops below the lowest clean window
+(`tpc_s_drop`, `confidence_drop`, `agreement_drop`), the UNK and violation rates as excesses over
+the highest (`unk_excess`, `violation_excess`). Clean data varies from window to window (dynamic
+relations change every few frames during a task; a held object is half hidden; a detector misses an
+object now and then), so a bound at its mean would warn on clean data half the time: trust asks
+whether the stream is worse than clean data gets. Without a profile TPC-S and the expected
+agreement are judged against the absolute bounds `tpc_s` and `expected_agreement`, and the UNK and
+violation rates against zero; a reference-free monitor is only as good as its profile, so measure
+one on clean data of the setup (camera, model, scenes) the robot works in.
 
 Each signal has a WARN and an ERROR bound (`TrustConfig`); a predicate's level is its worst signal,
 and every signal that is not OK gives a reason naming the value, the comparison that failed and
 the bound, such as "tpc_s 0.62 < 0.70 (error)", with as many decimals as it takes to tell value and
 bound apart. Fewer than `min_frames` frames in the window gives WARN ("not enough frames").
 
-The clean profile (`CleanProfile`) is measured once on clean data, e.g. the controlled set's
-validation split, with `build_clean_profile`, and saved as JSON or YAML.
+The clean profile (`CleanProfile`) is measured once on clean data with
+`clean_profile.build_clean_profile` (`predrel profile`), and saved as JSON or YAML.
 """
 from __future__ import annotations
 
