@@ -172,6 +172,8 @@ class PerceptionFrontEnd:
         self.perceiver = _replay_perceiver_class()(config)
         self.cache = cache
         self.model_digest = file_digest(self.perceiver.model_file)
+        self._clean: tuple[str, list] | None = None   # (episode content hash, clean detections): frame
+        # dropping reuses them, once per severity
         self.settings = {"decoder": dataclasses.asdict(config.decoder), "input_size": config.input_size,
                          "masks": config.masks, "hand_landmarks": dataclasses.asdict(config.hand_landmarks),
                          "labels": list(self.perceiver.labels)}
@@ -198,10 +200,14 @@ class PerceptionFrontEnd:
                          "parameters": degrader.parameters(),
                          "targets": ("ground_truth" if episode.gt_entities is not None else "clean_run")
                          if image_condition.kind == OCCLUSION else None}
+        if image_condition is None and self._clean is not None and self._clean[0] == episode.content_hash:
+            return self._clean[1]
         key = cache_key(self.model_digest, self.settings, described, episode.content_hash)
         with timer.phase("cache_io"):
             cached = self.cache.get(key)
         if cached is not None and len(cached) == episode.num_frames:
+            if image_condition is None:
+                self._clean = (episode.content_hash, cached)
             return cached
         out = []
         for frame in episode.frames:
@@ -213,6 +219,8 @@ class PerceptionFrontEnd:
                 out.append(self.perceiver.detect(image, bgr=False))
         with timer.phase("cache_io"):
             self.cache.put(key, out, episode.shape[:2])
+        if image_condition is None:
+            self._clean = (episode.content_hash, out)
         return out
 
     def run(self, episode: LoadedEpisode, condition: Condition, seed: int, clean: ConditionRun | None,

@@ -242,16 +242,23 @@ def findings(tables: dict, kinds: Sequence[str], severities: Sequence[int], mode
     table9 = tables["table9"]
     worst = max(severities)
     at_worst = {g: table9[g].get(worst, NAN) for g in vocabulary.GROUPS}
-    finite = {g: v for g, v in at_worst.items() if not math.isnan(v)}
     drop = {g: table9[g].get(0, NAN) - table9[g].get(worst, NAN) for g in vocabulary.GROUPS}
-    out.append({"finding": f"static spatial relations are the most robust group (highest PRS at s={worst})",
-                "measured": {g: round(v, 3) for g, v in at_worst.items()},
-                "holds": max(finite, key=finite.get) == vocabulary.STATIC if len(finite) > 1 else None,
-                "detail": "PRS drop clean -> s=%d: " % worst + ", ".join(f"{g} {d:.3f}" for g, d in drop.items())})
-    out.append({"finding": f"derived predicates are the most fragile group (lowest PRS at s={worst})",
-                "measured": {g: round(v, 3) for g, v in at_worst.items()},
-                "holds": min(finite, key=finite.get) == vocabulary.DERIVED if len(finite) > 1 else None,
-                "detail": ""})
+
+    def extreme(values: dict, pick, group: str) -> bool | None:
+        finite = {g: v for g, v in values.items() if not math.isnan(v)}
+        return pick(finite, key=finite.get) == group if len(finite) > 1 else None
+
+    for claim, group, by_level, by_drop in (("static spatial relations are the most robust group", vocabulary.STATIC,
+                                             max, min),
+                                            ("derived predicates are the most fragile group", vocabulary.DERIVED,
+                                             min, max)):
+        out.append({"finding": f"{claim}: {'highest' if by_level is max else 'lowest'} PRS at s={worst}",
+                    "measured": {g: round(v, 3) for g, v in at_worst.items()},
+                    "holds": extreme(at_worst, by_level, group), "detail": ""})
+        out.append({"finding": f"{claim}: {'smallest' if by_drop is min else 'largest'} PRS drop from clean to "
+                               f"s={worst}",
+                    "measured": {g: round(v, 3) for g, v in drop.items()},
+                    "holds": extreme(drop, by_drop, group), "detail": ""})
     strongest = sorted((kind for kind in kinds if not math.isnan(table8[kind][worst])), key=lambda k: table8[k][worst])
     expected = {"detection_noise", "occlusion", "frame_drop"}
     out.append({"finding": f"detection noise, occlusion and frame dropping are the strongest degradations "
