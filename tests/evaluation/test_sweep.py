@@ -104,7 +104,7 @@ def test_every_table_plot_and_file_is_produced(oracle_run):
         assert (out / "action-models" / f"{name}.json").is_file()
     saved = json.loads((out / "summary.json").read_text())
     assert saved["kinds_not_applicable"] == ["blur", "illumination", "low_resolution"]
-    assert len(saved["findings"]) == 7 and all(f["holds"] in (True, False, None) for f in saved["findings"])
+    assert len(saved["findings"]) == 8 and all(f["holds"] in (True, False, None) for f in saved["findings"])
 
 
 def test_prs_tpc_cws_tables_equal_the_metric_functions_on_the_saved_sequences(oracle_run):

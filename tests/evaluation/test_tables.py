@@ -47,3 +47,16 @@ def test_findings_a_run_cannot_test_are_none():
 def test_markdown_tables_become_html_tables():
     html = markdown_to_html("# T\n\n| a | b |\n| --- | --- |\n| 1 | <2> |\n\ntext")
     assert "<h1>T</h1>" in html and "<th>a</th>" in html and "<td>&lt;2&gt;</td>" in html and "<p>text</p>" in html
+
+
+def test_the_calibration_finding_holds_when_agreement_rises_with_confidence():
+    from predrel_ros.reliability.calibration import calibration_summary
+
+    confidence, correct = [], []
+    for c in (0.15, 0.25, 0.35, 0.55, 0.75, 0.95):          # 50 estimates per bin, a share c of them right
+        confidence += [c] * 50
+        correct += [i < round(50 * c) for i in range(50)]
+    rising = calibration_summary(confidence, correct)
+    falling = calibration_summary(confidence, [not right for right in correct])
+    assert tables._calibration_finding(rising)["holds"] is True
+    assert tables._calibration_finding(falling)["holds"] is False

@@ -329,7 +329,9 @@ def write_outputs(config: EvaluationConfig, description: str, results: Sequence[
     severe = config.severe_severity if config.severe_severity in severities else max(severities)
     label = f"{description} ({config.perception} perception)"
     numbers = tables.build_tables(cells, actions, kinds, severities, moderate, severe, label)
-    found = tables.findings(numbers, kinds, severities, moderate)
+    sequence_files = [out / "sequences" / f"{r.episode}.npz" for r in results]
+    calibration = _calibration(sequence_files, config.calibration_bins)
+    found = tables.findings(numbers, kinds, severities, moderate, calibration["degraded"])
     title = f"Predicate reliability: {description}, {config.perception} perception, reference {config.reference}"
     markdown = tables.markdown(numbers, found, kinds, severities, moderate, severe, kinds_not_applicable, title)
     (out / "tables.md").write_text(markdown + "\n")
@@ -342,8 +344,6 @@ def write_outputs(config: EvaluationConfig, description: str, results: Sequence[
                                      for name, by_condition in numbers["dis"].items()
                                      for condition, values in by_condition.items()])
 
-    sequence_files = [out / "sequences" / f"{r.episode}.npz" for r in results]
-    calibration = _calibration(sequence_files, config.calibration_bins)
     plot_files = {"PRS by degradation and severity (Table 8)": "prs_heatmap.png",
                   "PDS by predicate and degradation (Table 10)": "pds_heatmap.png",
                   "TPC by group over severity (Table 11)": "tpc_curves.png",

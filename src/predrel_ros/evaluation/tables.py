@@ -25,6 +25,7 @@ import math
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+from scipy import stats
 
 from predrel_ros.degradations import NONE
 from predrel_ros.downstream import metrics as action_metrics
@@ -33,6 +34,7 @@ from predrel_ros.evaluation.scores import PREDICATE, VALUE, VALUE_ROWS
 from predrel_ros.predicates import vocabulary
 from predrel_ros.reliability import metrics
 from predrel_ros.reliability.aggregation import aggregate
+from predrel_ros.reliability.calibration import CalibrationSummary
 
 NAN = float("nan")
 KIND_TITLES = {"blur": "Blur", "occlusion": "Occlusion", "illumination": "Illumination",
@@ -223,9 +225,11 @@ def build_tables(cells: Cells, actions: ActionScores | None, kinds: Sequence[str
 
 # ----------------------------------------------------------------------------------- findings
 
-def findings(tables: dict, kinds: Sequence[str], severities: Sequence[int], moderate: int) -> list[dict]:
+def findings(tables: dict, kinds: Sequence[str], severities: Sequence[int], moderate: int,
+             calibration: CalibrationSummary | None = None) -> list[dict]:
     """The paper's main findings (5.1-5.5, 6.1), each with what we measured and whether it holds
-    (None: this run cannot test it, e.g. fewer than four kinds or no recognizer)."""
+    (None: this run cannot test it, e.g. fewer than four kinds or no recognizer). `calibration`:
+    the confidence bins of the degraded estimates (section 5.4)."""
     out = []
     table8 = tables["table8"]
     ordered = sorted(severities)
@@ -266,6 +270,8 @@ def findings(tables: dict, kinds: Sequence[str], severities: Sequence[int], mode
                 "measured": {kind: round(table8[kind][worst], 3) for kind in strongest},
                 "holds": (set(strongest[:3]) == expected) if len(strongest) > 3 and expected <= set(strongest) else None,
                 "detail": "from strongest to mildest: " + ", ".join(strongest)})
+    if calibration is not None:
+        out.append(_calibration_finding(calibration))
     table13 = tables.get("table13")
     if table13 is not None:
         weighted = table13[f"Degraded predicates, s={moderate}"]["accuracy"]
@@ -275,6 +281,21 @@ def findings(tables: dict, kinds: Sequence[str], severities: Sequence[int], mode
                     "holds": None if math.isnan(weighted) or math.isnan(unweighted) else weighted > unweighted,
                     "detail": f"accuracy difference {weighted - unweighted:+.3f}"})
     return out
+
+
+def _calibration_finding(calibration: CalibrationSummary, min_share: float = 0.01) -> dict:
+    """Agreement rises with confidence: Spearman's rho between the bins' mean confidence and their
+    observed agreement, over the bins holding at least `min_share` of the estimates (>= 0.9 holds)."""
+    total = max(calibration.samples, 1)
+    bins = [(c, a) for c, a, n in zip(calibration.mean_confidence, calibration.agreement, calibration.counts)
+            if n >= min_share * total and not math.isnan(c)]
+    rho = float(stats.spearmanr([c for c, _ in bins], [a for _, a in bins]).statistic) if len(bins) >= 3 else NAN
+    return {"finding": "higher confidence means higher agreement with the reference (degraded conditions)",
+            "measured": {"spearman_rho": round(rho, 3), "ece": round(calibration.ece, 3),
+                         "bins": [[round(c, 2), round(a, 2)] for c, a in bins]},
+            "holds": None if math.isnan(rho) else rho >= 0.9,
+            "detail": f"rank correlation of bin confidence and agreement over {len(bins)} bins with >= "
+                      f"{100 * min_share:.0f} % of the estimates"}
 
 
 # ----------------------------------------------------------------------------------- markdown
