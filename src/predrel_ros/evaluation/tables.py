@@ -274,12 +274,14 @@ def findings(tables: dict, kinds: Sequence[str], severities: Sequence[int], mode
         out.append(_calibration_finding(calibration))
     table13 = tables.get("table13")
     if table13 is not None:
-        weighted = table13[f"Degraded predicates, s={moderate}"]["accuracy"]
-        unweighted = table13[f"Degraded predicates, s={moderate}, without confidence weighting"]["accuracy"]
-        out.append({"finding": f"confidence weighting helps the downstream task at s={moderate}",
-                    "measured": {"with confidence": round(weighted, 3), "without": round(unweighted, 3)},
-                    "holds": None if math.isnan(weighted) or math.isnan(unweighted) else weighted > unweighted,
-                    "detail": f"accuracy difference {weighted - unweighted:+.3f}"})
+        weighted = table13[f"Degraded predicates, s={moderate}"]
+        unweighted = table13[f"Degraded predicates, s={moderate}, without confidence weighting"]
+        gains = {metric: weighted[metric] - unweighted[metric] for metric in ("accuracy", "macro_f1")}
+        out.append({"finding": f"confidence weighting helps the downstream task at s={moderate} (accuracy and macro-F1)",
+                    "measured": {f"{metric} with / without": f"{weighted[metric]:.3f} / {unweighted[metric]:.3f}"
+                                 for metric in gains},
+                    "holds": None if any(math.isnan(g) for g in gains.values()) else all(g > 0 for g in gains.values()),
+                    "detail": ", ".join(f"{metric} {gain:+.3f}" for metric, gain in gains.items())})
     return out
 
 
