@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from predrel_ros.perception.training.data import (AugmentConfig, CompactImage, LabelledImage, boxes_from_masks, collate,
-                                                  prepare, training_batches)
+                                                  epoch_order, prepare, repeat_factors, training_batches)
 
 
 def _frame(box=(40, 30, 100, 90), label=0, height=240, width=320):
@@ -27,7 +27,7 @@ def test_without_augmentation_the_frame_is_letterboxed_like_inference():
 def test_flip_mirrors_boxes_and_swaps_classes():
     rng = np.random.default_rng(0)
     augment = AugmentConfig(flip_probability=1.0, flip_classes=(1, 0), scale_jitter=0.0, translate=0.0,
-                            hue_gain=0.0, saturation_gain=0.0, value_gain=0.0, blur_probability=0.0,
+                            hue_shift=0.0, saturation_gain=0.0, value_gain=0.0, blur_probability=0.0,
                             noise_probability=0.0)
     sample = prepare(_frame(label=0), (256, 320), rng=rng, augment=augment)
     assert sample.labels.tolist() == [1]
@@ -56,10 +56,32 @@ def test_collate_pads_instances_and_marks_the_real_ones(frames):
     assert batch.valid.sum(1).tolist() == counts and batch.boxes.shape[1] == max(counts)
 
 
-def test_training_batches_cover_the_images_once_per_epoch(frames):
+def test_training_batches_follow_the_epoch_order(frames):
     compact = [CompactImage(f) for f in frames]
-    batches = list(training_batches(compact, 3, (256, 320), np.random.default_rng(0), AugmentConfig(), 16))
+    order = epoch_order(np.ones(len(frames)), np.random.default_rng(0))
+    assert sorted(order.tolist()) == list(range(len(frames)))
+    batches = list(training_batches(compact, order, 3, (256, 320), np.random.default_rng(0), AugmentConfig(), 16))
     assert len(batches) == len(frames) // 3
+
+
+def _single(label):
+    return CompactImage(_frame(label=label))
+
+
+def test_repeat_factors_draw_frames_of_rare_classes_more_often():
+    images = [_single(0)] * 9 + [_single(1)]  # class 1 in a tenth of the frames
+    factors = repeat_factors(images, 2, threshold=0.4, min_pixels=16)
+    assert factors[:9].tolist() == [1.0] * 9 and factors[9] == pytest.approx(2.0)
+    assert repeat_factors(images, 2, threshold=0.0, min_pixels=16).tolist() == [1.0] * 10
+    counts = np.bincount(np.concatenate([epoch_order(np.array([1.0, 2.5]), np.random.default_rng(s))
+                                         for s in range(400)]), minlength=2)
+    assert counts[0] == 400 and counts[1] == pytest.approx(1000, rel=0.05)
+
+
+def test_instances_too_small_to_see_do_not_count_as_present():
+    tiny = CompactImage(_frame(box=(0, 0, 2, 2), label=1))
+    factors = repeat_factors([_single(0)] * 3 + [tiny], 2, threshold=0.5, min_pixels=16)
+    assert factors.tolist() == [1.0] * 4
 
 
 def test_compact_images_round_trip(frames):
@@ -82,3 +104,15 @@ def test_bad_input_is_refused():
         AugmentConfig(flip_classes=(0, 0))
     with pytest.raises(ValueError, match="flip_probability"):
         AugmentConfig(flip_probability=1.5)
+
+
+def test_colour_jitter_rotates_hue_and_keeps_geometry():
+    rng = np.random.default_rng(1)
+    augment = AugmentConfig(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.5, saturation_gain=0.0,
+                            value_gain=0.0, blur_probability=0.0, noise_probability=0.0)
+    plain = prepare(_frame(), (256, 320))
+    jittered = prepare(_frame(), (256, 320), rng=rng, augment=augment)
+    assert np.array_equal(plain.boxes.numpy(), jittered.boxes.numpy())
+    red = plain.image[:, 60, 60].numpy()
+    shifted = jittered.image[:, 60, 60].numpy()
+    assert red.argmax() == 0 and shifted.argmax() != 0  # pure red moved to another hue

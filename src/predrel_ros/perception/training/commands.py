@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 import time
@@ -98,6 +99,10 @@ def _evaluation_options(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    # OpenMP threads that spin while waiting make PyTorch ~10x slower on a CPU shared with other jobs
+    # (measured here with 2 threads on 2 busy cores); passive waiting costs little on an idle machine.
+    # It only takes effect if torch was not imported yet, as in a `predrel train` process.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     return {"fit": _fit, "export": _export, "evaluate": _evaluate}[args.action](args)
 
 
@@ -187,6 +192,17 @@ def evaluate_conditions(detector, dataset, split: str, class_names, conditions, 
     return results
 
 
+def episodes_per_class(dataset, split: str, class_names) -> dict[str, int]:
+    """In how many episodes of `split` each class appears (how much a per-class number rests on)."""
+    counts = {name: 0 for name in class_names}
+    for episode in dataset.episodes(split):
+        labels = episode.labels
+        for index in set(episode.ground_truth["ent_label"].tolist()):
+            if labels[index] in counts:
+                counts[labels[index]] += 1
+    return counts
+
+
 def print_results(results: dict[str, dict], class_names) -> None:
     width = max(len(n) for n in list(class_names) + ["mean"]) + 2
     for condition, result in results.items():
@@ -253,6 +269,7 @@ def _fit(args: argparse.Namespace) -> int:
         "command": _fit_command(args), "class_names": class_names, "network": asdict(network),
         "config": asdict(config), "parameters": result.parameters, "best_epoch": result.best_epoch,
         "best_validation": result.best_validation, "wall_seconds": round(result.wall_seconds, 1),
+        "cpu_seconds": round(result.cpu_seconds, 1),
         "hardware": hardware(), "torch": torch.__version__,
         "data": {"path": str(args.data), "episodes": {s: len(dataset.names(s)) for s in ("train", "val", "test")},
                  "train_frame_step": args.train_frame_step, "val_frame_step": args.val_frame_step,
@@ -344,8 +361,14 @@ def export_model(checkpoint: Path, out_dir: Path, data: Path | None, severity: i
         conditions = conditions_for("all", severity)
         results = evaluate_conditions(detector, dataset, "test", class_names, conditions, seed, frame_step,
                                       config["min_pixels"], progress)
+        from predrel_ros.degradations import DEFAULT_TABLE
+
         evaluation = {"split": "test", "severity": severity, "seed": seed, "frame_step": frame_step,
                       "num_images": results[CLEAN]["num_images"], "conditions": results,
+                      "episodes": len(dataset.names("test")),
+                      "episodes_per_class": episodes_per_class(dataset, "test", class_names),
+                      "parameters": {name: DEFAULT_TABLE.row(kind, level)
+                                     for name, (kind, level) in ((n, d) for n, d in conditions if d is not None)},
                       "commands": [f"predrel train evaluate --model {out_dir} --data {data} --split test "
                                    f"--degradation all --severity {severity} --seed {seed}"
                                    + (f" --frame-step {frame_step}" if frame_step != 1 else "")]}

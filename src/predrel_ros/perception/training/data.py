@@ -67,13 +67,16 @@ def boxes_from_masks(masks: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class AugmentConfig:
     """Training-time augmentation. flip_classes[i] is the class a horizontally flipped class i becomes
-    (identity when empty); scale_jitter: relative zoom range; translate: fraction of the input side."""
+    (identity when empty); scale_jitter: relative zoom range; translate: fraction of the input side;
+    hue_shift: rotation of the hue circle, as a fraction of it (colour is a weak cue in the
+    controlled set: every object kind draws from the same palette); saturation_gain, value_gain:
+    relative changes."""
 
     flip_probability: float = 0.5
     flip_classes: tuple[int, ...] = ()
     scale_jitter: float = 0.25
     translate: float = 0.1
-    hue_gain: float = 0.015
+    hue_shift: float = 0.1
     saturation_gain: float = 0.5
     value_gain: float = 0.35
     blur_probability: float = 0.1
@@ -84,7 +87,7 @@ class AugmentConfig:
         for name in ("flip_probability", "blur_probability", "noise_probability"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"AugmentConfig.{name} must lie in [0, 1], got {getattr(self, name)}")
-        for name in ("scale_jitter", "translate", "hue_gain", "saturation_gain", "value_gain"):
+        for name in ("scale_jitter", "translate", "hue_shift", "saturation_gain", "value_gain"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"AugmentConfig.{name} must lie in [0, 1), got {getattr(self, name)}")
         if self.noise_sigma < 0:
@@ -126,12 +129,12 @@ def _affine(sample_hw: tuple[int, int], input_hw: tuple[int, int], rng: np.rando
 
 
 def _photometric(image: np.ndarray, rng: np.random.Generator, augment: AugmentConfig) -> np.ndarray:
-    gains = rng.uniform(-1, 1, 3) * (augment.hue_gain, augment.saturation_gain, augment.value_gain) + 1
+    shift, saturation, value = rng.uniform(-1, 1, 3) * (augment.hue_shift, augment.saturation_gain, augment.value_gain)
     hue, sat, val = cv2.split(cv2.cvtColor(image, cv2.COLOR_RGB2HSV))
     lut = np.arange(256, dtype=np.float64)
-    hue = cv2.LUT(hue, ((lut * gains[0]) % 180).astype(np.uint8))
-    sat = cv2.LUT(sat, np.clip(lut * gains[1], 0, 255).astype(np.uint8))
-    val = cv2.LUT(val, np.clip(lut * gains[2], 0, 255).astype(np.uint8))
+    hue = cv2.LUT(hue, (np.round(lut + shift * 180).astype(np.int64) % 180).astype(np.uint8))  # OpenCV hue: 0..179
+    sat = cv2.LUT(sat, np.clip(lut * (1 + saturation), 0, 255).astype(np.uint8))
+    val = cv2.LUT(val, np.clip(lut * (1 + value), 0, 255).astype(np.uint8))
     image = cv2.cvtColor(cv2.merge((hue, sat, val)), cv2.COLOR_HSV2RGB)
     if rng.random() < augment.blur_probability:
         image = cv2.GaussianBlur(image, (0, 0), rng.uniform(0.5, 1.5))
@@ -192,10 +195,34 @@ def collate(samples: Sequence[TrainingSample]) -> Batch:
     return Batch(torch.stack([s.image for s in samples]), boxes, labels, masks, valid)
 
 
-def training_batches(images: Sequence[CompactImage], batch_size: int, input_hw: tuple[int, int],
+def repeat_factors(images: Sequence[CompactImage], num_classes: int, threshold: float, min_pixels: int) -> np.ndarray:
+    """Repeat-factor sampling (Gupta et al., LVIS 2019): frames showing a rare class are drawn more
+    often. f_c is the fraction of frames where class c has at least `min_pixels` visible pixels;
+    a frame's factor is the largest max(1, sqrt(threshold / f_c)) over its classes (1 when
+    threshold is 0), its expected number of draws per epoch."""
+    present = np.zeros((len(images), num_classes), dtype=bool)
+    for row, image in zip(present, images):
+        for label, rle in zip(image.labels, image.rles):
+            if int(rle.runs[1::2].sum()) >= min_pixels:
+                row[label] = True
+    if threshold <= 0 or len(images) == 0:
+        return np.ones(len(images))
+    frequency = present.mean(0)
+    class_factor = np.maximum(1.0, np.sqrt(threshold / np.maximum(frequency, 1e-12)))
+    return np.array([class_factor[row].max() if row.any() else 1.0 for row in present])
+
+
+def epoch_order(factors: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Shuffled frame indices of one epoch: frame i appears floor(r_i) or ceil(r_i) times, with
+    expectation r_i (stochastic rounding)."""
+    whole = np.floor(factors)
+    counts = whole + (rng.random(len(factors)) < factors - whole)
+    return rng.permutation(np.repeat(np.arange(len(factors)), counts.astype(np.int64)))
+
+
+def training_batches(images: Sequence[CompactImage], order: np.ndarray, batch_size: int, input_hw: tuple[int, int],
                      rng: np.random.Generator, augment: AugmentConfig, min_pixels: int) -> Iterator[Batch]:
-    """One epoch of shuffled, augmented batches (the last, incomplete batch is dropped)."""
-    order = rng.permutation(len(images))
+    """Augmented batches of the frames in `order` (the last, incomplete batch is dropped)."""
     for start in range(0, len(order) - batch_size + 1, batch_size):
         yield collate([prepare(images[i].expand(), input_hw, min_pixels, rng, augment)
                        for i in order[start:start + batch_size]])

@@ -14,10 +14,15 @@ def _number(value, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def metrics_table(conditions: dict[str, dict], class_names: Sequence[str]) -> list[str]:
-    """Markdown rows: one per condition, box AP50 and mask IoU per class plus the means."""
+def metrics_table(conditions: dict[str, dict], class_names: Sequence[str], episodes: dict[str, int]) -> list[str]:
+    """Markdown rows: how much ground truth each class has, then per condition box AP50, mask IoU,
+    recall and precision per class plus the means over classes."""
     header = "| condition | metric | " + " | ".join(class_names) + " | mean |"
     lines = [header, "|" + " --- |" * (len(class_names) + 3)]
+    first = next(iter(conditions.values()))
+    lines.append("| | episodes | " + " | ".join(str(episodes.get(n, "n/a")) for n in class_names) + " | |")
+    lines.append("| | instances | " + " | ".join(str(first["per_class"][n]["num_truth"]) for n in class_names)
+                 + " | |")
     for condition, result in conditions.items():
         for key, title in (("box_ap50", "box AP50"), ("mean_mask_iou", "mask IoU"), ("recall", "recall"),
                            ("precision", "precision")):
@@ -69,8 +74,10 @@ def render(model_name: str, class_names: Sequence[str], run: dict, export: dict,
         "  mask prototypes at stride 4; anchor-free box side distances (softplus x stride).",
         "- Training: task-aligned assignment (top-10, score^0.5 x IoU^6), BCE class loss on the aligned",
         "  soft targets, CIoU box loss, per-pixel BCE mask loss inside the box at prototype resolution;",
-        "  AdamW, warm-up + cosine schedule, weight EMA; flips, scale/translate jitter, HSV jitter, light",
-        "  blur and sensor noise as augmentation (no degradation of the evaluation protocol is used).",
+        "  AdamW, warm-up + cosine schedule, weight EMA; frames with rare classes drawn more often",
+        f"  (repeat-factor sampling, threshold {run['config']['repeat_threshold']}); flips, scale/translate "
+        "jitter, HSV jitter, light blur",
+        "  and sensor noise as augmentation (none of the evaluation protocol's degradations is used).",
         "",
         "## Training data and recipe",
         "",
@@ -86,8 +93,9 @@ def render(model_name: str, class_names: Sequence[str], run: dict, export: dict,
         f"{run['config']['learning_rate']}, seed {run['config']['seed']}, {run['config']['threads']} CPU threads; "
         f"best epoch {run['best_epoch']} (validation box AP50 {_number(run['best_validation'].get('box_ap50'))}, "
         f"mask IoU {_number(run['best_validation'].get('mean_mask_iou'))}).",
-        f"- training wall time: {run['wall_seconds'] / 60:.1f} min on {run['hardware']['cpu']} "
-        f"({run['config']['threads']} threads; the machine was shared with other jobs).",
+        f"- training time: {run['wall_seconds'] / 60:.1f} min wall, {run['cpu_seconds'] / 60:.1f} min CPU "
+        f"({run['config']['threads']} threads) on {run['hardware']['cpu']}, {run['hardware']['cores']} cores "
+        "shared with other jobs.",
         "",
         "Reproduce:",
         "",
@@ -109,16 +117,23 @@ def render(model_name: str, class_names: Sequence[str], run: dict, export: dict,
     ]
     if evaluation:
         lines += [
-            f"## Metrics ({evaluation['split']} split, {evaluation['num_images']} frames)",
+            f"## Metrics ({evaluation['split']} split: {evaluation['episodes']} episodes, "
+            f"{evaluation['num_images']} frames)",
             "",
             "Box AP50 (COCO 101-point), mean mask IoU of matched pairs, precision and recall at score 0.25",
             "(decoder defaults: NMS IoU 0.45, mask threshold 0.5). Ground truth: visible masks; instances",
             f"under {run['config']['min_pixels']} visible pixels are ignored. Degraded rows apply one image "
             f"degradation at severity {evaluation['severity']}",
-            "(`predrel_ros.degradations`, episode i seeded with seed + i; occluders on the ground-truth",
-            "entities) and keep the clean frame's ground truth.",
+            "(`predrel_ros.degradations`, episode i seeded with seed + i, so illumination cycles through",
+            "low light, overexposure and contrast reduction over the episodes; occluders on the",
+            "ground-truth entities) and keep the clean frame's ground truth, so occluded pixels count as",
+            "missed mask pixels.",
             "",
-            *metrics_table(evaluation["conditions"], class_names),
+            *metrics_table(evaluation["conditions"], class_names, evaluation["episodes_per_class"]),
+            "",
+            f"Severity {evaluation['severity']} parameters (`predrel_ros.degradations` table): "
+            + "; ".join(f"{name}: " + ", ".join(f"{k} {v:g}" for k, v in row.items())
+                        for name, row in evaluation["parameters"].items()) + ".",
             "",
             "Rerun:",
             "",

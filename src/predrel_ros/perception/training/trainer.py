@@ -1,5 +1,6 @@
 """The training loop: seeded, CPU-friendly, with an exponential moving average of the weights.
 
+Frames showing rare classes are drawn more often (repeat-factor sampling, `repeat_threshold`).
 AdamW with linear warm-up and cosine decay; weight decay on convolution weights only. After every
 `validate_every` epochs the averaged (EMA) weights are evaluated on the validation frames through the
 same letterbox and YOLO-seg decoder as the exported model, and the best (mean of box AP50 and mean
@@ -20,7 +21,8 @@ import torch
 from torch import nn
 
 from predrel_ros.perception.training.assignment import AssignmentConfig, assign
-from predrel_ros.perception.training.data import AugmentConfig, CompactImage, training_batches
+from predrel_ros.perception.training.data import (AugmentConfig, CompactImage, epoch_order, repeat_factors,
+                                                  training_batches)
 from predrel_ros.perception.training.evaluation import TorchDetector, evaluate_detector
 from predrel_ros.perception.training.losses import LossWeights, segmentation_loss
 from predrel_ros.perception.training.network import NetworkConfig, SegmentationNet, count_parameters
@@ -40,6 +42,7 @@ class TrainConfig:
     input_height: int = 256
     input_width: int = 320
     min_pixels: int = 16  # instances with fewer visible pixels are not targets (and ignored in evaluation)
+    repeat_threshold: float = 0.3  # repeat-factor sampling of frames with rare classes; 0 = uniform
     validate_every: int = 2
     seed: int = 0
     threads: int = 2
@@ -58,6 +61,8 @@ class TrainConfig:
                              f"got {self.final_learning_rate_fraction}")
         if self.weight_decay < 0 or self.warmup_iterations < 0 or self.min_pixels < 1:
             raise ValueError("TrainConfig.weight_decay and warmup_iterations must be >= 0, min_pixels >= 1")
+        if not 0.0 <= self.repeat_threshold <= 1.0:
+            raise ValueError(f"TrainConfig.repeat_threshold must lie in [0, 1], got {self.repeat_threshold}")
         if not 0.0 <= self.ema_decay < 1.0:
             raise ValueError(f"TrainConfig.ema_decay must lie in [0, 1), got {self.ema_decay}")
         if self.input_height % 32 or self.input_width % 32 or min(self.input_height, self.input_width) < 32:
@@ -144,6 +149,7 @@ class TrainResult:
     best_validation: dict
     parameters: int
     wall_seconds: float
+    cpu_seconds: float  # process CPU time, all threads: comparable across differently loaded machines
     history: list[dict]
 
 
@@ -173,17 +179,19 @@ def train(train_images: Sequence[CompactImage], validation_images: Sequence[Comp
     net = SegmentationNet(network)
     average = WeightAverage(net, config.ema_decay)
     optimizer = torch.optim.AdamW(_parameter_groups(net, config.weight_decay), lr=config.learning_rate)
-    per_epoch = len(train_images) // config.batch_size
-    total = per_epoch * config.epochs
+    factors = repeat_factors(train_images, len(class_names), config.repeat_threshold, config.min_pixels)
+    orders = [epoch_order(factors, rng) for _ in range(config.epochs)]
+    total = sum(len(order) // config.batch_size for order in orders)
     history: list[dict] = []
     best_score, best_epoch, best_validation = -1.0, 0, {}
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.process_time()
     iteration = 0
     bar = tqdm(total=total, desc="train", unit="batch", disable=not progress, dynamic_ncols=True)
-    for epoch in range(1, config.epochs + 1):
+    for epoch, order in enumerate(orders, start=1):
         net.train()
         sums: dict[str, float] = {}
-        for batch in training_batches(train_images, config.batch_size, config.input_hw, rng, config.augment,
+        per_epoch = len(order) // config.batch_size
+        for batch in training_batches(train_images, order, config.batch_size, config.input_hw, rng, config.augment,
                                       config.min_pixels):
             for group in optimizer.param_groups:
                 group["lr"] = _learning_rate(config, iteration, total)
@@ -202,6 +210,7 @@ def train(train_images: Sequence[CompactImage], validation_images: Sequence[Comp
             bar.update(1)
             bar.set_postfix(epoch=epoch, loss=f"{terms.total.item():.3f}")
         record = {"epoch": epoch, "seconds": round(time.monotonic() - started, 1),
+                  "cpu_seconds": round(time.process_time() - cpu_started, 1),
                   **{k: round(v / max(per_epoch, 1), 4) for k, v in sums.items()}}
         if validation_images and (epoch % config.validate_every == 0 or epoch == config.epochs):
             detector = TorchDetector(average.model, config.input_hw)
@@ -223,4 +232,4 @@ def train(train_images: Sequence[CompactImage], validation_images: Sequence[Comp
         best_epoch = config.epochs
         (out_dir / "best.pt").write_bytes((out_dir / "last.pt").read_bytes())
     return TrainResult(out_dir / "best.pt", best_epoch, best_validation, count_parameters(net),
-                       time.monotonic() - started, history)
+                       time.monotonic() - started, time.process_time() - cpu_started, history)
