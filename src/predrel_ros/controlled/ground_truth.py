@@ -30,7 +30,10 @@ Rules (first matching value wins where several are listed):
   they touch on at least half of W; GC / MA when their centre distance shrinks / grows faster
   than distance_rate_mps over W; else S.
 - grasp (h, x): T while the script's weld holds x to h.
-- release (h, x): T on the frame the weld is switched off.
+- release (h, x): T on the frame the hand lets go: the first frame, at or after the weld is
+  switched off, on which h and x no longer touch (the paper's "transition from contact to
+  non-contact"; the weld going off alone is an internal script state that no camera sees, and
+  the fingers still touch the object while they open). No event when h grasps x again first.
 - active_hand (h, -1): T while h holds something or performs a primitive other than idle/retreat.
 - containment_event (o, c): T on the frame static(o, c) becomes In.
 - support_event (x, y), x not a hand or surface, y the surface or an object: T on the frame
@@ -216,20 +219,29 @@ class GroundTruth:
         dynamic = self.dynamic_values(states)
         statics = [{pair: self.static(state, *pair) for pair in self.pairs.ordered} for state in states]
         frames = []
+        letting_go: set[tuple[int, int]] = set()  # weld off, fingers still on the object
         for t, (state, script) in enumerate(zip(states, scripts)):
             previous = states[t - 1] if t else None
             estimates = []
+            touching = set()
             for a, b in self.pairs.unordered:
                 key = (a, b) if a < b else (b, a)
-                touching = key in state.contact_distance
-                estimates.append(PredicateEstimate(v.CONTACT, a, b, "T" if touching else "N", frame_index=t))
+                if key in state.contact_distance:
+                    touching.add((a, b))
+                estimates.append(PredicateEstimate(v.CONTACT, a, b, "T" if (a, b) in touching else "N", frame_index=t))
             for a, b in self.pairs.ordered:
                 estimates.append(PredicateEstimate(v.STATIC, a, b, statics[t][(a, b)], frame_index=t))
             for pair in self.pairs.unordered:
                 estimates.append(PredicateEstimate(v.DYNAMIC, *pair, dynamic[pair][t], frame_index=t))
             for hand, entity in self.pairs.hand_object:
                 held = (hand, entity) in state.attachments
-                released = previous is not None and (hand, entity) in previous.attachments and not held
+                if held:
+                    letting_go.discard((hand, entity))
+                elif previous is not None and (hand, entity) in previous.attachments:
+                    letting_go.add((hand, entity))
+                released = (hand, entity) in letting_go and (hand, entity) not in touching
+                if released:
+                    letting_go.discard((hand, entity))
                 estimates.append(PredicateEstimate(v.GRASP, hand, entity, "T" if held else "N", frame_index=t))
                 estimates.append(PredicateEstimate(v.RELEASE, hand, entity, "T" if released else "N", frame_index=t))
             for hand in self.pairs.hands:
