@@ -2,6 +2,7 @@ import json
 
 import onnx
 import pytest
+import yaml
 
 from predrel_ros.cli import main
 from predrel_ros.perception.labels import labels_from_onnx_metadata
@@ -29,8 +30,11 @@ def test_fit_writes_the_run_record_and_export_the_model_folder(trained):
     assert labels_from_onnx_metadata(metadata) == ["bar", "box", "disc"]
     metrics = json.loads((model / "metrics.json").read_text())
     assert list(metrics["conditions"]) == ["clean", "blur@3", "occlusion@3", "illumination@3", "low_resolution@3"]
+    roles = metrics["conditions"]["clean"]["per_group"]["per_class"]
+    assert set(roles) == set(yaml.safe_load((model / "roles.yaml").read_text()).values())
     card = (model / "MODEL_CARD.md").read_text()
     assert "| clean | box AP50 |" in card and "synthetic test dataset" in card and "predrel train fit" in card
+    assert "By entity role" in card and "| condition | metric | " + " | ".join(roles) + " |" in card
 
 
 def test_evaluate_reruns_the_metrics_of_the_card(trained, synthetic_dataset, tmp_path, capsys):

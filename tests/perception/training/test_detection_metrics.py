@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from predrel_ros.perception.training.detection_metrics import (DetectionEvaluator, InstanceSet, average_precision,
-                                                               mask_iou)
+                                                               mask_iou, regrouped)
 
 NAMES = ("hand", "cube")
 
@@ -113,3 +113,17 @@ def test_average_precision_is_a_fraction_and_reaches_one_only_when_all_found_fir
 def test_mask_iou_of_disjoint_and_empty_masks():
     assert mask_iou(_mask([0, 0, 5, 5]), _mask([10, 10, 15, 15])) == 0.0
     assert mask_iou(np.zeros((4, 4), bool), np.zeros((4, 4), bool)) == 0.0
+
+
+def test_a_wrong_class_of_the_same_group_counts_in_the_group_metrics():
+    """A cube taken for a hand: a false positive and a miss per class, a hit once both share a group."""
+    boxes = [[0, 0, 10, 10]]
+    detections, truth = _detections(boxes, [0], [0.9]), _truth(boxes, [1])
+    by_class, by_group = DetectionEvaluator(NAMES), DetectionEvaluator(["thing"])
+    by_class.add(detections, truth)
+    group_of_class = np.zeros(len(NAMES), dtype=np.int64)
+    by_group.add(regrouped(detections, group_of_class), regrouped(truth, group_of_class))
+    assert by_class.result().per_class[0].precision == 0.0 and by_class.result().per_class[1].recall == 0.0
+    thing = by_group.result().per_class[0]
+    assert thing.precision == 1.0 and thing.recall == 1.0 and thing.ap50 == pytest.approx(1.0)
+    assert thing.mean_mask_iou == pytest.approx(1.0)

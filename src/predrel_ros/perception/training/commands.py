@@ -166,8 +166,9 @@ def conditions_for(degradation: str, severity: int) -> list[tuple[str, tuple[str
 
 def evaluate_conditions(detector, dataset, split: str, class_names, conditions, seed: int, frame_step: int,
                         min_pixels: int, progress: bool) -> dict[str, dict]:
-    """Metrics of `detector` on a split under each condition: {name: EvaluationResult.as_dict()}."""
-    from predrel_ros.perception.training.dataset_frames import labelled_frames
+    """Metrics of `detector` on a split under each condition: {name: EvaluationResult.as_dict()}, per class
+    and per entity role (the roles the classes play in the dataset's train split)."""
+    from predrel_ros.perception.training.dataset_frames import dataset_role_map, labelled_frames
     from predrel_ros.perception.training.evaluation import evaluate_detector
 
     _check_range("frame step", frame_step, 1)
@@ -177,6 +178,7 @@ def evaluate_conditions(detector, dataset, split: str, class_names, conditions, 
 
         raise UserError(f"dataset {dataset.root} has no {split} episodes")
     total = sum(-(-len(e) // frame_step) for e in episodes)
+    roles = dataset_role_map(dataset, class_names)
     results = {}
     for name, degradation in conditions:
         bar = _progress(total, f"{split} {name}", progress)
@@ -187,7 +189,7 @@ def evaluate_conditions(detector, dataset, split: str, class_names, conditions, 
                 bar.update(1)
                 yield sample
 
-        results[name] = evaluate_detector(detector, frames(), class_names, min_pixels).as_dict()
+        results[name] = evaluate_detector(detector, frames(), class_names, min_pixels, groups=roles).as_dict()
         bar.close()
     return results
 
@@ -204,16 +206,23 @@ def episodes_per_class(dataset, split: str, class_names) -> dict[str, int]:
 
 
 def print_results(results: dict[str, dict], class_names) -> None:
-    width = max(len(n) for n in list(class_names) + ["mean"]) + 2
+    """Per condition, a table per class, then one per entity role when the results have it."""
     for condition, result in results.items():
         print(f"{condition} ({result['num_images']} frames)")
-        print(f"  {'class':<{width}}{'truth':>7}{'AP50':>8}{'maskIoU':>9}{'prec':>8}{'recall':>8}")
-        rows = list(result["per_class"].items()) + [("mean", {**result, "num_truth": sum(
-            c["num_truth"] for c in result["per_class"].values())})]
-        for name, row in rows:
-            cells = [("-" if row.get(k) is None else f"{row[k]:.3f}")
-                     for k in ("box_ap50", "mean_mask_iou", "precision", "recall")]
-            print(f"  {name:<{width}}{row['num_truth']:>7}{cells[0]:>8}{cells[1]:>9}{cells[2]:>8}{cells[3]:>8}")
+        _print_table("class", result)
+        if "per_group" in result:
+            _print_table("role", result["per_group"])
+
+
+def _print_table(kind: str, result: dict) -> None:
+    rows = list(result["per_class"].items()) + [("mean", {**result, "num_truth": sum(
+        c["num_truth"] for c in result["per_class"].values())})]
+    width = max(len(name) for name, _ in rows) + 2
+    print(f"  {kind:<{width}}{'truth':>7}{'AP50':>8}{'maskIoU':>9}{'prec':>8}{'recall':>8}")
+    for name, row in rows:
+        cells = [("-" if row.get(k) is None else f"{row[k]:.3f}")
+                 for k in ("box_ap50", "mean_mask_iou", "precision", "recall")]
+        print(f"  {name:<{width}}{row['num_truth']:>7}{cells[0]:>8}{cells[1]:>9}{cells[2]:>8}{cells[3]:>8}")
 
 
 # -- fit ----------------------------------------------------------------------------------------

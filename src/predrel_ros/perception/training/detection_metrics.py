@@ -9,6 +9,10 @@ matching only an ignored instance is dropped from the counts.
   recall points (COCO); classes without ground truth in the whole set are left out of the mean.
 - At the operating point (detections with score >= `score_threshold`, what a user of the decoder
   gets): precision, recall, and the mean mask IoU of matched pairs (masks at frame resolution).
+
+The same metrics over groups of classes (`regrouped`, e.g. class -> entity role) say how well the
+pipeline finds what the predicates use: a cube taken for a cylinder is a wrong class but still the
+right manipulated object.
 """
 from __future__ import annotations
 
@@ -49,6 +53,12 @@ class InstanceSet:
             self.masks = np.asarray(self.masks, dtype=bool)
             if self.masks.ndim != 3 or self.masks.shape[0] != count:
                 raise ValueError(f"InstanceSet: masks must be ({count}, H, W), got {self.masks.shape}")
+
+
+def regrouped(instances: InstanceSet, group_of_class: np.ndarray) -> InstanceSet:
+    """The same instances with each class index replaced by its group's index (`group_of_class[class]`)."""
+    labels = np.asarray(group_of_class, dtype=np.int64)[instances.labels] if instances.labels.size else instances.labels
+    return InstanceSet(instances.boxes, labels, masks=instances.masks, scores=instances.scores, ignore=instances.ignore)
 
 
 def mask_iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -114,8 +124,11 @@ def _clean(value: float) -> float | None:
 
 @dataclass
 class EvaluationResult:
+    """Metrics per class; `per_group` the same metrics with classes merged into groups, when asked for."""
+
     per_class: list[ClassResult]
     num_images: int
+    per_group: "EvaluationResult | None" = None
 
     def _mean(self, attribute: str) -> float:
         values = [getattr(c, attribute) for c in self.per_class if c.num_truth > 0]
@@ -131,10 +144,16 @@ class EvaluationResult:
         return self._mean("mean_mask_iou")
 
     def as_dict(self) -> dict:
-        return {"num_images": self.num_images, "box_ap50": _clean(self.mean_ap50),
-                "mean_mask_iou": _clean(self.mean_mask_iou), "precision": _clean(self._mean("precision")),
-                "recall": _clean(self._mean("recall")),
-                "per_class": {c.name: c.as_dict() for c in self.per_class}}
+        result = {"num_images": self.num_images, "box_ap50": _clean(self.mean_ap50),
+                  "mean_mask_iou": _clean(self.mean_mask_iou), "precision": _clean(self._mean("precision")),
+                  "recall": _clean(self._mean("recall")),
+                  "per_class": {c.name: c.as_dict() for c in self.per_class}}
+        if self.per_group is not None:
+            grouped = self.per_group.as_dict()
+            result["per_group"] = {"box_ap50": grouped["box_ap50"], "mean_mask_iou": grouped["mean_mask_iou"],
+                                   "precision": grouped["precision"], "recall": grouped["recall"],
+                                   "per_class": grouped["per_class"]}
+        return result
 
 
 @dataclass

@@ -7,7 +7,7 @@ than `min_pixels` visible pixels are marked ignore (neither required nor penalis
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -15,7 +15,8 @@ import torch
 from predrel_ros.perception import letterbox
 from predrel_ros.perception.detections import Detections
 from predrel_ros.perception.training.data import LabelledImage, boxes_from_masks
-from predrel_ros.perception.training.detection_metrics import DetectionEvaluator, EvaluationResult, InstanceSet
+from predrel_ros.perception.training.detection_metrics import (DetectionEvaluator, EvaluationResult, InstanceSet,
+                                                                regrouped)
 from predrel_ros.perception.training.network import SegmentationNet, YoloSegExport
 from predrel_ros.perception.yolo_seg import DecoderConfig, YoloSegDecoder
 
@@ -49,10 +50,24 @@ class TorchDetector:
 
 
 def evaluate_detector(detector: Detector, samples: Iterable[LabelledImage], class_names: Sequence[str],
-                      min_pixels: int, iou_threshold: float = 0.5, score_threshold: float = 0.25
-                      ) -> EvaluationResult:
-    """Metrics of `detector` over `samples`."""
+                      min_pixels: int, iou_threshold: float = 0.5, score_threshold: float = 0.25,
+                      groups: Mapping[str, str] | None = None) -> EvaluationResult:
+    """Metrics of `detector` over `samples`; with `groups` (class name -> group name, a class not in
+    it is its own group) also per group, e.g. per entity role."""
     evaluator = DetectionEvaluator(class_names, iou_threshold, score_threshold)
+    group_names, group_of_class, group_evaluator = [], None, None
+    if groups is not None:
+        for name in class_names:
+            if groups.get(name, name) not in group_names:
+                group_names.append(groups.get(name, name))
+        group_of_class = np.array([group_names.index(groups.get(name, name)) for name in class_names])
+        group_evaluator = DetectionEvaluator(group_names, iou_threshold, score_threshold)
     for sample in samples:
-        evaluator.add(as_instances(detector(sample.image)), ground_truth(sample, min_pixels))
-    return evaluator.result()
+        detections, truth = as_instances(detector(sample.image)), ground_truth(sample, min_pixels)
+        evaluator.add(detections, truth)
+        if group_evaluator is not None:
+            group_evaluator.add(regrouped(detections, group_of_class), regrouped(truth, group_of_class))
+    result = evaluator.result()
+    if group_evaluator is not None:
+        result.per_group = group_evaluator.result()
+    return result

@@ -31,6 +31,17 @@ def metrics_table(conditions: dict[str, dict], class_names: Sequence[str], episo
     return lines
 
 
+def role_table(conditions: dict[str, dict]) -> list[str]:
+    """Markdown rows: per condition box AP50 and mask IoU per entity role (classes of one role merged)."""
+    roles = list(next(iter(conditions.values()))["per_group"]["per_class"])
+    lines = ["| condition | metric | " + " | ".join(roles) + " |", "|" + " --- |" * (len(roles) + 2)]
+    for condition, result in conditions.items():
+        for key, title in (("box_ap50", "box AP50"), ("mean_mask_iou", "mask IoU")):
+            cells = [_number(result["per_group"]["per_class"][role].get(key)) for role in roles]
+            lines.append(f"| {condition} | {title} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def render(model_name: str, class_names: Sequence[str], run: dict, export: dict, evaluation: dict | None) -> str:
     """Markdown text of the card. run: the training record; export: files, sizes, checks, latency;
     evaluation: {"split", "severity", "conditions": {name: EvaluationResult.as_dict()}, "command"}."""
@@ -131,6 +142,10 @@ def render(model_name: str, class_names: Sequence[str], run: dict, export: dict,
             "",
             *metrics_table(evaluation["conditions"], class_names, evaluation["episodes_per_class"]),
             "",
+            *(["By entity role (what the predicates use; a cube taken for a cylinder is a wrong class but",
+               "the right manipulated object): classes merged by the role they play in the training split.",
+               "", *role_table(evaluation["conditions"]), ""]
+              if all("per_group" in r for r in evaluation["conditions"].values()) else []),
             f"Severity {evaluation['severity']} parameters (`predrel_ros.degradations` table): "
             + "; ".join(f"{name}: " + ", ".join(f"{k} {v:g}" for k, v in row.items())
                         for name, row in evaluation["parameters"].items()) + ".",
