@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from predrel_ros.figures import save_figure
 from predrel_ros.predicates.vocabulary import GROUPS
 
 BAND_COLOURS = {"OK": "#d9f2d9", "WARN": "#fff2c2", "ERROR": "#f8d0d0"}
@@ -74,9 +75,4 @@ def plot_summary(summary: dict, path: Path | str, title: str = "") -> Path:
             axis.legend(loc="lower left", fontsize=8)
     if title:
         figure.suptitle(title)
-    figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)

@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from predrel_ros.figures import save_figure
+
 EXAMPLES = """examples:
   predrel dataset generate --episodes 100 --seed 11 --out data/action-set-s11 --format folder
   predrel action fit --data data/action-set-s11 --out src/predrel_ros/downstream/models/primitive-recognizer.json
@@ -258,9 +260,4 @@ def plot_confusion(result, path: Path, title: str) -> Path:
     axes.set_ylabel("true")
     axes.set_title(f"{title}\naccuracy {result.accuracy:.3f}, macro-F1 {result.macro_f1:.3f}", fontsize=9)
     figure.colorbar(image, ax=axes, fraction=0.046, label="share of the true class")
-    figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)

@@ -29,7 +29,7 @@ import numpy as np
 
 from predrel_ros.downstream.encoding import (FRAME_SLOTS, TemporalSpec, TemporalWindow, encode_frame, expand_masked,
                                              feature_predicates)
-from predrel_ros.downstream.metrics import NO_PREDICTION
+from predrel_ros.downstream.evaluation import held_scores
 from predrel_ros.downstream.model import PrimitiveModel
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
@@ -100,21 +100,6 @@ def _features(vectors: np.ndarray, frame_indices: Sequence[int], temporal: Tempo
     return np.array(rows) if rows else np.zeros((0, vectors.shape[1] * len(temporal.blocks)))
 
 
-def _held(probabilities: np.ndarray, frame_indices: np.ndarray, y_true: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(y_pred, p_true) over all frames, as `downstream.evaluation.predict_stream` scores them."""
-    count = y_true.size
-    held = np.searchsorted(frame_indices, np.arange(count), side="right") - 1
-    has = held >= 0
-    y_pred = np.full(count, NO_PREDICTION, dtype=np.int64)
-    y_pred[has] = probabilities[held[has]].argmax(axis=1)
-    p_true = np.full(count, np.nan)
-    known = y_true >= 0
-    p_true[known] = 0.0
-    both = known & has
-    p_true[both] = probabilities[held[both], y_true[both]]
-    return y_pred, p_true
-
-
 def predict_condition(models: ActionModels, frames: Sequence[tuple[int, Sequence[PredicateEstimate]]],
                       y_true: np.ndarray, masks: dict[str, frozenset[str]] = MASKS,
                       known_values_confident: bool = False) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -143,8 +128,8 @@ def predict_condition(models: ActionModels, frames: Sequence[tuple[int, Sequence
             for mask_name, names in masks.items():
                 masked = features.copy()
                 masked[:, np.isin(columns, list(names))] = 0.0
-                out[mask_variant(mask_name)] = _held(_probabilities(model, masked), frame_indices, y_true)
-        out[variant] = _held(_probabilities(model, features), frame_indices, y_true)
+                out[mask_variant(mask_name)] = held_scores(_probabilities(model, masked), frame_indices, y_true)
+        out[variant] = held_scores(_probabilities(model, features), frame_indices, y_true)
     return out
 
 

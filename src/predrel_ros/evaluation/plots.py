@@ -12,6 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from predrel_ros.evaluation.tables import GROUP_TITLES, KIND_SHORT, KIND_TITLES
+from predrel_ros.figures import save_figure
 from predrel_ros.predicates import vocabulary
 from predrel_ros.reliability.calibration import CalibrationSummary
 
@@ -43,11 +44,7 @@ def _heatmap(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str], ti
             axes.text(c, r, text, ha="center", va="center", fontsize=8, color="white" if dark else "black")
     figure.colorbar(image, ax=axes, label=label)
     axes.set_title(title, fontsize=10)
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path, dpi=120)
 
 
 def prs_heatmap(table8: Mapping, kinds: Sequence[str], severities: Sequence[int], clean: float, path: Path) -> Path:
@@ -78,11 +75,7 @@ def tpc_curves(table11: Mapping, clean_tpc: Mapping[str, float], severities: Seq
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
     axes.set_title("Temporal predicate consistency by group", fontsize=10)
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path, dpi=120)
 
 
 def calibration_diagram(summaries: Mapping[str, CalibrationSummary], path: Path) -> Path:
@@ -110,11 +103,7 @@ def calibration_diagram(summaries: Mapping[str, CalibrationSummary], path: Path)
     top.set_title("Confidence vs reliability", fontsize=10)
     bottom.set_xlabel("confidence")
     bottom.set_ylabel("share")
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path, dpi=120)
 
 
 def dis_bars(dis: Mapping[str, Mapping], dis_mean: Mapping[str, Mapping], severities: Sequence[int], path: Path) -> Path:
@@ -137,8 +126,4 @@ def dis_bars(dis: Mapping[str, Mapping], dis_mean: Mapping[str, Mapping], severi
     axes.set_title("Downstream impact of each predicate", fontsize=10)
     axes.grid(axis="y", alpha=0.3)
     axes.legend(fontsize=7, ncol=2)
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path, dpi=120)

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from predrel_ros.entities import MANIPULATED_OBJECT, Entity
+from predrel_ros.figures import save_figure
 from predrel_ros.perception.detections import Detections
 from predrel_ros.perception.tracker import ByteTracker, TrackerConfig
 from predrel_ros.perception.tracking_metrics import TrackingEvaluator, TrackingScores, combine
@@ -230,7 +231,4 @@ def _plot(results: list[dict], path: Path) -> Path | None:
     left.set(xlabel="severity", ylabel="IDF1", ylim=(0, 1.02), title="IDF1")
     right.set(xlabel="severity", ylabel="identity switches", title="ID switches")
     left.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
