@@ -23,8 +23,9 @@ from predrel_ros.figures import save_figure
 
 EXAMPLES = """examples:
   predrel dataset generate --episodes 100 --seed 11 --out data/action-set-s11 --format folder
-  predrel action fit --data data/action-set-s11 --out src/predrel_ros/downstream/models/primitive-recognizer.json
-  predrel action fit --data data/action-set-s11 --no-confidence \\
+  predrel action fit --data data/action-set-s11 --source perception \\
+      --out src/predrel_ros/downstream/models/primitive-recognizer.json
+  predrel action fit --data data/action-set-s11 --source perception --no-confidence \\
       --out src/predrel_ros/downstream/models/primitive-recognizer-noconf.json
   predrel action evaluate --data data/action-set-s11 --plot confusion.png
   predrel action evaluate --data data/action-set-s11 --degradation detection_noise --severity 3
