@@ -30,6 +30,7 @@ import sys
 import time
 from pathlib import Path
 
+from predrel_ros.degradations.table import SEVERITIES
 from predrel_ros.errors import UserError
 
 EXAMPLES = """examples:
@@ -47,7 +48,6 @@ SEED = 3
 #: the controlled set that the packaged recognizer was trained on: its temporal features count frames,
 #: so a shorter episode (faster motions) costs it accuracy (clean 0.50 at 60 frames, 0.87 at 150)
 DEFAULT_FRAMES = 150
-SEVERITIES = (0, 1, 2, 3, 4, 5)
 #: the clean profile of the reference-free reliability node: clean episodes of the demo's kind with
 #: other seeds than the demo episode's
 PROFILE_EPISODES = 6

@@ -26,7 +26,7 @@ from std_msgs.msg import Header
 
 from predrel_ros import masks
 from predrel_ros.entities import Entity
-from predrel_ros.degradations.table import KINDS, NONE
+from predrel_ros.degradations.table import KINDS, MAX_SEVERITY, NONE
 from predrel_ros.io.frame import CameraIntrinsics
 from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, FrameInfo, Predicate, PredicateArray
 from predrel_ros.msg import PredicateReliability
@@ -399,11 +399,6 @@ def predicates_from_msg(msg: PredicateArray) -> list[PredicateEstimate]:
 
 # ---------------------------------------------------------------------------------- degradation
 
-#: severities of the degradation protocol (paper 4.3); 0 is the identity
-MAX_SEVERITY = 5
-NO_DEGRADATION = "none"
-
-
 @dataclass(frozen=True)
 class DegradationInfo:
     """The content of a DegradationState message."""
@@ -417,7 +412,7 @@ class DegradationInfo:
 def degradation_to_msg(kind: str, severity: int, seed: int = 0,
                        parameters: Mapping[str, float] | None = None) -> DegradationState:
     if not kind:
-        raise ValueError(f"DegradationState.kind must be a kind name or {NO_DEGRADATION!r}, got ''")
+        raise ValueError(f"DegradationState.kind must be a kind name or {NONE!r}, got ''")
     if not 0 <= int(severity) <= MAX_SEVERITY:
         raise ValueError(f"DegradationState.severity must lie in 0..{MAX_SEVERITY}, got {severity}")
     if not 0 <= int(seed) < 2**32:
@@ -441,7 +436,7 @@ def degradation_from_msg(msg: DegradationState) -> DegradationInfo:
                          f"parameter_values has {len(values)}")
     if msg.severity > MAX_SEVERITY:
         raise ValueError(f"DegradationState.severity must lie in 0..{MAX_SEVERITY}, got {msg.severity}")
-    return DegradationInfo(kind=msg.kind or NO_DEGRADATION, severity=int(msg.severity), seed=int(msg.seed),
+    return DegradationInfo(kind=msg.kind or NONE, severity=int(msg.severity), seed=int(msg.seed),
                            parameters=dict(zip(names, values)))
 
 

@@ -21,14 +21,12 @@ from typing import Callable, Hashable, Iterable
 
 import numpy as np
 
+from predrel_ros.degradations.table import MAX_SEVERITY
 from predrel_ros.predicates import vocabulary
 from predrel_ros.reliability import metrics
 from predrel_ros.reliability.rolling import Pair
 
 StreamKey = tuple[str, int, int]
-
-#: highest severity of the degradation protocol (0 is the identity)
-MAX_SEVERITY = 5
 
 
 def by_stream(key: StreamKey) -> Hashable:
