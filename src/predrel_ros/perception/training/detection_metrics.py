@@ -57,8 +57,8 @@ class InstanceSet:
 
 def regrouped(instances: InstanceSet, group_of_class: np.ndarray) -> InstanceSet:
     """The same instances with each class index replaced by its group's index (`group_of_class[class]`)."""
-    labels = np.asarray(group_of_class, dtype=np.int64)[instances.labels] if instances.labels.size else instances.labels
-    return InstanceSet(instances.boxes, labels, masks=instances.masks, scores=instances.scores, ignore=instances.ignore)
+    return InstanceSet(instances.boxes, np.asarray(group_of_class, dtype=np.int64)[instances.labels],
+                       masks=instances.masks, scores=instances.scores, ignore=instances.ignore)
 
 
 def mask_iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -149,10 +149,7 @@ class EvaluationResult:
                   "recall": _clean(self._mean("recall")),
                   "per_class": {c.name: c.as_dict() for c in self.per_class}}
         if self.per_group is not None:
-            grouped = self.per_group.as_dict()
-            result["per_group"] = {"box_ap50": grouped["box_ap50"], "mean_mask_iou": grouped["mean_mask_iou"],
-                                   "precision": grouped["precision"], "recall": grouped["recall"],
-                                   "per_class": grouped["per_class"]}
+            result["per_group"] = {k: v for k, v in self.per_group.as_dict().items() if k != "num_images"}
         return result
 
 

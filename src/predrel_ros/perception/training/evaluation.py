@@ -55,12 +55,11 @@ def evaluate_detector(detector: Detector, samples: Iterable[LabelledImage], clas
     """Metrics of `detector` over `samples`; with `groups` (class name -> group name, a class not in
     it is its own group) also per group, e.g. per entity role."""
     evaluator = DetectionEvaluator(class_names, iou_threshold, score_threshold)
-    group_names, group_of_class, group_evaluator = [], None, None
+    group_of_class = group_evaluator = None
     if groups is not None:
-        for name in class_names:
-            if groups.get(name, name) not in group_names:
-                group_names.append(groups.get(name, name))
-        group_of_class = np.array([group_names.index(groups.get(name, name)) for name in class_names])
+        group_of = [groups.get(name, name) for name in class_names]
+        group_names = list(dict.fromkeys(group_of))
+        group_of_class = np.array([group_names.index(group) for group in group_of])
         group_evaluator = DetectionEvaluator(group_names, iou_threshold, score_threshold)
     for sample in samples:
         detections, truth = as_instances(detector(sample.image)), ground_truth(sample, min_pixels)
