@@ -109,11 +109,6 @@ class EntitySpec:
     def height(self) -> float:
         return float(2 * self.half_extents()[2])
 
-    @property
-    def grasp_half_width(self) -> float:
-        """Half width across the fingers (the body's y axis) when grasped from above."""
-        return float(self.half_extents()[1])
-
     def interior(self) -> tuple[float, float, float]:
         """Containers: (inner half x or bottom radius, inner half y or top radius, rim height)
         in the body frame; the interior floor is at z = FLOOR_THICKNESS."""

@@ -32,7 +32,6 @@ from predrel_ros.errors import UserError
 
 HAND_OBJECT, OBJECT_CONTAINER, OBJECT_SURFACE, BIMANUAL, OBJECT_OBJECT = (
     "hand_object", "object_container", "object_surface", "bimanual", "object_object")
-SCENARIO_GROUPS = (HAND_OBJECT, OBJECT_CONTAINER, OBJECT_SURFACE, BIMANUAL, OBJECT_OBJECT)
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,6 @@ from predrel_ros.predicates.estimate import PredicateEstimate
 FULL = "full"
 NO_CONFIDENCE = "no_confidence"
 FRAME_LEVEL = "frame_level"
-MODEL_VARIANTS = (FULL, NO_CONFIDENCE, FRAME_LEVEL)
 #: masked variants: every predicate, and the derived group (the other groups are one predicate each)
 MASKS: dict[str, frozenset[str]] = {**{name: frozenset({name}) for name in vocabulary.PREDICATES},
                                     vocabulary.DERIVED: expand_masked([vocabulary.DERIVED])}

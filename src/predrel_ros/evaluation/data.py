@@ -61,10 +61,6 @@ class EvaluationData:
     def split(self, name: str) -> list[EpisodeSource]:
         return self.splits.get(name, [])
 
-    @property
-    def has_splits(self) -> bool:
-        return any(self.splits.get(split) for split in SPLITS if split != "test")
-
 
 def _is_bag(path: Path) -> bool:
     if path.is_file():

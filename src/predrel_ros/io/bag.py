@@ -217,7 +217,3 @@ class BagReader:
             predicates=messages.predicates_from_message(parts["predicates"]) if "predicates" in parts else None,
             primitive=messages.primitive_from_message(parts["action"]) if "action" in parts else None,
             source="bag")
-
-
-def read_bag(path: Path | str, topics: BagTopics = BagTopics(), slop_ns: int = 0) -> Iterator[Frame]:
-    return BagReader(path, topics=topics, slop_ns=slop_ns).frames()

@@ -214,14 +214,6 @@ def _check_ros_string(value: str, field: str) -> None:
         raise ValueError(f"{field} {value!r} is not valid UTF-8 text: {error.reason}") from None
 
 
-def camera_info_check(msg: CameraInfo, image_width: int, image_height: int) -> np.ndarray:
-    """K of `msg` after checking that it describes an image of the given size."""
-    if (int(msg.width), int(msg.height)) != (image_width, image_height):
-        raise ValueError(f"CameraInfo is for {msg.width}x{msg.height} images, the image is "
-                         f"{image_width}x{image_height}")
-    return camera_info_to_intrinsics(msg)
-
-
 # -------------------------------------------------------------------------------------- headers
 
 def stamp_to_ns(header: Header) -> int:

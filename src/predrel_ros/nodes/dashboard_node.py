@@ -35,7 +35,7 @@ from predrel_ros.nodes.node_base import PredrelNode
 from predrel_ros.nodes.parameter_specs import ParameterSpec
 from predrel_ros.nodes.qos import LATCHED_QOS, STREAM_QOS
 from predrel_ros.nodes.runtime import run_node
-from predrel_ros.nodes.topic_specs import (DIAGNOSTICS, LATCHED_QOS_TEXT, PUBLISHES, STREAM_QOS_TEXT, SUBSCRIBES,
+from predrel_ros.nodes.topic_specs import (DIAGNOSTICS, LATCHED_QOS_TEXT, STREAM_QOS_TEXT, SUBSCRIBES,
                                            TopicSpec)
 from predrel_ros.package_files import config_path
 from predrel_ros.reliability.trust import TrustConfig

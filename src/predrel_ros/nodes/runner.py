@@ -23,7 +23,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence, TextIO
+from typing import Callable, TextIO
 
 from predrel_ros.errors import UserError
 from predrel_ros.nodes.processes import installed_executable, terminate_with_parent

@@ -71,7 +71,7 @@ def render(model_name: str, class_names: Sequence[str], run: dict, export: dict,
         "(input pixels), class scores in [0, 1], 32 mask coefficients;",
         f"- `output1` [1, 32, {export['input_hw'][0] // 4}, {export['input_hw'][1] // 4}]: mask prototypes; "
         "mask = sigmoid(coefficients @ prototypes), cropped to the box.",
-        f"- classes (index: name): " + ", ".join(f"{i}: {n}" for i, n in enumerate(class_names)) + ".",
+        "- classes (index: name): " + ", ".join(f"{i}: {n}" for i, n in enumerate(class_names)) + ".",
         "  One `hand` class: which hand it is (left/right) is decided downstream, not by appearance.",
         "- ONNX metadata carries `names`, `stride`, `imgsz`, `task` as Ultralytics writes them; the .pt2",
         "  program carries the same as its `config.txt` extra file.",
