@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from predrel_ros.degradations import DEFAULT_TABLE, SEVERITIES, DegradationOptions, Degrader
-from predrel_ros.degradations.detection_noise import interruption
+from predrel_ros.degradations.detection_noise import interruptions
 from predrel_ros.entities import ROLES, Entity
 
 SHAPE = (200, 240, 3)
@@ -124,7 +124,7 @@ def test_an_interrupted_track_carries_a_new_id_then_is_re_identified():
         (out,) = degrader.apply_entities([entity], f, SHAPE)
         ids.append(out.id)
         qualities.append(out.track_quality)
-        broken_at = interruption(4, f, 0.05, 2, degrader.options)
+        (broken_at,) = interruptions(np.array([4]), f, 0.05, 2, degrader.options)
         if broken_at is None:
             assert out.id == 4 and out.track_quality == 0.9
         else:

@@ -37,28 +37,35 @@ _FALSE_SIZE = (0.7, 1.3)
 
 def perturb_entities(entities: Sequence[Entity], frame_index: int, image_shape: tuple[int, ...],
                      row: dict[str, float], seed: int, options: DegradationOptions) -> list[Entity]:
-    """The noisy perception output for one frame; the input entities are left unchanged."""
+    """The noisy perception output for one frame; the input entities are left unchanged.
+
+    The draws of all entities of the frame are read in one call per stream (the same values as one
+    call per entity: a draw depends only on its keys)."""
     height, width = image_shape[:2]
     for entity in entities:
         if entity.mask is not None and entity.mask.shape != (height, width):
             raise ValueError(f"entity {entity.id}: mask shape {entity.mask.shape} does not match "
                              f"image_shape {(height, width)}")
-    out = []
-    for entity in entities:
-        if draws.uniform(seed, "noise.miss", frame_index, entity.id)[0] < row["miss_rate"]:
-            continue
-        out.append(_jittered(entity, frame_index, (height, width), row, seed, options))
+    if not entities:
+        return []
+    ids = np.array([entity.id for entity in entities], dtype=np.int64)
+    missed = draws.uniform(seed, "noise.miss", frame_index, ids) < row["miss_rate"]
+    z = np.clip(draws.normal(seed, "noise.box", frame_index, ids[:, None], np.arange(4)), -JITTER_CLIP, JITTER_CLIP)
+    broken = interruptions(ids, frame_index, row["track_break_rate"], seed, options)
+    out = [_jittered(entity, frame_index, (height, width), z[i], broken[i], row, seed, options)
+           for i, entity in enumerate(entities) if not missed[i]]
     out.extend(_false_detections(entities, frame_index, (height, width), row, seed, options))
     return out
 
 
-def interruption(entity_id: int, frame_index: int, break_rate: float, seed: int,
-                 options: DegradationOptions) -> int | None:
-    """The latest break frame of this entity's track still in effect at `frame_index`, or None."""
+def interruptions(entity_ids: np.ndarray, frame_index: int, break_rate: float, seed: int,
+                  options: DegradationOptions) -> list[int | None]:
+    """Per entity id, the latest break frame of its track still in effect at `frame_index`, or None."""
     span = options.track_interruption_frames
     frames = np.arange(frame_index, frame_index - span, -1)
-    breaks = draws.uniform(seed, "noise.break", frames, entity_id) < break_rate
-    return int(frames[np.argmax(breaks)]) if breaks.any() else None
+    breaks = draws.uniform(seed, "noise.break", frames, np.asarray(entity_ids, dtype=np.int64)[:, None]) < break_rate
+    latest = np.argmax(breaks, axis=1)   # frames run backwards: the first break is the latest
+    return [int(frames[latest[i]]) if breaks[i].any() else None for i in range(len(breaks))]
 
 
 def synthetic_id(seed: int, stream: str, options: DegradationOptions, *keys) -> int:
@@ -66,14 +73,14 @@ def synthetic_id(seed: int, stream: str, options: DegradationOptions, *keys) -> 
     return base + int(draws.hashes(seed, stream, *keys)[0] % np.uint64(base))
 
 
-def _jittered(entity: Entity, frame_index: int, shape: tuple[int, int], row: dict[str, float], seed: int,
-              options: DegradationOptions) -> Entity:
+def _jittered(entity: Entity, frame_index: int, shape: tuple[int, int], z: np.ndarray, broken_at: int | None,
+              row: dict[str, float], seed: int, options: DegradationOptions) -> Entity:
+    """`entity` with its box corners moved by the clipped normal draws `z`, under a new id while its
+    track is interrupted (since `broken_at`)."""
     box = _clip_box(entity.box, shape)
     size = np.array([box[2] - box[0], box[3] - box[1]] * 2)
-    z = np.clip(draws.normal(seed, "noise.box", frame_index, entity.id, np.arange(4)), -JITTER_CLIP, JITTER_CLIP)
     new_box = _clip_box(box + z * row["box_jitter"] * size, shape)
     changes: dict = {}
-    broken_at = interruption(entity.id, frame_index, row["track_break_rate"], seed, options)
     if broken_at is not None:
         ramp = (frame_index - broken_at + 1) / options.track_interruption_frames
         changes = {"id": synthetic_id(seed, "noise.break.id", options, entity.id, broken_at),
@@ -85,16 +92,19 @@ def _jittered(entity: Entity, frame_index: int, shape: tuple[int, int], row: dic
 
 def _false_detections(entities: Sequence[Entity], frame_index: int, shape: tuple[int, int],
                       row: dict[str, float], seed: int, options: DegradationOptions) -> list[Entity]:
-    if not entities:
-        return []
     height, width = shape
     count = options.max_false_detections
     candidates = np.arange(count)
-    present = draws.uniform(seed, "noise.false", frame_index, candidates) < row["false_per_frame"] / count
+    present = np.flatnonzero(draws.uniform(seed, "noise.false", frame_index, candidates)
+                             < row["false_per_frame"] / count)
+    if not entities or not len(present):
+        return []
+    drawn = {stream: draws.uniform(seed, f"noise.false.{stream}", frame_index, present)
+             for stream in ("source", "size", "x", "y", "score")}
     out = []
-    for j in np.flatnonzero(present):
+    for k, j in enumerate(present):
         def draw(stream: str) -> float:
-            return float(draws.uniform(seed, f"noise.false.{stream}", frame_index, j)[0])
+            return float(drawn[stream][k])
 
         source = entities[min(int(draw("source") * len(entities)), len(entities) - 1)]
         source_box = _clip_box(source.box, shape)
@@ -115,8 +125,8 @@ def _false_detections(entities: Sequence[Entity], frame_index: int, shape: tuple
 def _clip_box(box: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     """Box clipped to the image, ordered and at least one pixel wide and high."""
     height, width = shape
-    x1, x2 = np.clip(np.sort([box[0], box[2]]), 0.0, width)
-    y1, y2 = np.clip(np.sort([box[1], box[3]]), 0.0, height)
+    x1, x2 = (min(max(float(v), 0.0), width) for v in sorted((box[0], box[2])))
+    y1, y2 = (min(max(float(v), 0.0), height) for v in sorted((box[1], box[3])))
     x1, y1 = min(x1, width - 1.0), min(y1, height - 1.0)
     return np.array([x1, y1, max(x2, x1 + 1.0), max(y2, y1 + 1.0)])
 
@@ -139,8 +149,10 @@ def _moved_mask(mask: np.ndarray, old_box: np.ndarray, new_box: np.ndarray,
     resized = cv2.resize(np.ascontiguousarray(crop, dtype=np.uint8), (nx2 - nx1, ny2 - ny1),
                          interpolation=cv2.INTER_NEAREST).astype(bool)
     moved[ny1:ny2, nx1:nx2] = resized
-    ys, xs = np.nonzero(resized)
-    return moved, (np.array([xs.mean() + nx1, ys.mean() + ny1]) if len(xs) else None)
+    moments = cv2.moments(resized.view(np.uint8), binaryImage=True)
+    if moments["m00"] == 0:
+        return moved, None
+    return moved, np.array([moments["m10"] / moments["m00"] + nx1, moments["m01"] / moments["m00"] + ny1])
 
 
 def _with_geometry(entity: Entity, old_box: np.ndarray, box: np.ndarray, keep_depth: bool, **changes) -> Entity:
