@@ -26,6 +26,17 @@ def test_pack_unpack_round_trip_with_and_without_masks():
     assert all(same(a, b) for a, b in zip(mixed, unpack(pack(mixed, (7, 9)))))
 
 
+def test_masks_are_stored_as_their_crops_and_empty_masks_survive():
+    rng = np.random.default_rng(2)
+    frame = detections(rng, 3, (20, 30))
+    frame.masks[0] = False                      # empty
+    frame.masks[1] = False
+    frame.masks[1, 4:7, 10:12] = True           # a 3 x 2 blob
+    arrays = pack([frame], (20, 30))
+    assert arrays["crops"][:2].tolist() == [[0, 0, 0, 0], [10, 4, 2, 3]]
+    assert same(frame, unpack(arrays)[0])
+
+
 def test_cache_hits_after_put_and_keys_change_with_every_input(tmp_path):
     rng = np.random.default_rng(1)
     frames = [detections(rng, 2, (4, 4))]

@@ -99,24 +99,21 @@ def _false_detections(entities: Sequence[Entity], frame_index: int, shape: tuple
                              < row["false_per_frame"] / count)
     if not entities or not len(present):
         return []
-    drawn = {stream: draws.uniform(seed, f"noise.false.{stream}", frame_index, present)
-             for stream in ("source", "size", "x", "y", "score")}
+    drawn = zip(*(draws.uniform(seed, f"noise.false.{stream}", frame_index, present).tolist()
+                  for stream in ("source", "size", "x", "y", "score")))
     out = []
-    for k, j in enumerate(present):
-        def draw(stream: str) -> float:
-            return float(drawn[stream][k])
-
-        source = entities[min(int(draw("source") * len(entities)), len(entities) - 1)]
+    for j, (source_draw, size_draw, x_draw, y_draw, score_draw) in zip(present, drawn):
+        source = entities[min(int(source_draw * len(entities)), len(entities) - 1)]
         source_box = _clip_box(source.box, shape)
-        factor = _FALSE_SIZE[0] + (_FALSE_SIZE[1] - _FALSE_SIZE[0]) * draw("size")
+        factor = _FALSE_SIZE[0] + (_FALSE_SIZE[1] - _FALSE_SIZE[0]) * size_draw
         box_w = min(max(1.0, (source_box[2] - source_box[0]) * factor), width)
         box_h = min(max(1.0, (source_box[3] - source_box[1]) * factor), height)
-        x1, y1 = draw("x") * (width - box_w), draw("y") * (height - box_h)
+        x1, y1 = x_draw * (width - box_w), y_draw * (height - box_h)
         box = _clip_box(np.array([x1, y1, x1 + box_w, y1 + box_h]), shape)
         low, high = options.false_detection_score
         out.append(_with_geometry(
             source, source_box, box, False, id=synthetic_id(seed, "noise.false.id", options, frame_index, j),
-            score=low + (high - low) * draw("score"), visibility=1.0,
+            score=low + (high - low) * score_draw, visibility=1.0,
             track_quality=options.false_detection_track_quality, frame_index=frame_index, point3d=None,
             attributes={"detection_noise": "false_detection", "imitates_id": source.id}))
     return out

@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import Sequence
 
+import cv2
 import numpy as np
 
 from predrel_ros.perception.detections import Detections
@@ -43,14 +44,6 @@ def cache_key(model_digest: str, settings: dict, condition: dict, episode_hash: 
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def _crop(mask: np.ndarray) -> tuple[int, int, int, int]:
-    """(x, y, width, height) of the smallest rectangle holding every pixel of `mask` (0, 0, 0, 0 when empty)."""
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    if rows.size == 0:
-        return 0, 0, 0, 0
-    return int(cols[0]), int(rows[0]), int(cols[-1] - cols[0] + 1), int(rows[-1] - rows[0] + 1)
-
-
 def pack(detections: Sequence[Detections], shape: tuple[int, int]) -> dict[str, np.ndarray]:
     """Arrays of all frames' detections: frame f owns rows offsets[f]:offsets[f+1]; `masked[f]` says
     whether frame f came with masks. Each mask is stored as the bit-packed crop of its pixels
@@ -60,7 +53,7 @@ def pack(detections: Sequence[Detections], shape: tuple[int, int]) -> dict[str, 
     crops, pieces = [], []
     for d in detections:
         for mask in (d.masks if d.masks is not None else ()):
-            x, y, w, h = _crop(mask)
+            x, y, w, h = cv2.boundingRect(np.ascontiguousarray(mask, dtype=np.uint8))   # 0, 0, 0, 0 when empty
             crops.append((x, y, w, h))
             pieces.append(mask[y:y + h, x:x + w].ravel())
     sizes = np.array([piece.size for piece in pieces], dtype=np.int64)

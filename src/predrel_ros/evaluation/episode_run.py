@@ -170,6 +170,7 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
     y_true = None
     if spec.action_models is not None and episode.primitives is not None:
         y_true = action.class_indices(episode.primitives, spec.action_models.full.class_names)
+    confident = _state["predicate_config"].confidence.floor > 0   # see action.predict_condition
     kept: list[Condition] = []
     ys, cs, presents, delivered_masks = [], [], [], []
     predictions: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]] = {}
@@ -202,7 +203,6 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
         if y_true is not None:
             with timer.phase("action"):
                 frames = [(t, e) for (t, _), e in zip(run.delivered, estimates)]
-                confident = _state["predicate_config"].confidence.floor > 0
                 for variant, outcome in action.predict_condition(spec.action_models, frames, y_true,
                                                                  known_values_confident=confident).items():
                     predictions[(variant, condition.kind, condition.severity)] = outcome

@@ -204,21 +204,19 @@ class PerceptionFrontEnd:
             return self._clean[1]
         key = cache_key(self.model_digest, self.settings, described, episode.content_hash)
         with timer.phase("cache_io"):
-            cached = self.cache.get(key)
-        if cached is not None and len(cached) == episode.num_frames:
-            if image_condition is None:
-                self._clean = (episode.content_hash, cached)
-            return cached
-        out = []
-        for frame in episode.frames:
-            image = frame.rgb
-            if degrader is not None:
-                with timer.phase("degrade_images"):
-                    image = degrader.apply_image(image, frame.index, None if targets is None else targets[frame.index])
-            with timer.phase("detector"):
-                out.append(self.perceiver.detect(image, bgr=False))
-        with timer.phase("cache_io"):
-            self.cache.put(key, out, episode.shape[:2])
+            out = self.cache.get(key)
+        if out is None or len(out) != episode.num_frames:
+            out = []
+            for frame in episode.frames:
+                image = frame.rgb
+                if degrader is not None:
+                    with timer.phase("degrade_images"):
+                        image = degrader.apply_image(image, frame.index,
+                                                     None if targets is None else targets[frame.index])
+                with timer.phase("detector"):
+                    out.append(self.perceiver.detect(image, bgr=False))
+            with timer.phase("cache_io"):
+                self.cache.put(key, out, episode.shape[:2])
         if image_condition is None:
             self._clean = (episode.content_hash, out)
         return out
