@@ -50,11 +50,16 @@ def encode(mask: np.ndarray) -> MaskRLE:
     return MaskRLE(int(x0), int(y0), int(x1 - x0), int(y1 - y0), runs.astype(np.uint32))
 
 
-def decode(rle: MaskRLE, height: int, width: int) -> np.ndarray:
-    """Boolean height x width mask from `rle`; the crop must lie inside the image."""
+def check_fits(rle: MaskRLE, height: int, width: int) -> None:
+    """ValueError unless the crop of `rle` lies inside a height x width image."""
     if rle.x + rle.width > width or rle.y + rle.height > height:
         raise ValueError(f"mask crop x={rle.x} y={rle.y} {rle.width}x{rle.height} does not fit "
                          f"in the {width}x{height} image")
+
+
+def decode(rle: MaskRLE, height: int, width: int) -> np.ndarray:
+    """Boolean height x width mask from `rle`; the crop must lie inside the image."""
+    check_fits(rle, height, width)
     mask = np.zeros((height, width), dtype=bool)
     if rle.width == 0 or rle.height == 0:
         return mask

@@ -244,13 +244,17 @@ def mask_to_msg(mask: np.ndarray | None, msg: EntityMsg) -> None:
     msg.mask_rle = rle.runs.tolist()
 
 
-def mask_from_msg(msg: EntityMsg, height: int, width: int) -> np.ndarray | None:
-    """Boolean height x width mask of an Entity message, or None when it carries no mask."""
+def mask_from_msg(msg: EntityMsg, height: int, width: int, decode: bool = True) -> np.ndarray | None:
+    """Boolean height x width mask of an Entity message, or None when it carries no mask. With
+    decode=False the mask is only checked (runs and crop), not built, and None is returned."""
     if msg.mask_width == 0 or msg.mask_height == 0:
         return None
     try:
         rle = masks.MaskRLE(int(msg.mask_x), int(msg.mask_y), int(msg.mask_width), int(msg.mask_height),
                             np.asarray(msg.mask_rle, dtype=np.uint32))
+        if not decode:
+            masks.check_fits(rle, height, width)
+            return None
         return masks.decode(rle, height, width)
     except ValueError as error:
         raise ValueError(f"Entity {msg.id}: mask_rle: {error}") from None
@@ -282,9 +286,10 @@ def entity_to_msg(entity: Entity) -> EntityMsg:
 
 
 def entity_from_msg(msg: EntityMsg, image_height: int, image_width: int, frame_index: int = 0,
-                    masks: bool = True) -> Entity:
-    """Entity of an Entity message; masks are decoded at image_height x image_width (masks=False:
-    left out, for a consumer of boxes, classes and visibility only, which keeps no image-sized data).
+                    decode_masks: bool = True) -> Entity:
+    """Entity of an Entity message; masks are decoded at image_height x image_width (decode_masks=False:
+    checked but left out, for a consumer of boxes, classes and visibility only, which keeps no
+    image-sized data).
 
     The depth becomes the third centroid coordinate unless the message carries a 3-D point (whose Z
     is that depth).
@@ -294,7 +299,7 @@ def entity_from_msg(msg: EntityMsg, image_height: int, image_width: int, frame_i
         centroid.append(float(msg.depth))
     return Entity(
         id=int(msg.id), label=msg.label, role=msg.role, box=np.asarray(msg.box, dtype=np.float64),
-        mask=mask_from_msg(msg, image_height, image_width) if masks else None, score=float(msg.score),
+        mask=mask_from_msg(msg, image_height, image_width, decode_masks), score=float(msg.score),
         visibility=float(msg.visibility), track_quality=float(msg.track_quality),
         mask_quality=float(msg.mask_quality), centroid=np.asarray(centroid),
         point3d=np.asarray(msg.point3d, dtype=np.float64) if msg.has_point3d else None,
@@ -312,7 +317,7 @@ def entities_to_msg(entities: Iterable[Entity], *, frame_index: int, image_width
     _check_ros_string(source, "EntityArray.source")
     msg.source = source
     msg.image_width, msg.image_height = int(image_width), int(image_height)
-    msg.degradation = degradation if degradation is not None else degradation_to_msg("none", 0)
+    msg.degradation = degradation if degradation is not None else degradation_to_msg(NONE, 0)
     converted = []
     for i, entity in enumerate(entities):
         if entity.mask is not None and entity.mask.shape != (image_height, image_width):
@@ -323,14 +328,14 @@ def entities_to_msg(entities: Iterable[Entity], *, frame_index: int, image_width
     return msg
 
 
-def entities_from_msg(msg: EntityArray, masks: bool = True) -> list[Entity]:
-    """Entities of an EntityArray, with frame_index and masks at the array's image size (masks=False:
-    without masks)."""
+def entities_from_msg(msg: EntityArray, decode_masks: bool = True) -> list[Entity]:
+    """Entities of an EntityArray, with frame_index and masks at the array's image size
+    (decode_masks=False: masks checked, not built)."""
     height, width = int(msg.image_height), int(msg.image_width)
     entities = []
     for i, entity_msg in enumerate(msg.entities):
         try:
-            entities.append(entity_from_msg(entity_msg, height, width, msg.frame_index, masks))
+            entities.append(entity_from_msg(entity_msg, height, width, msg.frame_index, decode_masks))
         except ValueError as error:
             raise ValueError(f"EntityArray.entities[{i}]: {error}") from None
     return entities
@@ -374,7 +379,7 @@ def predicates_to_msg(estimates: Iterable[PredicateEstimate], *, frame_index: in
     msg.frame_index = int(frame_index)
     _check_ros_string(source, "PredicateArray.source")
     msg.source = source
-    msg.degradation = degradation if degradation is not None else degradation_to_msg("none", 0)
+    msg.degradation = degradation if degradation is not None else degradation_to_msg(NONE, 0)
     msg.predicates = [predicate_to_msg(estimate) for estimate in estimates]
     return msg
 
@@ -432,8 +437,10 @@ def degradation_from_msg(msg: DegradationState) -> DegradationInfo:
                            parameters=dict(zip(names, values)))
 
 
-def degradation_kind_check(info: DegradationInfo) -> DegradationInfo:
-    """`info` if its kind is one of the project's degradation kinds (or none), else ValueError."""
+def checked_degradation_from_msg(msg: DegradationState) -> DegradationInfo:
+    """Content of `msg` (`degradation_from_msg`) if its kind is one of the project's degradation
+    kinds (or none), else ValueError: what a node checks on the frames it receives."""
+    info = degradation_from_msg(msg)
     if info.kind not in KINDS + (NONE,):
         raise ValueError(f"DegradationState.kind {info.kind!r} is not one of {(NONE,) + KINDS}")
     if info.kind == NONE and info.severity != 0:
@@ -475,7 +482,7 @@ def frame_info_from_msg(msg: FrameInfo) -> FrameInfoData:
     """The content of `msg`, validated (action, degradation kind and severity), else ValueError."""
     if msg.action not in FRAME_ACTIONS:
         raise ValueError(f"FrameInfo.action must be one of {FRAME_ACTIONS}, got {msg.action!r}")
-    degradation = degradation_kind_check(degradation_from_msg(msg.degradation))
+    degradation = checked_degradation_from_msg(msg.degradation)
     return FrameInfoData(stamp_ns=stamp_to_ns(msg.header), frame_id=msg.header.frame_id,
                          frame_index=int(msg.frame_index), source=msg.source, action=msg.action,
                          source_index=int(msg.source_index), degradation=degradation,

@@ -70,13 +70,13 @@ TOPICS = (
     TopicSpec("ground_truth/action", "predrel_ros/ActionEstimate", SUBSCRIBES, STREAM_QOS_TEXT,
               "the true action (controlled-set replays)"),
     TopicSpec("clean/predicates", "predrel_ros/PredicateArray", SUBSCRIBES, STREAM_QOS_TEXT,
-              "the clean twin's predicates (summary reference)", "summary_dir set"),
+              "the clean twin's predicates (recorded for the summary when summary_dir is set)"),
     TopicSpec("degraded/predicates", "predrel_ros/PredicateArray", SUBSCRIBES, STREAM_QOS_TEXT,
-              "the degraded pipeline's predicates", "summary_dir set"),
+              "the degraded pipeline's predicates"),
     TopicSpec("clean/entities", "predrel_ros/EntityArray", SUBSCRIBES, STREAM_QOS_TEXT,
-              "the clean twin's entities (to associate the twins' entities)", "summary_dir set"),
+              "the clean twin's entities (summary: to associate the twins' entities)"),
     TopicSpec("degraded/entities", "predrel_ros/EntityArray", SUBSCRIBES, STREAM_QOS_TEXT,
-              "the degraded pipeline's entities", "summary_dir set"),
+              "the degraded pipeline's entities"),
     TopicSpec("/diagnostics", "diagnostic_msgs/DiagnosticArray", SUBSCRIBES, "reliable, keep last 10",
               "every node's status and counters"),
     DIAGNOSTICS,
@@ -137,14 +137,15 @@ class DashboardNode(PredrelNode):
                               STREAM_QOS, stream=topic)
         self.subscription(ActionEstimate, "action", self._on_action, STREAM_QOS)
         self.subscription(ActionEstimate, "ground_truth/action", self._on_ground_truth_action, STREAM_QOS)
-        if self.recorder is not None:
-            for side in (CLEAN_SIDE, DEGRADED_SIDE):
-                self.subscription(PredicateArray, f"{side}/predicates",
-                                  lambda msg, side=side: self._on_predicates(side, msg), STREAM_QOS,
-                                  stream=f"{side}/predicates")
-                self.subscription(EntityArray, f"{side}/entities",
-                                  lambda msg, side=side: self._on_entities(side, msg), STREAM_QOS,
-                                  stream=f"{side}/entities")
+        # subscribed also without summary_dir: the graph (what a replay's wait_for_topics counts)
+        # does not depend on a parameter
+        for side in (CLEAN_SIDE, DEGRADED_SIDE):
+            self.subscription(PredicateArray, f"{side}/predicates",
+                              lambda msg, side=side: self._on_predicates(side, msg), STREAM_QOS,
+                              stream=f"{side}/predicates")
+            self.subscription(EntityArray, f"{side}/entities",
+                              lambda msg, side=side: self._on_entities(side, msg), STREAM_QOS,
+                              stream=f"{side}/entities")
         self.subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
         self.create_timer(1.0 / p["refresh_hz"], lambda: self.display.update(self.state))
 
@@ -172,13 +173,16 @@ class DashboardNode(PredrelNode):
         self.count("ground_truth/action", "processed")
 
     def _on_predicates(self, side: str, msg: PredicateArray) -> None:
-        estimates = conversions.predicates_from_msg(msg)
         self.state.on_predicates(f"{side}/predicates", int(msg.frame_index))
-        self.recorder.add_predicates(side, int(msg.frame_index), condition_of(msg.degradation), estimates)
+        if self.recorder is not None:
+            self.recorder.add_predicates(side, int(msg.frame_index), condition_of(msg.degradation),
+                                         conversions.predicates_from_msg(msg))
         self.count(f"{side}/predicates", "processed")
 
     def _on_entities(self, side: str, msg: EntityArray) -> None:
-        self.recorder.add_entities(side, int(msg.frame_index), conversions.entities_from_msg(msg, masks=False))
+        if self.recorder is not None:
+            self.recorder.add_entities(side, int(msg.frame_index),
+                                       conversions.entities_from_msg(msg, decode_masks=False))
         self.count(f"{side}/entities", "processed")
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from predrel_ros.degradations import parse_schedule
+from predrel_ros.degradations import NONE, parse_schedule
 from predrel_ros.msg import DegradationState, EntityArray
 from predrel_ros.nodes import camera_inputs, conversions
 from predrel_ros.nodes.camera_inputs import CameraFrame, CameraInputs
@@ -76,7 +76,7 @@ class DegradeNode(PredrelNode):
         self.streams = {prefix: StreamPublishers(self, prefix, p["image_qos"], p["image_qos_depth"])
                         for prefix in ("clean", "degraded")}
         self.degradation_publisher = self.publisher(DegradationState, "degradation", LATCHED_QOS)
-        self._clean = conversions.degradation_to_msg("none", 0)
+        self._clean = conversions.degradation_to_msg(NONE, 0)
         self._last_condition: tuple[str, int] | None = None
         self._targets: np.ndarray | None = None
         if p["occlusion_targets"] == "entities":
@@ -142,7 +142,7 @@ class DegradeNode(PredrelNode):
             self.log_throttled(f"{CAMERA}.{FAILED}", f"degrading a frame failed: {error!r}", error=True)
 
     def diagnostic_values(self) -> Mapping[str, object]:
-        kind, severity = self._last_condition or ("none", 0)
+        kind, severity = self._last_condition or (NONE, 0)
         return {"frame_index": self.next_index - 1, "degradation": f"{kind}:{severity}",
                 "occlusion_targets": 0 if self._targets is None else len(self._targets)}
 

@@ -29,7 +29,7 @@ from typing import Mapping
 
 from sensor_msgs.msg import Image
 
-from predrel_ros.degradations import DETECTION_NOISE, Degrader
+from predrel_ros.degradations import DETECTION_NOISE, NONE, Degrader
 from predrel_ros.errors import UserError
 from predrel_ros.msg import EntityArray, FrameInfo
 from predrel_ros.nodes import camera_inputs, conversions
@@ -157,7 +157,7 @@ class PerceptionNode(PredrelNode):
         self.source_name = p["source_name"]
         self.inference = LatencyWindow()
         self._noise: dict[tuple[str, int, int], Degrader] = {}
-        self._none = conversions.degradation_to_msg("none", 0)
+        self._none = conversions.degradation_to_msg(NONE, 0)
         self._matcher: ImageInfoMatcher[CameraFrame, conversions.FrameInfoData] = ImageInfoMatcher()
         self._own_index = 0
         self._last: tuple[int, int] | None = None  # (frame_index, stamp_ns) of the last processed frame

@@ -123,6 +123,7 @@ def measure_relay(seconds: float) -> dict:
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     arrivals = Arrivals()
+    arrivals.recording = True                # on_echo keeps the echoes of frames sent in the window only
     in_window: set[tuple[int, int]] = set()  # stamps of the frames sent in the window
     frames = [np.random.default_rng(i).integers(0, 256, (HEIGHT, WIDTH, 3), dtype=np.uint8) for i in range(8)]
 
@@ -136,7 +137,6 @@ def measure_relay(seconds: float) -> dict:
                           and subscription.get_publisher_count() > 0, 30.0):
             raise UserError("echo_node did not connect within 30 s (DDS discovery failed)")
         period = 1.0 / RATE_HZ
-        sent = 0
         meter = None
         start = time.monotonic()
         warmup_frames = int(RATE_HZ)  # one second before the window opens
@@ -144,24 +144,22 @@ def measure_relay(seconds: float) -> dict:
         for index in range(total):
             spin_until(executor, lambda: time.monotonic() >= start + index * period, period + 1.0)
             if index == warmup_frames:
-                arrivals.recording = True
                 meter = CpuMeter({"relay": relay.pid, "benchmark": os.getpid()})
                 window_start = time.monotonic()
             header = Header(frame_id="bench", stamp=node.get_clock().now().to_msg())
             if index >= warmup_frames:
                 in_window.add((header.stamp.sec, header.stamp.nanosec))
-                sent += 1
             publisher.publish(conversions.numpy_to_image(frames[index % len(frames)], "rgb8", header=header))
         window = time.monotonic() - window_start + period  # the last frame's period included
         cores = meter.cores()
-        spin_until(executor, lambda: len(arrivals.times) >= sent, 5.0)  # the last copies arrive
-        arrivals.recording = False
+        spin_until(executor, lambda: len(arrivals.times) >= len(in_window), 5.0)  # the last copies arrive
     finally:
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown(context=context)
         processes.stop_node(relay)
     result = arrivals.result(window)
+    sent = len(in_window)
     result.update({"sent": sent, "lost": max(sent - result["received"], 0), "cpu_cores": cores,
                    "qos": "reliable, keep last 10", "seconds": round(window, 2)})
     return result

@@ -85,7 +85,7 @@ class PredicateNode(PredrelNode):
             self.count(ENTITIES, NO_SUBSCRIBERS)
             return
         entities = conversions.entities_from_msg(msg)            # ValueError: counted malformed
-        conversions.degradation_kind_check(conversions.degradation_from_msg(msg.degradation))
+        conversions.checked_degradation_from_msg(msg.degradation)
         frame_index = int(msg.frame_index)
         if not admit(self, self.order, ENTITIES, frame_index, "predicate extraction", self.extractor.reset):
             return

@@ -133,14 +133,16 @@ def _node_pass(scene, width: int, height: int, window: int) -> tuple[dict[str, l
         nodes = [predicates, reliability, action, sink]
         for node in nodes:
             executor.add_node(node)
-        spin_until(executor, lambda: entities_pub.get_subscription_count() and reference_pub.get_subscription_count()
+        # every subscription matched before the first frame: entities go to the predicate and the
+        # reliability node, predicates to the reliability and the action node
+        spin_until(executor, lambda: entities_pub.get_subscription_count() >= 2 and reference_pub.get_subscription_count()
+                   and reference_entities_pub.get_subscription_count()
                    and predicates.predicates_publisher.get_subscription_count() >= 2, 10)
         for t, (entities, occluded, clean) in enumerate(scene):
             reference_pub.publish(conversions.predicates_to_msg(clean, frame_index=t, source="clean"))
             reference_entities_pub.publish(conversions.entities_to_msg(entities, frame_index=t, image_width=width,
                                                                        image_height=height, source="clean"))
-            spin_until(executor, lambda: reliability.monitor.snapshot_counters()["pending_reference"] >= 1 and
-                       reliability.monitor.snapshot_counters()["pending_reference_entities"] >= 1, 5)
+            spin_until(executor, lambda: _reference_waiting(reliability.monitor.snapshot_counters()), 5)
             entities_pub.publish(conversions.entities_to_msg(occluded, frame_index=t, image_width=width,
                                                              image_height=height, source="perception"))
             spin_until(executor, lambda: len(actions) > t and len(reports) > t, 5)
@@ -158,6 +160,11 @@ def _node_pass(scene, width: int, height: int, window: int) -> tuple[dict[str, l
     calls = times["reliability"]
     times["reliability"] = [sum(calls[i:i + parts]) for i in range(0, parts * frames, parts)]
     return times, counts
+
+
+def _reference_waiting(counters: dict) -> bool:
+    """Both reference parts of the frame have reached the reliability node."""
+    return counters["pending_reference"] >= 1 and counters["pending_reference_entities"] >= 1
 
 
 def run(args: argparse.Namespace) -> dict:

@@ -217,14 +217,14 @@ class ReliabilityNode(PredrelNode):
     def _on_predicates(self, msg: PredicateArray) -> None:
         start = time.perf_counter()
         estimates = conversions.predicates_from_msg(msg)                 # ValueError: counted malformed
-        info = conversions.degradation_kind_check(conversions.degradation_from_msg(msg.degradation))
+        info = conversions.checked_degradation_from_msg(msg.degradation)
         self._fed(self.monitor.add_evaluated(msg.frame_index, estimates, info.kind, info.severity,
                                              tag=(msg.header, msg.degradation)), start)
 
     def _on_reference(self, msg: PredicateArray) -> None:
         start = time.perf_counter()
         references = conversions.predicates_from_msg(msg)               # ValueError: counted malformed
-        conversions.degradation_kind_check(conversions.degradation_from_msg(msg.degradation))
+        conversions.checked_degradation_from_msg(msg.degradation)
         self._fed(self.monitor.add_reference(msg.frame_index, references), start)
 
     def _on_entities(self, msg: EntityArray) -> None:
@@ -325,9 +325,10 @@ class ReliabilityNode(PredrelNode):
 
 
 def _entities(msg: EntityArray) -> list:
-    """The entities of an EntityArray (ValueError, counted malformed, for a bad one)."""
-    entities = conversions.entities_from_msg(msg)
-    conversions.degradation_kind_check(conversions.degradation_from_msg(msg.degradation))
+    """The entities of an EntityArray without their masks: association and identity switches read
+    boxes, classes and visibility only (ValueError, counted malformed, for a bad message)."""
+    entities = conversions.entities_from_msg(msg, decode_masks=False)
+    conversions.checked_degradation_from_msg(msg.degradation)
     return entities
 
 

@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from rclpy.duration import Duration
 
-from predrel_ros.degradations import parse_schedule
+from predrel_ros.degradations import NONE, parse_schedule
 from predrel_ros.errors import UserError
 from predrel_ros.io.frame import CAMERA_FRAME_ID, PRIMITIVE_LABELS, Frame
 from predrel_ros.io.sources import open_frames, source_kind
@@ -101,7 +101,7 @@ PARAMETERS = (
                   "this many subscribers (and, with rate 0, pace_topic a publisher)", minimum=0),
     ParameterSpec("wait_for_topics", "", "before the first frame, also wait until each of these topics has other "
                   "nodes' endpoints on it: TOPIC (one) or TOPIC:COUNT publishers + subscriptions, comma-separated "
-                  "(e.g. degraded/predicates:3,degraded/action:2), then 3 s for them to discover each other; so "
+                  f"(e.g. degraded/predicates:3,degraded/action:2), then {DISCOVERY_SETTLE_S:g} s for them to discover each other; so "
                   "slow starters (a model loading) miss no frame", check=parse_wait_for_topics),
     ParameterSpec("wait_timeout_s", 10.0, "the longest wait for wait_for_subscribers (then play anyway, with a "
                   "warning)", minimum=0.0),
@@ -152,7 +152,7 @@ class ReplayNode(PredrelNode):
                         "predicates": self.publisher(PredicateArray, "ground_truth/predicates", STREAM_QOS),
                         "action": self.publisher(ActionEstimate, "ground_truth/action", STREAM_QOS)}
         self.degradation_publisher = self.publisher(DegradationState, "degradation", LATCHED_QOS)
-        self._clean = conversions.degradation_to_msg("none", 0)
+        self._clean = conversions.degradation_to_msg(NONE, 0)
         self._last_condition: tuple | None = None
         self._pace = threading.Condition()
         self._paced_index = -1
@@ -239,7 +239,8 @@ class ReplayNode(PredrelNode):
             return images and (pace or not needed) and all(self._others_on(t) >= n for t, n in topics.items())
         while not ready() and not self._stopping.is_set():
             if time.monotonic() > deadline:
-                missing = [f"{t} ({self._others_on(t)} of {n})" for t, n in topics.items() if self._others_on(t) < n]
+                found = {t: self._others_on(t) for t in topics}
+                missing = [f"{t} ({found[t]} of {n})" for t, n in topics.items() if found[t] < n]
                 self.get_logger().warning(f"waited {self.params['wait_timeout_s']:g} s for {needed} subscriber(s) "
                                           f"on each image stream" + (f" and for the endpoints on {', '.join(missing)}"
                                                                      if missing else "") + ": playing anyway")
@@ -343,7 +344,7 @@ class ReplayNode(PredrelNode):
 
     # -- diagnostics and shutdown ----------------------------------------------------------------
     def diagnostic_values(self) -> Mapping[str, object]:
-        condition = self._last_condition or ("none", 0)
+        condition = self._last_condition or (NONE, 0)
         return {"source": self.source, "frame_index": self.next_index - 1, "loop": self.loop_count,
                 "degradation": f"{condition[0]}:{condition[1]}", "finished": self.finished.is_set()}
 
