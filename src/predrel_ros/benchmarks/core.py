@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> dict:
     from predrel_ros.predicates import PredicateExtractor
     from predrel_ros.predicates.logic_rules import LogicMonitor
     from predrel_ros.reliability.rolling import RollingReliability
-    from predrel_ros.reliability.trust import TrustAssessor
+    from predrel_ros.reliability.trust import CLEAN_TWIN, TrustAssessor
 
     if args.frames < 10 or args.repeats < 1 or args.width < 64 or args.height < 48 or args.window < 1:
         raise UserError("need --frames >= 10, --repeats >= 1, --width >= 64, --height >= 48, --window >= 1")
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> dict:
         extractor = PredicateExtractor()
         rolling = RollingReliability(window=args.window, mode="reference")
         monitor = LogicMonitor(rate_window=args.window)
-        assessor = TrustAssessor()
+        assessor = TrustAssessor(reference=CLEAN_TWIN)   # the rolling metrics compare with a reference
         for t, entities in enumerate(scene):
             start = clock()
             estimates = extractor.update(t, entities)

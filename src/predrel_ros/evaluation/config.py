@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from predrel_ros.degradations import KINDS, MAX_SEVERITY
+from predrel_ros.reliability.association import MIN_IOU
 
 GROUND_TRUTH = "gt"
 CLEAN = "clean"
@@ -56,7 +57,7 @@ class EvaluationConfig:
     perception_config: str | None = None
     predicate_config: str | None = None
     seed: int = 0
-    match_iou: float = 0.3
+    match_iou: float = MIN_IOU
     tpc_tolerance: int = 2
     calibration_bins: int = 10
     moderate_severity: int = 3

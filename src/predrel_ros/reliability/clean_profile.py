@@ -28,6 +28,7 @@ from typing import Iterable, NamedTuple, Sequence
 import numpy as np
 
 from predrel_ros.entities import Entity
+from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate, match_references
 from predrel_ros.reliability.association import associate, renamed
 from predrel_ros.reliability.calibration import calibration_summary
@@ -45,9 +46,9 @@ class CleanFrame(NamedTuple):
     reference_entities: Sequence[Entity] | None = None       # the ground-truth entities
 
 
-#: baseline field -> (window signal, worst end: "low" or "high")
-_SIGNALS = {"confidence": ("confidence", "low"), "tpc_s": ("tpc_s", "low"), "unk_rate": ("unk_rate", "high"),
-            "violation_rate": ("violation_rate", "high"), "expected_agreement": ("expected_agreement", "low")}
+#: window signal (= baseline field) -> its worst end, "low" or "high"
+_SIGNALS = {"confidence": "low", "tpc_s": "low", "unk_rate": "high", "violation_rate": "high",
+            "expected_agreement": "low"}
 
 
 def build_clean_profile(frames: Iterable[CleanFrame | tuple], n_bins: int = 10, memory: int = 15, window: int = 5,
@@ -61,42 +62,34 @@ def build_clean_profile(frames: Iterable[CleanFrame | tuple], n_bins: int = 10, 
     """
     frames = [CleanFrame(*frame) for frame in frames]
     with_entities = bool(frames) and all(frame.entities is not None for frame in frames)
-    calibrations = _calibrations(frames, n_bins)
+    compared = [_compared(frame) if frame.references is not None else None for frame in frames]
+    calibrations = _calibrations(frames, compared, n_bins)
     monitor_settings = dict(window=rolling_window, logic_memory=memory, logic_window=window,
                             min_rule_checks=min_rule_checks, track_memory=track_memory, min_visibility=min_visibility)
     trust = TrustConfig(min_frames=min_frames)
     own = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, skip_replaced_tracks=with_entities, **monitor_settings),
                              trust, CleanProfile({name: PredicateBaseline(math.nan, math.nan, math.nan, math.nan, c)
                                                   for name, c in calibrations.items()}, rolling_window))
-    truth = ReliabilityMonitor(MonitorConfig(reference_mode=GROUND_TRUTH, associate=_both_entities(frames),
-                                             **monitor_settings), trust)
+    # fed the estimates already under the ground-truth ids (`_compared`): no association of its own
+    truth = ReliabilityMonitor(MonitorConfig(reference_mode=GROUND_TRUTH, associate=False, **monitor_settings), trust)
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     names: set[str] = set()
-    for frame in frames:
+    for frame, estimates_compared in zip(frames, compared):
         names.update(estimate.name for estimate in frame.estimates)
         if with_entities:
             own.add_evaluated_entities(frame.frame_index, frame.entities)
         own.add_evaluated(frame.frame_index, frame.estimates)
-        _collect(own, values, min_frames, [signal for signal, _ in _SIGNALS.values()])
+        _collect(own, values, min_frames, list(_SIGNALS))
         if frame.references is not None:
-            if truth.config.associate:
-                truth.add_evaluated_entities(frame.frame_index, frame.entities)
-                truth.add_reference_entities(frame.frame_index, frame.reference_entities)
             truth.add_reference(frame.frame_index, frame.references)
-            if truth.add_evaluated(frame.frame_index, frame.estimates):
+            if truth.add_evaluated(frame.frame_index, estimates_compared):
                 _collect(truth, values, min_frames, ["agreement"])
     baselines = {}
     for name in sorted(names):
-        bounds = {field: _worst(values[name][signal], end, quantile) for field, (signal, end) in _SIGNALS.items()}
+        bounds = {signal: _worst(values[name][signal], end, quantile) for signal, end in _SIGNALS.items()}
         baselines[name] = PredicateBaseline(**bounds, calibration=calibrations.get(name),
                                             agreement=_worst(values[name]["agreement"], "low", quantile))
     return CleanProfile(baselines, rolling_window, quantile)
-
-
-def _both_entities(frames: Sequence[CleanFrame]) -> bool:
-    with_references = [frame for frame in frames if frame.references is not None]
-    return bool(with_references) and all(frame.entities is not None and frame.reference_entities is not None
-                                         for frame in with_references)
 
 
 def _compared(frame: CleanFrame) -> Sequence[PredicateEstimate]:
@@ -106,13 +99,14 @@ def _compared(frame: CleanFrame) -> Sequence[PredicateEstimate]:
     return renamed(frame.estimates, associate(frame.entities, frame.reference_entities))[0]
 
 
-def _calibrations(frames: Sequence[CleanFrame], n_bins: int) -> dict:
+def _calibrations(frames: Sequence[CleanFrame], compared: Sequence[Sequence[PredicateEstimate] | None],
+                  n_bins: int) -> dict:
     samples: dict[str, list[tuple[float, bool]]] = defaultdict(list)
-    for frame in frames:
+    for frame, estimates in zip(frames, compared):
         if frame.references is None:
             continue
-        for estimate, reference in match_references(_compared(frame), frame.references):
-            if reference != "UNK":
+        for estimate, reference in match_references(estimates, frame.references):
+            if reference != vocabulary.UNK_LABEL:
                 samples[estimate.name].append((estimate.confidence, estimate.value == reference))
     return {name: calibration_summary([c for c, _ in pairs], [ok for _, ok in pairs], n_bins)
             for name, pairs in samples.items()}

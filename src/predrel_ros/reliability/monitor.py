@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Hashable, Iterable, Mapping, Sequence, Sized
 
+from predrel_ros.degradations.table import MAX_SEVERITY
 from predrel_ros.entities import Entity
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
@@ -58,12 +59,10 @@ from predrel_ros.reliability.rolling import REFERENCE as ROLLING_REFERENCE
 from predrel_ros.reliability.rolling import SELF as ROLLING_SELF
 from predrel_ros.reliability.rolling import RollingReliability, pair_with_references
 from predrel_ros.reliability.sensitivity import RollingSensitivity
-from predrel_ros.reliability.trust import (LEVELS, OK, STALE, CleanProfile, TrustAssessment, TrustAssessor,
-                                           TrustConfig)
+from predrel_ros.reliability.trust import (CLEAN_TWIN, GROUND_TRUTH, LEVELS, OK, STALE, CleanProfile,
+                                           TrustAssessment, TrustAssessor, TrustConfig)
 from predrel_ros.stream_order import OUT_OF_ORDER, RESTART, StreamOrder
 
-GROUND_TRUTH = "ground_truth"
-CLEAN_TWIN = "clean_twin"
 SELF = "self"
 REFERENCE_MODES = (GROUND_TRUTH, CLEAN_TWIN, SELF)
 
@@ -268,8 +267,8 @@ class ReliabilityMonitor:
         completes a pair). Raises ValueError for a malformed frame (nothing changes then)."""
         frame_index = _check_frame_index(frame_index)
         _check_frame(estimates)
-        if not 0 <= severity <= sensitivity.MAX_SEVERITY:
-            raise ValueError(f"degradation severity must lie in 0..{sensitivity.MAX_SEVERITY}, got {severity}")
+        if not 0 <= severity <= MAX_SEVERITY:
+            raise ValueError(f"degradation severity must lie in 0..{MAX_SEVERITY}, got {severity}")
         verdict = self._order.check(frame_index)
         if verdict == OUT_OF_ORDER:
             self.counters["out_of_order"] += 1
@@ -396,7 +395,7 @@ class ReliabilityMonitor:
             pds_groups = self._sensitivity.compute(sensitivity.by_group)
         else:
             pds_streams = pds_names = pds_groups = {}
-        longest = _longest_streams(streams_metrics)
+        longest = _longest_streams(self._rolling.streams)
         assessments = self.assessor.assess(names_metrics, judged_rates)
 
         name_records: dict[str, ReliabilityRecord] = {}
@@ -438,12 +437,13 @@ class ReliabilityMonitor:
 
     def window_signals(self) -> dict[str, dict[str, float]]:
         """Per predicate name what trust judges over the current window: its pooled metrics
-        (`rolling.METRIC_NAMES`), `violation_rate` (NaN with fewer than `min_rule_checks` checks)
-        and `longest_stream` (frames of its longest stream: below `trust.min_frames` it is STALE).
-        The clean profile is made of these (`clean_profile.build_clean_profile`)."""
+        (`rolling.METRIC_NAMES`; TPC, which trust does not judge, is left NaN: it is the costly one),
+        `violation_rate` (NaN with fewer than `min_rule_checks` checks) and `longest_stream` (frames
+        of its longest stream: below `trust.min_frames` it is STALE). The clean profile is made of
+        these (`clean_profile.build_clean_profile`), one window per frame."""
         judged = self._judged_rates(self._rule_counts(lambda name: name))
-        longest = _longest_streams(self._rolling.compute(with_tpc=False))
-        signals = self._rolling.by_predicate()
+        longest = _longest_streams(self._rolling.streams)
+        signals = self._rolling.by_predicate(with_tpc=False)
         for name, values in signals.items():
             values["violation_rate"] = judged.get(name, math.nan)
             values["longest_stream"] = float(longest.get(name, 0))
@@ -471,11 +471,11 @@ class ReliabilityMonitor:
         return totals
 
 
-def _longest_streams(streams_metrics: Mapping[tuple[str, int, int], Mapping[str, float]]) -> dict[str, int]:
-    """predicate name -> frames of its longest stream in the window."""
+def _longest_streams(streams: Mapping[tuple[str, int, int], Sized]) -> dict[str, int]:
+    """predicate name -> frames of its longest stream in the window (`RollingReliability.streams`)."""
     longest: dict[str, int] = {}
-    for (name, _, _), values in streams_metrics.items():
-        longest[name] = max(longest.get(name, 0), int(values["frames"]))
+    for (name, _, _), stream in streams.items():
+        longest[name] = max(longest.get(name, 0), len(stream))
     return longest
 
 

@@ -143,8 +143,6 @@ class RollingStreamMetrics:
         frames = self._frames
         while frames and frames[0][5] is not None and frames[0][5] < frame_index:
             self._drop_oldest()
-        if not frames:
-            self._zero_sums()   # an empty window has exactly zero sums (no rounding residue)
 
     def _resync(self) -> None:
         """Recompute the running sums from the window (bounds floating-point drift)."""

@@ -46,7 +46,7 @@ The clean profile (`CleanProfile`) is measured once on clean data with
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -146,7 +146,8 @@ class CleanProfile:
     `clean_profile.build_clean_profile` (`predrel profile`)."""
 
     FORMAT = "predrel-clean-profile/2"
-    _FIELDS = ("confidence", "tpc_s", "unk_rate", "violation_rate", "expected_agreement", "agreement")
+    #: the baseline values saved as numbers (the calibration is saved as its own mapping)
+    _FIELDS = tuple(f.name for f in fields(PredicateBaseline) if f.name != "calibration")
 
     def __init__(self, baselines: Mapping[str, PredicateBaseline], window: int = 30, quantile: float = 1.0) -> None:
         if window < 1:
