@@ -140,24 +140,28 @@ def profile_dataset(cache_dir: Path, frames: int = DEFAULT_FRAMES, regenerate: b
 
 def demo_profile(cache_dir: Path, model: str = "", frames: int = DEFAULT_FRAMES, regenerate: bool = False) -> Path:
     """The clean profile (JSON) of perception `model` (a folder or .onnx; empty: the default model)
-    for the demo's reference-free reliability node: its window, the nodes' perception and predicate
-    configs, measured on `profile_dataset`. Cached under a key of all of these and of the code."""
+    for the demo's reference-free reliability node: its window, the perception nodes' parameters
+    (config/perception.yaml: perception config, thresholds, whether depth is used) and the predicate
+    config, measured on `profile_dataset`. Cached under a key of all of these and of the code."""
+    import predrel_ros.downstream.streams as streams
     import predrel_ros.perception as perception
     import predrel_ros.predicates as predicates
     import predrel_ros.reliability as reliability
     from predrel_ros.nodes.parameter_specs import read_params_file
     from predrel_ros.package_files import config_file
-    from predrel_ros.perception.config import DEFAULT_MODEL_DIR, PerceptionConfig
+    from predrel_ros.perception.config import DEFAULT_MODEL_DIR, config_from_node_params
 
     model_path = Path(model).expanduser() if model else DEFAULT_MODEL_DIR
     if not model_path.exists():
         raise UserError(f"model {model_path} does not exist")
     window = int(read_params_file(config_file("reliability_node.yaml"), "reliability")["window"])
-    digest = hashlib.sha256(f"window {window}".encode())
+    node_params = {**read_params_file(config_file("perception.yaml"), "perception"), "model_path": str(model_path)}
+    config, config_path = config_from_node_params(node_params)
+    digest = hashlib.sha256(f"window {window} perception {sorted(node_params.items())}".encode())
     _digest_files(digest, sorted(model_path.iterdir()) if model_path.is_dir() else [model_path])
-    _digest_files(digest, [config_file("perceiver.yaml"), config_file("predicates.yaml")])
+    _digest_files(digest, [config_path, config_file("predicates.yaml"), Path(streams.__file__)])
     for package in (perception, predicates, reliability):
-        _digest_files(digest, sorted(Path(package.__file__).parent.glob("*.py")))
+        _digest_files(digest, sorted(Path(package.__file__).parent.rglob("*.py")))
     dataset = profile_dataset(cache_dir, frames, regenerate)
     path = Path(cache_dir) / f"profile-{dataset.name}-{digest.hexdigest()[:16]}.json"
     if path.is_file() and not regenerate:
@@ -170,13 +174,12 @@ def demo_profile(cache_dir: Path, model: str = "", frames: int = DEFAULT_FRAMES,
     from predrel_ros.predicates import PredicateConfig, PredicateExtractor
     from predrel_ros.reliability.profile_command import dataset_profile
 
-    config = PerceptionConfig.load(config_file("perceiver.yaml"), section="perception")
-    config = dataclasses.replace(config, model=str(model_path))
     extractor = PredicateExtractor(PredicateConfig.load(config_file("predicates.yaml"), section="predicates"))
     start = time.monotonic()
     perceiver = Perceiver(config)
     try:
-        profile = dataset_profile(open_dataset(dataset).episodes(), PerceivedEntities(perceiver), extractor,
+        profile = dataset_profile(open_dataset(dataset).episodes(),
+                                  PerceivedEntities(perceiver, use_depth=bool(node_params["use_depth"])), extractor,
                                   window=window)
     finally:
         perceiver.close()

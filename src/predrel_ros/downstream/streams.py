@@ -57,15 +57,19 @@ class OracleEntities:
 
 class PerceivedEntities:
     """Entities from a `Perceiver` (anything with process(image, frame_index, depth, camera, bgr)
-    and reset())."""
+    and reset()); use_depth=False perceives the colour image alone, as a perception_node without
+    `use_depth` does."""
 
     name = PERCEPTION
     needs_images = True
 
-    def __init__(self, perceiver) -> None:
+    def __init__(self, perceiver, use_depth: bool = True) -> None:
         self.perceiver = perceiver
+        self.use_depth = use_depth
 
     def entities(self, frame: Frame) -> list[Entity]:
+        if not self.use_depth:
+            return self.perceiver.process(frame.rgb, frame.index, bgr=False)
         return self.perceiver.process(frame.rgb, frame.index, depth=frame.depth, camera=frame.camera, bgr=False)
 
     def reset(self) -> None:

@@ -20,11 +20,9 @@ no_frame_info, malformed, out_of_order or failed. `debug/overlay` is drawn only 
 """
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Mapping
 
 from sensor_msgs.msg import Image
@@ -38,6 +36,7 @@ from predrel_ros.nodes.frame_counters import (DROPPED_BY_DEGRADATION, DROPPED_ST
                                               NO_FRAME_INFO, OUT_OF_ORDER, PROCESSED)
 from predrel_ros.nodes.frame_matching import ImageInfoMatcher, Matched
 from predrel_ros.nodes.latency import LatencyWindow
+from predrel_ros.perception.config import config_from_node_params
 from predrel_ros.nodes.newest_frame import NewestFrameWorker
 from predrel_ros.nodes.node_base import PredrelNode, wanted
 from predrel_ros.nodes.parameter_specs import ParameterSpec
@@ -99,36 +98,6 @@ class PendingFrame:
     info: conversions.FrameInfoData | None
 
 
-def perception_config(params: Mapping[str, object]):
-    """The PerceptionConfig of the node's parameters: the config file, then the overriding parameters."""
-    from predrel_ros.package_files import config_file
-    from predrel_ros.perception.config import PerceptionConfig
-
-    name = str(params["config"])
-    path = Path(name).expanduser()
-    if not path.is_file():
-        if "/" in name:
-            raise UserError(f"parameter config: {name} does not exist")
-        path = config_file(name)
-    config = PerceptionConfig.load(path, section="perception")
-    backend = config.backend
-    if params["backend"]:
-        backend = dataclasses.replace(backend, name=params["backend"])
-    if params["engine_cache_dir"]:
-        backend = dataclasses.replace(backend, tensorrt=dataclasses.replace(
-            backend.tensorrt, engine_cache_dir=params["engine_cache_dir"]))
-    decoder = config.decoder
-    for name in ("score_threshold", "iou_threshold", "mask_threshold"):
-        if params[name] >= 0:
-            decoder = dataclasses.replace(decoder, **{name: params[name]})
-    changes = {"backend": backend, "decoder": decoder}
-    if params["model_path"]:
-        changes["model"] = str(Path(params["model_path"]).expanduser())
-    if params["labels_path"]:
-        changes["labels"] = str(Path(params["labels_path"]).expanduser())
-    return dataclasses.replace(config, **changes), path
-
-
 class PerceptionNode(PredrelNode):
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, PARAMETERS, **kwargs)
@@ -139,7 +108,7 @@ class PerceptionNode(PredrelNode):
         self.forward_library_logs()
         config_path = None
         try:
-            config, config_path = perception_config(self.params.values)
+            config, config_path = config_from_node_params(self.params.values)
             self.perceiver = Perceiver(config)
             self.on_destroy(self.perceiver.close)
         except UserError as error:

@@ -13,8 +13,10 @@ Unknown keys and invalid values are refused with the dotted name of the field.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from predrel_ros.entities import LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, ROLES
 from predrel_ros.errors import UserError
@@ -94,3 +96,33 @@ class PerceptionConfig:
         for label, role in HAND_LABEL_ROLES.items():
             mapping.setdefault(label, role)
         return mapping
+
+
+def config_from_node_params(params: Mapping[str, object]) -> tuple[PerceptionConfig, Path]:
+    """The PerceptionConfig a perception_node builds from its parameters (config/perception.yaml):
+    the `config` file, then the overriding parameters; and the file's path."""
+    from predrel_ros.package_files import config_file
+
+    name = str(params["config"])
+    path = Path(name).expanduser()
+    if not path.is_file():
+        if "/" in name:
+            raise UserError(f"parameter config: {name} does not exist")
+        path = config_file(name)
+    config = PerceptionConfig.load(path, section="perception")
+    backend = config.backend
+    if params["backend"]:
+        backend = dataclasses.replace(backend, name=params["backend"])
+    if params["engine_cache_dir"]:
+        backend = dataclasses.replace(backend, tensorrt=dataclasses.replace(
+            backend.tensorrt, engine_cache_dir=params["engine_cache_dir"]))
+    decoder = config.decoder
+    for name in ("score_threshold", "iou_threshold", "mask_threshold"):
+        if params[name] >= 0:
+            decoder = dataclasses.replace(decoder, **{name: params[name]})
+    changes = {"backend": backend, "decoder": decoder}
+    if params["model_path"]:
+        changes["model"] = str(Path(params["model_path"]).expanduser())
+    if params["labels_path"]:
+        changes["labels"] = str(Path(params["labels_path"]).expanduser())
+    return dataclasses.replace(config, **changes), path
