@@ -96,12 +96,7 @@ def test_the_clean_profile_is_measured_once_per_model_with_the_nodes_window(cont
     from predrel_ros.package_files import config_file
     from predrel_ros.reliability.trust import CleanProfile
 
-    builders = perception_builders()
-    model = tmp_path / "model"
-    model.mkdir()
-    builders.yoloseg_onnx(model / "model.onnx", builders.yolo_output0(builders.SCENE_ROWS, 3),
-                          builders.yolo_protos(64, 80, builders.SCENE_REGIONS))
-    (model / "labels.txt").write_text("cube\nbowl\nhand\n")
+    model = perception_builders().scene_model(tmp_path / "model")
     measured = []
     monkeypatch.setattr(demo, "profile_dataset", lambda cache_dir, frames, regenerate: controlled_dataset)
     from predrel_ros.reliability import profile_command

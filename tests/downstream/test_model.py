@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from predrel_ros.downstream.encoding import FRAME_SLOTS, TemporalSpec, feature_predicates
-from predrel_ros.downstream.model import DEFAULT_MODEL, Layer, PrimitiveModel
+from predrel_ros.downstream.model import DEFAULT_MODEL, NO_CONFIDENCE_MODEL, Layer, PrimitiveModel
 from predrel_ros.errors import UserError
 from predrel_ros.io.frame import PRIMITIVE_LABELS
 
@@ -159,7 +159,7 @@ def test_constructor_checks():
 
 def test_packaged_models_load_and_name_the_primitives():
     model = PrimitiveModel.load(DEFAULT_MODEL)
-    no_confidence = PrimitiveModel.load(DEFAULT_MODEL.with_name("primitive-recognizer-noconf.json"))
+    no_confidence = PrimitiveModel.load(NO_CONFIDENCE_MODEL)
     for packaged in (model, no_confidence):
         assert packaged.class_names == PRIMITIVE_LABELS
         assert packaged.training["source"] in ("oracle", "perception")

@@ -255,8 +255,10 @@ def test_rebuilding_from_the_saved_sequences_gives_the_same_tables(oracle_run, t
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     (copy / "tables.md").unlink()
+    (copy / "report.html").unlink()
     rebuilt = rebuild_outputs(copy, log=quiet)
     assert (copy / "tables.md").read_text() == (out / "tables.md").read_text()
     assert json.dumps(rebuilt["tables"], sort_keys=True, default=str) == json.dumps(summary["tables"], sort_keys=True,
                                                                                     default=str)
     assert (copy / "report.html").stat().st_size > 0
+    assert json.loads((copy / "summary.json").read_text())["timing"] == summary["timing"]   # the original run's

@@ -1,5 +1,7 @@
 import math
 
+import pytest
+
 from predrel_ros.evaluation import tables
 from predrel_ros.evaluation.report import markdown_to_html
 
@@ -27,14 +29,28 @@ def test_the_papers_own_numbers_reproduce_every_finding():
     assert verdicts(paper_like()) == [True] * 7
 
 
-def test_each_finding_fails_when_its_numbers_say_otherwise():
+def _set(*path_and_value):
+    *path, value = path_and_value
+
+    def mutate(numbers):
+        target = numbers
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return mutate
+
+
+@pytest.mark.parametrize("mutate, failing", [
+    (_set("table8", "blur", 4, 0.95), {0}),                  # not monotonic
+    (_set("table9", "contact", 5, 0.99), {1, 2}),            # contact beats static at s=5, and drops least
+    (_set("table9", "dynamic", 5, 0.10), {3, 4}),            # dynamic below derived, and drops most
+    (_set("table8", "blur", 5, 0.01), {5}),                  # blur the strongest
+    (_set("table13", "Degraded predicates, s=3, without confidence weighting", "macro_f1", 0.80), {6}),  # F1 only
+])
+def test_each_finding_fails_when_its_numbers_say_otherwise(mutate, failing):
     numbers = paper_like()
-    numbers["table8"]["blur"][4] = 0.95                      # not monotonic
-    numbers["table9"]["contact"][5] = 0.99                   # contact beats static at s=5, and drops least
-    numbers["table9"]["dynamic"][5] = 0.10                   # dynamic below derived, and drops most
-    numbers["table8"]["blur"][5] = 0.01                      # blur the strongest
-    numbers["table13"]["Degraded predicates, s=3, without confidence weighting"]["macro_f1"] = 0.80   # F1 only
-    assert verdicts(numbers) == [False] * 7
+    mutate(numbers)
+    assert verdicts(numbers) == [index not in failing for index in range(7)]
 
 
 def test_findings_a_run_cannot_test_are_none():
@@ -58,5 +74,7 @@ def test_the_calibration_finding_holds_when_agreement_rises_with_confidence():
         correct += [i < round(50 * c) for i in range(50)]
     rising = calibration_summary(confidence, correct)
     falling = calibration_summary(confidence, [not right for right in correct])
-    assert tables._calibration_finding(rising)["holds"] is True
-    assert tables._calibration_finding(falling)["holds"] is False
+    for calibration, holds in ((rising, True), (falling, False)):
+        found = tables.findings(paper_like(), KINDS, SEVERITIES, 3, calibration)
+        assert len(found) == 8 and found[6]["finding"].startswith("higher confidence means higher agreement")
+        assert found[6]["holds"] is holds

@@ -35,15 +35,8 @@ def _perception_builders():
     return module
 
 
-def scene_model(directory: Path) -> Path:
-    """A model folder: model.onnx giving three fixed detections for any frame; labels cube, bowl, hand."""
-    builders = _perception_builders()
-    directory.mkdir(parents=True, exist_ok=True)
-    builders.yoloseg_onnx(directory / "model.onnx", builders.yolo_output0(builders.SCENE_ROWS, 3),
-                          builders.yolo_protos(64, 80, builders.SCENE_REGIONS))
-    (directory / "labels.txt").write_text("cube\nbowl\nhand\n")
-    (directory / "roles.yaml").write_text("bowl: container\n")
-    return directory
+#: a tiny ONNX YOLO-seg model folder (tests/perception/conftest.py)
+scene_model = _perception_builders().scene_model
 
 
 class Probe:

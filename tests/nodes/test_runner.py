@@ -24,6 +24,8 @@ SCRIPTS = {
     # plays long enough for the other fake nodes to start up (Python start-up takes a second on a busy machine)
     "finisher": "import time; print('playing'); time.sleep(1.5); print('done')",
     "crasher": "import sys, time; time.sleep(0.2); print('line 1'); print('boom', file=sys.stderr); sys.exit(3)",
+    # dies after the finisher is done: during the finish grace period
+    "late_crasher": "import sys, time; time.sleep(3.0); sys.exit(3)",
     "stubborn": ("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('up', flush=True)\n"
                  "time.sleep(60)\n"),
     "env": "import os; print('X', os.environ.get('X'), 'Y', os.environ.get('Y'), 'Z', os.environ.get('Z'))",
@@ -78,11 +80,12 @@ def test_the_others_drain_for_the_finish_grace_period(tmp_path):
 
 
 def test_a_required_node_dying_during_the_grace_period_fails_the_run(tmp_path):
-    run = make_run(NodeSpec("replay", "finisher", exit_ok=True), NodeSpec("late", "crasher"), grace=5.0)
+    run = make_run(NodeSpec("replay", "finisher", exit_ok=True), NodeSpec("late", "late_crasher"), grace=5.0)
     runner, _, err = make_runner(run, tmp_path)
     start = time.monotonic()
     assert runner.run() == 1
-    assert time.monotonic() - start < 4
+    assert time.monotonic() - start < 5   # the failure ends the grace period (1.5 s of play + 5 s otherwise)
+    assert "replay finished: stopping the other nodes in 5 s" in err.getvalue()
     assert "node late exited with code 3" in err.getvalue()
 
 

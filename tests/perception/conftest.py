@@ -94,6 +94,16 @@ def yoloseg_onnx(path: Path, output0: np.ndarray, output1: np.ndarray | None,
                          metadata=None if names is None else {"names": repr(names)})
 
 
+def scene_model(directory: Path) -> Path:
+    """A model folder: model.onnx giving three fixed detections for any frame (SCENE_ROWS,
+    SCENE_REGIONS); labels cube, bowl, hand; the bowl a container."""
+    directory.mkdir(parents=True, exist_ok=True)
+    yoloseg_onnx(directory / "model.onnx", yolo_output0(SCENE_ROWS, 3), yolo_protos(64, 80, SCENE_REGIONS))
+    (directory / "labels.txt").write_text("cube\nbowl\nhand\n")
+    (directory / "roles.yaml").write_text("bowl: container\n")
+    return directory
+
+
 @pytest.fixture
 def make_constant_onnx(tmp_path):
     def make(name, outputs, **kwargs):

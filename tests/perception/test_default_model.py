@@ -44,11 +44,11 @@ def test_finds_hands_objects_and_containers_on_an_unseen_episode(template, seed)
         for frame in episode.frames:
             seen = perceiver.process(frame.rgb, frame.index, bgr=False)
             for truth in frame.entities:
-                role = "hand" if truth.role.endswith("hand") else truth.role
+                role = "hand" if truth.is_hand else truth.role
                 if role not in REQUIRED_ROLES or truth.mask is None or truth.mask.sum() < 150:
                     continue
                 expected += 1
-                same_role = [e.box for e in seen if ("hand" if e.role.endswith("hand") else e.role) == role]
+                same_role = [e.box for e in seen if ("hand" if e.is_hand else e.role) == role]
                 if same_role and box_iou(np.array([truth.box]), np.array(same_role)).max() >= 0.5:
                     found += 1
     # the card's clean recall is 1.00 for hands and containers, 0.94 for objects (lifted ones are missed most)

@@ -62,6 +62,10 @@ def test_training_batches_follow_the_epoch_order(frames):
     assert sorted(order.tolist()) == list(range(len(frames)))
     batches = list(training_batches(compact, order, 3, (256, 320), np.random.default_rng(0), AugmentConfig(), 16))
     assert len(batches) == len(frames) // 3
+    labelled = [_single(label) for label in (0, 1, 2)]
+    repeated = np.array([2, 2, 0, 1, 1, 1, 0])              # frames repeat and come out of order; 7th dropped
+    batches = list(training_batches(labelled, repeated, 3, (256, 320), None, None, 16))
+    assert [batch.labels[:, 0].tolist() for batch in batches] == [[2, 2, 0], [1, 1, 1]]
 
 
 def _single(label):
@@ -106,8 +110,21 @@ def test_bad_input_is_refused():
         AugmentConfig(flip_probability=1.5)
 
 
+class _ThirdOfTheHueCircle:
+    """An rng whose photometric draw turns the hue by 2/3 * hue_shift (here 1/3 of the circle: red
+    becomes green); every other draw is neutral (the middle of its range, no random event)."""
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        if size == 3:
+            return np.array([2 / 3, 0.0, 0.0])
+        return (low + high) / 2
+
+    def random(self, size=None):
+        return 1.0
+
+
 def test_colour_jitter_rotates_hue_and_keeps_geometry():
-    rng = np.random.default_rng(1)
+    rng = _ThirdOfTheHueCircle()
     augment = AugmentConfig(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.5, saturation_gain=0.0,
                             value_gain=0.0, blur_probability=0.0, noise_probability=0.0)
     plain = prepare(_frame(), (256, 320))
@@ -115,4 +132,4 @@ def test_colour_jitter_rotates_hue_and_keeps_geometry():
     assert np.array_equal(plain.boxes.numpy(), jittered.boxes.numpy())
     red = plain.image[:, 60, 60].numpy()
     shifted = jittered.image[:, 60, 60].numpy()
-    assert red.argmax() == 0 and shifted.argmax() != 0  # pure red moved to another hue
+    assert red.argmax() == 0 and shifted.argmax() == 1  # pure red turned green
