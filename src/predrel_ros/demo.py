@@ -214,7 +214,7 @@ def format_summary(summary: dict) -> str:
         prs = "  ".join(f"{short(row['agreement'].get(g)) + '/' + short(row['prs'].get(g)):>11}" for g in GROUPS)
         shares = ""
         for label in labels:
-            counts = [c for c in row["trust"].get(label, {}).values()]
+            counts = list(row["trust"].get(label, {}).values())
             total = sum(sum(c.values()) for c in counts)
             warn, error = (sum(c[level] for c in counts) for level in ("WARN", "ERROR"))
             shares += f"  {'-' if not total else f'{warn / total:.0%}/{error / total:.0%}':>20}"

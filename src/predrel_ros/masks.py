@@ -30,6 +30,11 @@ class MaskRLE:
             raise ValueError(f"mask_rle runs sum to {total}, expected mask_width*mask_height = "
                              f"{self.width}*{self.height} = {self.width * self.height}")
 
+    @property
+    def area(self) -> int:
+        """Pixels of the mask (the runs at odd positions are the true ones)."""
+        return int(self.runs[1::2].sum(dtype=np.uint64))
+
 
 def encode(mask: np.ndarray) -> MaskRLE:
     """Encode a boolean H x W mask. An all-false mask becomes an empty 0 x 0 crop with no runs."""

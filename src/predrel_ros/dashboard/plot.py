@@ -45,13 +45,14 @@ def plot_summary(summary: dict, path: Path | str, title: str = "") -> Path:
         top.axhspan(limits["warn"], 1.05, color=BAND_COLOURS["OK"], zorder=0)
         top.axhspan(limits["error"], limits["warn"], color=BAND_COLOURS["WARN"], zorder=0)
         top.axhspan(0.0, limits["error"], color=BAND_COLOURS["ERROR"], zorder=0)
+        def points(metric: str, group: str) -> list[tuple[int, float]]:
+            return [(row["severity"], row[metric][group]) for row in rows if row[metric].get(group) is not None]
+
         for group in GROUPS:
-            agreement = [(s, row["agreement"].get(group)) for s, row in zip(severities, rows)
-                         if row["agreement"].get(group) is not None]
+            agreement = points("agreement", group)
             if agreement:
                 line, = top.plot(*zip(*agreement), marker=GROUP_MARKERS[group], label=group, linewidth=1.8)
-                prs = [(s, row["prs"].get(group)) for s, row in zip(severities, rows)
-                       if row["prs"].get(group) is not None]
+                prs = points("prs", group)
                 if prs:
                     top.plot(*zip(*prs), linestyle="--", linewidth=1.0, color=line.get_color())
         top.set_ylim(0.0, 1.05)

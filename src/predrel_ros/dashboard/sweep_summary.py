@@ -55,6 +55,12 @@ def _ratio(numerator: int, denominator: int) -> float | None:
     return None if denominator == 0 else round(numerator / denominator, 4)
 
 
+def _checked(side: str) -> str:
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+    return side
+
+
 class SweepRecorder:
     """associate: compare the predicates of associated entities (`add_entities` of both sides for
     every compared frame); match_iou: the association's box IoU."""
@@ -72,14 +78,10 @@ class SweepRecorder:
 
     def add_predicates(self, side: str, frame_index: int, condition: Condition,
                        estimates: Sequence[PredicateEstimate]) -> None:
-        if side not in SIDES:
-            raise ValueError(f"side must be one of {SIDES}, got {side!r}")
-        self.frames[side][int(frame_index)] = _Frame(condition, tuple(estimates))
+        self.frames[_checked(side)][int(frame_index)] = _Frame(condition, tuple(estimates))
 
     def add_entities(self, side: str, frame_index: int, entities: Sequence[Entity]) -> None:
-        if side not in SIDES:
-            raise ValueError(f"side must be one of {SIDES}, got {side!r}")
-        self.entities[side][int(frame_index)] = tuple(entities)
+        self.entities[_checked(side)][int(frame_index)] = tuple(entities)
 
     def add_report(self, label: str, report: ReportView) -> None:
         self.reports.append((label, report))
@@ -107,8 +109,8 @@ class SweepRecorder:
         indices = sorted(i for i, frame in degraded.items() if frame.condition == condition)
         twins = [i for i in indices if i in clean]
         frames = {"degraded": len(indices), "matched": len(twins), "without_clean_twin": len(indices) - len(twins)}
+        entities = self.entities
         if self.associate:
-            entities = self.entities
             compared = [i for i in twins if i in entities[DEGRADED_SIDE] and i in entities[CLEAN_SIDE]]
             frames["matched"], frames["without_entities"] = len(compared), len(twins) - len(compared)
         else:
@@ -117,7 +119,7 @@ class SweepRecorder:
         for index in compared:
             estimates = degraded[index].estimates
             if self.associate:
-                ids = associate(self.entities[DEGRADED_SIDE][index], self.entities[CLEAN_SIDE][index], self.match_iou)
+                ids = associate(entities[DEGRADED_SIDE][index], entities[CLEAN_SIDE][index], self.match_iou)
                 estimates, _ = renamed(estimates, ids)
             rolling.update(index, estimates, clean[index].estimates)
         pooled = rolling.by_group(with_tpc=False) if compared else {}

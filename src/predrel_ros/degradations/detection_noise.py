@@ -97,7 +97,7 @@ def _false_detections(entities: Sequence[Entity], frame_index: int, shape: tuple
     candidates = np.arange(count)
     present = np.flatnonzero(draws.uniform(seed, "noise.false", frame_index, candidates)
                              < row["false_per_frame"] / count)
-    if not entities or not len(present):
+    if not len(present):
         return []
     drawn = zip(*(draws.uniform(seed, f"noise.false.{stream}", frame_index, present).tolist()
                   for stream in ("source", "size", "x", "y", "score")))

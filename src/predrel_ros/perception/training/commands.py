@@ -164,11 +164,11 @@ def conditions_for(degradation: str, severity: int) -> list[tuple[str, tuple[str
     return [(f"{degradation}@{severity}", (degradation, severity))]
 
 
-def evaluate_conditions(detector, dataset, split: str, class_names, conditions, seed: int, frame_step: int,
-                        min_pixels: int, progress: bool) -> dict[str, dict]:
+def evaluate_conditions(detector, dataset, split: str, class_names, roles: dict[str, str], conditions, seed: int,
+                        frame_step: int, min_pixels: int, progress: bool) -> dict[str, dict]:
     """Metrics of `detector` on a split under each condition: {name: EvaluationResult.as_dict()}, per class
-    and per entity role (the roles the classes play in the dataset's train split)."""
-    from predrel_ros.perception.training.dataset_frames import dataset_role_map, labelled_frames
+    and per entity role (`roles`: class -> role, `dataset_frames.dataset_role_map`)."""
+    from predrel_ros.perception.training.dataset_frames import labelled_frames
     from predrel_ros.perception.training.evaluation import evaluate_detector
 
     _check_range("frame step", frame_step, 1)
@@ -178,7 +178,6 @@ def evaluate_conditions(detector, dataset, split: str, class_names, conditions, 
 
         raise UserError(f"dataset {dataset.root} has no {split} episodes")
     total = sum(-(-len(e) // frame_step) for e in episodes)
-    roles = dataset_role_map(dataset, class_names)
     results = {}
     for name, degradation in conditions:
         bar = _progress(total, f"{split} {name}", progress)
@@ -205,7 +204,7 @@ def episodes_per_class(dataset, split: str, class_names) -> dict[str, int]:
     return counts
 
 
-def print_results(results: dict[str, dict], class_names) -> None:
+def print_results(results: dict[str, dict]) -> None:
     """Per condition, a table per class, then one per entity role when the results have it."""
     for condition, result in results.items():
         print(f"{condition} ({result['num_images']} frames)")
@@ -368,7 +367,7 @@ def export_model(checkpoint: Path, out_dir: Path, data: Path | None, severity: i
     evaluation = None
     if dataset is not None:
         conditions = conditions_for("all", severity)
-        results = evaluate_conditions(detector, dataset, "test", class_names, conditions, seed, frame_step,
+        results = evaluate_conditions(detector, dataset, "test", class_names, roles, conditions, seed, frame_step,
                                       config["min_pixels"], progress)
         from predrel_ros.degradations import DEFAULT_TABLE
 
@@ -376,13 +375,13 @@ def export_model(checkpoint: Path, out_dir: Path, data: Path | None, severity: i
                       "num_images": results[CLEAN]["num_images"], "conditions": results,
                       "episodes": len(dataset.names("test")),
                       "episodes_per_class": episodes_per_class(dataset, "test", class_names),
-                      "parameters": {name: DEFAULT_TABLE.row(kind, level)
-                                     for name, (kind, level) in ((n, d) for n, d in conditions if d is not None)},
+                      "parameters": {name: DEFAULT_TABLE.row(*degradation) for name, degradation in conditions
+                                     if degradation is not None},
                       "commands": [f"predrel train evaluate --model {out_dir} --data {data} --split test "
                                    f"--degradation all --severity {severity} --seed {seed}"
                                    + (f" --frame-step {frame_step}" if frame_step != 1 else "")]}
         (out_dir / "metrics.json").write_text(json.dumps(evaluation, indent=1) + "\n")
-        print_results(results, class_names)
+        print_results(results)
 
     run_path = Path(checkpoint).parent / RUN_FILE
     if not run_path.is_file():
@@ -421,6 +420,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     import torch
 
     from predrel_ros.benchmarks.report import hardware
+    from predrel_ros.perception.training.dataset_frames import dataset_role_map
     from predrel_ros.perception.training.evaluation import TorchDetector
     from predrel_ros.perception.training.trainer import is_checkpoint, load_checkpoint
 
@@ -437,9 +437,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         perceiver = open_perceiver(args.model, args.backend, args.threads)
         detector = partial(perceiver.detect, bgr=False)
         class_names = perceiver.labels
-    results = evaluate_conditions(detector, dataset, args.split, class_names, conditions, args.seed,
-                                  args.frame_step, args.min_pixels, not args.no_progress)
-    print_results(results, class_names)
+    results = evaluate_conditions(detector, dataset, args.split, class_names, dataset_role_map(dataset, class_names),
+                                  conditions, args.seed, args.frame_step, args.min_pixels, not args.no_progress)
+    print_results(results)
     if args.json:
         payload = {"model": str(args.model), "data": str(args.data), "split": args.split, "seed": args.seed,
                    "severity": args.severity, "frame_step": args.frame_step, "min_pixels": args.min_pixels,

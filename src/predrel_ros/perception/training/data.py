@@ -200,13 +200,13 @@ def repeat_factors(images: Sequence[CompactImage], num_classes: int, threshold: 
     often. f_c is the fraction of frames where class c has at least `min_pixels` visible pixels;
     a frame's factor is the largest max(1, sqrt(threshold / f_c)) over its classes (1 when
     threshold is 0), its expected number of draws per epoch."""
+    if threshold <= 0 or len(images) == 0:
+        return np.ones(len(images))
     present = np.zeros((len(images), num_classes), dtype=bool)
     for row, image in zip(present, images):
         for label, rle in zip(image.labels, image.rles):
-            if int(rle.runs[1::2].sum()) >= min_pixels:
+            if rle.area >= min_pixels:
                 row[label] = True
-    if threshold <= 0 or len(images) == 0:
-        return np.ones(len(images))
     frequency = present.mean(0)
     class_factor = np.maximum(1.0, np.sqrt(threshold / np.maximum(frequency, 1e-12)))
     return np.array([class_factor[row].max() if row.any() else 1.0 for row in present])

@@ -14,6 +14,22 @@ def _number(value, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+#: (metric key, title) of the card's rows; per role only the first two
+_METRICS = (("box_ap50", "box AP50"), ("mean_mask_iou", "mask IoU"), ("recall", "recall"), ("precision", "precision"))
+
+
+def _metric_rows(conditions: dict[str, dict], names: Sequence[str], metrics, mean: bool) -> list[str]:
+    """One row per condition and metric: its value for each of `names` (`per_class` of the result),
+    and with `mean` the result's mean."""
+    lines = []
+    for condition, result in conditions.items():
+        for key, title in metrics:
+            cells = [_number(result["per_class"].get(name, {}).get(key)) for name in names]
+            lines.append(f"| {condition} | {title} | " + " | ".join(cells) + " |"
+                         + (f" {_number(result.get(key))} |" if mean else ""))
+    return lines
+
+
 def metrics_table(conditions: dict[str, dict], class_names: Sequence[str], episodes: dict[str, int]) -> list[str]:
     """Markdown rows: how much ground truth each class has, then per condition box AP50, mask IoU,
     recall and precision per class plus the means over classes."""
@@ -23,23 +39,15 @@ def metrics_table(conditions: dict[str, dict], class_names: Sequence[str], episo
     lines.append("| | episodes | " + " | ".join(str(episodes.get(n, "n/a")) for n in class_names) + " | |")
     lines.append("| | instances | " + " | ".join(str(first["per_class"][n]["num_truth"]) for n in class_names)
                  + " | |")
-    for condition, result in conditions.items():
-        for key, title in (("box_ap50", "box AP50"), ("mean_mask_iou", "mask IoU"), ("recall", "recall"),
-                           ("precision", "precision")):
-            cells = [_number(result["per_class"].get(name, {}).get(key)) for name in class_names]
-            lines.append(f"| {condition} | {title} | " + " | ".join(cells) + f" | {_number(result.get(key))} |")
-    return lines
+    return lines + _metric_rows(conditions, class_names, _METRICS, mean=True)
 
 
 def role_table(conditions: dict[str, dict]) -> list[str]:
     """Markdown rows: per condition box AP50 and mask IoU per entity role (classes of one role merged)."""
-    roles = list(next(iter(conditions.values()))["per_group"]["per_class"])
+    per_role = {condition: result["per_group"] for condition, result in conditions.items()}
+    roles = list(next(iter(per_role.values()))["per_class"])
     lines = ["| condition | metric | " + " | ".join(roles) + " |", "|" + " --- |" * (len(roles) + 2)]
-    for condition, result in conditions.items():
-        for key, title in (("box_ap50", "box AP50"), ("mean_mask_iou", "mask IoU")):
-            cells = [_number(result["per_group"]["per_class"][role].get(key)) for role in roles]
-            lines.append(f"| {condition} | {title} | " + " | ".join(cells) + " |")
-    return lines
+    return lines + _metric_rows(per_role, roles, _METRICS[:2], mean=False)
 
 
 def render(model_name: str, class_names: Sequence[str], run: dict, export: dict, evaluation: dict | None) -> str:
