@@ -57,7 +57,7 @@ demo: setup
 bench: setup
 	$(ENV) && targets="$(BENCH_TARGETS)" && \
 	  if [ -z "$$targets" ]; then \
-	    targets=$$(python -c 'from predrel_ros.benchmarks import TARGETS; print(*TARGETS)'); fi && \
+	    targets=$$(python -c 'from predrel_ros.tools.benchmarks import TARGETS; print(*TARGETS)'); fi && \
 	  for target in $$targets; do echo "== predrel bench $$target"; predrel bench $$target; done
 
 clean:

@@ -12,7 +12,7 @@ setup(
     package_dir={"": "src"},
     packages=find_packages("src"),
     include_package_data=True,
-    package_data={"predrel_ros.perception": ["models/*/*"], "predrel_ros.downstream": ["models/*.json"]},
+    package_data={"predrel_ros.perception": ["models/*/*"], "predrel_ros.action": ["models/*.json"]},
     python_requires=">=3.10",
     install_requires=["numpy>=1.24", "scipy>=1.10", "opencv-python-headless>=4.8", "tqdm>=4.60",
                       "threadpoolctl>=3.1"],
@@ -25,5 +25,5 @@ setup(
         "eval": ["matplotlib>=3.7"],
         "test": ["pytest>=7,<9", "hypothesis>=6.90"],
     },
-    entry_points={"console_scripts": ["predrel = predrel_ros.cli:main"]},
+    entry_points={"console_scripts": ["predrel = predrel_ros.tools.cli.main:main"]},
 )

@@ -5,7 +5,7 @@ predicate pipelines, clean-twin reliability, trust-gated action recognition and 
     ros2 launch predrel_ros demo.launch.py bag:=/path/to/episode_bag summary_dir:=/tmp/demo
     ros2 launch predrel_ros demo.launch.py --show-args
 """
-from predrel_ros.nodes.launch_support import run_file_launch_description
+from predrel_ros.ros.run.launch_support import run_file_launch_description
 
 
 def generate_launch_description():

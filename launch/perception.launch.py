@@ -6,7 +6,7 @@ perception -> predicates -> reliability (reference-free trust) -> action, on rem
     ros2 launch predrel_ros perception.launch.py namespace:=robot1 model:=/models/my_yolo_seg.onnx
     ros2 launch predrel_ros perception.launch.py --show-args
 """
-from predrel_ros.nodes.launch_support import run_file_launch_description
+from predrel_ros.ros.run.launch_support import run_file_launch_description
 
 
 def generate_launch_description():

@@ -6,7 +6,7 @@ the reliability node compares the degraded predicates with the reference of `ref
     ros2 launch predrel_ros replay_eval.launch.py bag:=/path/to/bag reference_mode:=ground_truth
     ros2 launch predrel_ros replay_eval.launch.py --show-args
 """
-from predrel_ros.nodes.launch_support import run_file_launch_description
+from predrel_ros.ros.run.launch_support import run_file_launch_description
 
 
 def generate_launch_description():

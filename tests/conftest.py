@@ -1,12 +1,12 @@
 """Session-wide test setup: a private ROS domain per test session, and rclpy fixtures.
 
-Every test session holds its own ROS_DOMAIN_ID (predrel_ros.nodes.testing.PrivateDomain), set in
+Every test session holds its own ROS_DOMAIN_ID (tests/helpers/ros_testing.py: PrivateDomain), set in
 os.environ before any test runs, so node processes the tests start inherit it and two sessions on
 one machine (or a robot on domain 0) never see each other's topics. Discovery stays on localhost and
-the shipped Fast DDS profile applies unless the shell chose others (predrel_ros.nodes.dds).
+the shipped Fast DDS profile applies unless the shell chose others (predrel_ros.ros.run.dds).
 
 `controlled_dataset` (session-scoped): Path of a 3-episode controlled dataset (insert, handover,
-stack; 36 frames at 128x96; folders and MCAP bags), see predrel_ros.controlled.testing.
+stack; 36 frames at 128x96; folders and MCAP bags), see controlled_dataset.
 
 Fixtures for tests marked `ros`: `ros_context` (an initialised rclpy Context, shut down afterwards)
 and `ros_executor` (a SingleThreadedExecutor on it; nodes added to it are destroyed afterwards).
@@ -17,10 +17,10 @@ import os
 
 import pytest
 
-from predrel_ros.controlled.testing import controlled_dataset  # noqa: F401  (tiny controlled dataset)
-from predrel_ros.errors import UserError
-from predrel_ros.nodes import dds
-from predrel_ros.nodes.testing import PrivateDomain
+from controlled_dataset import controlled_dataset  # noqa: F401  (tiny controlled dataset)
+from predrel_ros.core.errors import UserError
+from predrel_ros.ros.run import dds
+from ros_testing import PrivateDomain
 
 # tests/launch/test_*_launch.py are launch_testing tests: `launch_test FILE` or `colcon test` runs
 # them where launch_testing is installed (CMakeLists.txt registers them); pytest does not collect them.

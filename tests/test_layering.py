@@ -1,4 +1,4 @@
-"""The layering rule: only `predrel_ros.nodes` imports ROS (rclpy, message and service packages,
+"""The layering rule: only `predrel_ros.ros` imports ROS (rclpy, message and service packages,
 cv_bridge, message_filters, launch, tf2, rosbag2); everything else is plain Python + numpy and runs
 without a ROS install."""
 import ast
@@ -41,8 +41,8 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-def outside_nodes(path: Path) -> bool:
-    return path.relative_to(PACKAGE).parts[0] != "nodes"
+def outside_ros(path: Path) -> bool:
+    return path.relative_to(PACKAGE).parts[0] != "ros"
 
 
 def test_is_ros_recognises_ros_modules():
@@ -52,20 +52,20 @@ def test_is_ros_recognises_ros_modules():
 
 
 def test_relative_and_from_package_imports_are_resolved(tmp_path, monkeypatch):
-    folder = tmp_path / "predrel_ros" / "evaluation"
+    folder = tmp_path / "predrel_ros" / "tools" / "evaluation"
     folder.mkdir(parents=True)
     probe = folder / "probe.py"
-    probe.write_text("from ..msg import Entity\nfrom predrel_ros import msg\nfrom . import tables\n")
+    probe.write_text("from ...msg import Entity\nfrom predrel_ros import msg\nfrom . import tables\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "predrel_ros")
     modules = [module for _, module in imported_modules(probe)]
     assert "predrel_ros.msg" in modules and "predrel_ros.msg.Entity" in modules
-    assert "predrel_ros.evaluation.tables" in modules
+    assert "predrel_ros.tools.evaluation.tables" in modules
     assert sum(is_ros(module) for module in modules) == 3
 
 
-def test_only_the_nodes_package_imports_ros():
+def test_only_the_ros_subtree_imports_ros():
     offenders = [f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}"
-                 for path in sorted(PACKAGE.rglob("*.py")) if outside_nodes(path)
+                 for path in sorted(PACKAGE.rglob("*.py")) if outside_ros(path)
                  for line, module in imported_modules(path) if is_ros(module)]
     assert not offenders, "\n".join(offenders)
 
@@ -77,7 +77,7 @@ ROS, SUFFIXES = {ros!r}, {suffixes!r}
 class BlockRos(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0].endswith(SUFFIXES) or any(name == r or name.startswith(r + ".") for r in ROS):
-            raise ImportError("ROS module " + name + " imported outside predrel_ros.nodes")
+            raise ImportError("ROS module " + name + " imported outside predrel_ros.ros.nodes")
         return None
 
 sys.meta_path.insert(0, BlockRos())
@@ -86,9 +86,9 @@ for name in {modules!r}:
 """
 
 
-def test_every_module_outside_nodes_imports_without_ros():
+def test_every_module_outside_the_ros_subtree_imports_without_ros():
     """Also catches imports the source scan cannot see (dynamic ones, or through another module)."""
-    modules = sorted(module_name(path) for path in PACKAGE.rglob("*.py") if outside_nodes(path))
+    modules = sorted(module_name(path) for path in PACKAGE.rglob("*.py") if outside_ros(path))
     script = BLOCK_ROS.format(ros=ROS_MODULES, suffixes=ROS_SUFFIXES, modules=modules)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]

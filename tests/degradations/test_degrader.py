@@ -11,7 +11,7 @@ from predrel_ros.degradations import (
     FrameAction)
 from predrel_ros.degradations.low_resolution import reduced_size
 from predrel_ros.degradations.options import ILLUMINATION_VARIANTS
-from predrel_ros.entities import Entity
+from predrel_ros.core.entities import Entity
 
 #: pixel-sized parameters in pixels of these small test images (16 = smallest allowed reference)
 SMALL = DegradationOptions(reference_size=16)

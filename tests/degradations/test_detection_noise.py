@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from predrel_ros.degradations import DEFAULT_TABLE, SEVERITIES, DegradationOptions, Degrader
 from predrel_ros.degradations.detection_noise import interruptions
-from predrel_ros.entities import ROLES, Entity
+from predrel_ros.core.entities import ROLES, Entity
 
 SHAPE = (200, 240, 3)
 BASE = DegradationOptions().synthetic_id_base

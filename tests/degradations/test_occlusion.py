@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from predrel_ros.degradations import Degrader, DegradationOptions
-from predrel_ros.entities import Entity
+from predrel_ros.core.entities import Entity
 
 SHAPE = (120, 160, 3)
 

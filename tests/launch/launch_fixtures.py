@@ -4,10 +4,12 @@ test here, not the model), all in one temporary folder per test file."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 import tempfile
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TESTS / "helpers"))  # controlled_dataset (pytest.ini's pythonpath, for launch_test)
 
 
 def launch_file(name: str) -> Path:
@@ -23,7 +25,7 @@ def workspace() -> Path:
 
 
 def tiny_bag(root: Path) -> Path:
-    from predrel_ros.controlled.testing import build_tiny_dataset
+    from controlled_dataset import build_tiny_dataset
     dataset = build_tiny_dataset(root / "dataset")
     return next(path for path in sorted((dataset / "bags").iterdir()) if "insert" in path.name)
 

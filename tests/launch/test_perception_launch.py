@@ -19,10 +19,10 @@ from sensor_msgs.msg import CameraInfo, Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # launch_test loads this file by path
 from launch_fixtures import launch_file, stand_in_model, workspace  # noqa: E402
-from predrel_ros.io.frame import CameraIntrinsics  # noqa: E402
+from predrel_ros.core.frame import CameraIntrinsics  # noqa: E402
 from predrel_ros.msg import ActionEstimate, EntityArray, PredicateArray, ReliabilityReport  # noqa: E402
-from predrel_ros.nodes import conversions  # noqa: E402
-from predrel_ros.nodes.qos import STREAM_QOS, image_qos  # noqa: E402
+from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.kit.qos import STREAM_QOS, image_qos  # noqa: E402
 
 NAMESPACE = "robot_under_test"
 CAMERA = "/launch_test_camera"

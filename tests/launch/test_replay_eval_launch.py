@@ -18,7 +18,7 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # launch_test loads this file by path
 from launch_fixtures import launch_file, stand_in_model, tiny_bag, workspace  # noqa: E402
 from predrel_ros.msg import ActionEstimate, PredicateArray, ReliabilityReport
-from predrel_ros.nodes.qos import STREAM_QOS
+from predrel_ros.ros.kit.qos import STREAM_QOS
 
 NAMESPACE = "launch_test"
 

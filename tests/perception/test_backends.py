@@ -4,7 +4,7 @@ import logging
 import numpy as np
 import pytest
 
-from predrel_ros.errors import UserError
+from predrel_ros.core.errors import UserError
 from predrel_ros.perception.backends import BackendConfig, BackendUnavailable, create_backend, model_files
 from predrel_ros.perception.backends.onnxruntime_backend import OnnxRuntimeBackend
 from predrel_ros.perception.backends.tensorrt_backend import TensorRTBackend

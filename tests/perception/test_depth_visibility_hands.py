@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from predrel_ros.entities import LEFT_HAND, RIGHT_HAND
+from predrel_ros.core.entities import LEFT_HAND, RIGHT_HAND
 from predrel_ros.perception.depth import DepthConfig, depth_in_metres, entity_point, intrinsics_matrix
 from predrel_ros.perception.hand_sides import HandSideAssigner, HandSideConfig
 from predrel_ros.perception.visibility import VisibilityConfig, VisibilityEstimator

@@ -2,7 +2,7 @@ import json
 
 import numpy as np
 
-from predrel_ros.entities import CONTAINER, MANIPULATED_OBJECT, Entity
+from predrel_ros.core.entities import CONTAINER, MANIPULATED_OBJECT, Entity
 from predrel_ros.perception.entity_json import frame_from_json, frame_to_json
 from predrel_ros.perception.overlay import LOST_COLOUR, draw_entities, id_colour
 

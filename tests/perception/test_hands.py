@@ -6,8 +6,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from predrel_ros.entities import LEFT_HAND, RIGHT_HAND
-from predrel_ros.errors import UserError
+from predrel_ros.core.entities import LEFT_HAND, RIGHT_HAND
+from predrel_ros.core.errors import UserError
 from predrel_ros.perception import letterbox
 from predrel_ros.perception.backends import BackendConfig
 from predrel_ros.perception.config import PerceptionConfig

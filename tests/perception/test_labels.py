@@ -1,6 +1,6 @@
 import pytest
 
-from predrel_ros.errors import UserError
+from predrel_ros.core.errors import UserError
 from predrel_ros.perception.labels import labels_from_onnx_metadata, read_labels
 
 

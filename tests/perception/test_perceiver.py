@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from predrel_ros.entities import CONTAINER, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND
-from predrel_ros.errors import UserError
+from predrel_ros.core.entities import CONTAINER, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND
+from predrel_ros.core.errors import UserError
 from predrel_ros.perception.config import PerceptionConfig
 from predrel_ros.perception.perceiver import Perceiver
 

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from predrel_ros.errors import UserError
+from predrel_ros.core.errors import UserError
 from predrel_ros.perception.backends.base import BackendUnavailable
 from predrel_ros.perception.backends.tensorrt_backend import TensorRTBackend, TensorRTConfig
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predrel_ros.entities import CONTAINER, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
+from predrel_ros.core.entities import CONTAINER, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
 from predrel_ros.predicates import FrameOrderError, PredicateConfig, PredicateExtractor
 from predrel_ros.predicates.estimate import EVIDENCE_FACTORS, NO_OBJECT
 

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.spatial.distance import cdist
 
-from predrel_ros.entities import MANIPULATED_OBJECT, Entity
+from predrel_ros.core.entities import MANIPULATED_OBJECT, Entity
 from predrel_ros.predicates.geometry import (EntityGeometry, boundary_distance, inside_fraction, rectangle_gap,
                                              support_fraction)
 

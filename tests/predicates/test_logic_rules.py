@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from predrel_ros.entities import CONTAINER, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
+from predrel_ros.core.entities import CONTAINER, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
 from predrel_ros.predicates import PredicateExtractor
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.logic_rules import (CONSISTENCY, INDEPENDENT, RULES, LogicMonitor, check_sequence,

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from predrel_ros.entities import MANIPULATED_OBJECT, RIGHT_HAND, Entity
+from predrel_ros.core.entities import MANIPULATED_OBJECT, RIGHT_HAND, Entity
 from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.confidence import CalibratedConfidence
 from predrel_ros.predicates.estimate import PredicateEstimate

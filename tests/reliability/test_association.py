@@ -2,7 +2,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from predrel_ros.entities import Entity
+from predrel_ros.core.entities import Entity
 from predrel_ros.reliability.association import associate, box_iou
 
 

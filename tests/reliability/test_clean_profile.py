@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from predrel_ros.entities import MANIPULATED_OBJECT, RIGHT_HAND, Entity
+from predrel_ros.core.entities import MANIPULATED_OBJECT, RIGHT_HAND, Entity
 from predrel_ros.predicates import PredicateExtractor
 from predrel_ros.reliability.clean_profile import CleanFrame, build_clean_profile
 from predrel_ros.reliability.monitor import SELF, MonitorConfig, ReliabilityMonitor

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from predrel_ros.entities import Entity
+from predrel_ros.core.entities import Entity
 from predrel_ros.reliability.identity_switches import IdentitySwitches
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from predrel_ros.nodes.testing import require_ros
+from ros_testing import require_ros
 
 require_ros()
 
@@ -27,12 +27,12 @@ def installed_package() -> Path:
 
 def test_every_node_module_has_an_executable():
     lib = Path(get_package_prefix("predrel_ros")) / "lib" / "predrel_ros"
-    nodes = sorted(p.stem for p in (SOURCE / "nodes").glob("*_node.py"))
-    assert "echo_node" in nodes
+    nodes = sorted(p.stem for p in (SOURCE / "ros" / "nodes").glob("*_node.py"))
+    assert "perception_node" in nodes and not (lib / "echo_node").exists()
     for name in nodes:
         executable = lib / name
         assert executable.is_file() and os.access(executable, os.X_OK), f"{executable}: run make setup"
-        assert f"from predrel_ros.nodes.{name} import main" in executable.read_text()
+        assert f"from predrel_ros.ros.nodes.{name} import main" in executable.read_text()
 
 
 def test_config_is_installed():
@@ -55,7 +55,7 @@ def test_install_alone_imports_as_on_a_robot():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep)
                                         if p and Path(p).resolve() != (ROOT / "src").resolve())
-    code = ("import predrel_ros.msg, predrel_ros.nodes.conversions as c; "
+    code = ("import predrel_ros.msg, predrel_ros.ros.messages.conversions as c; "
             "from predrel_ros.msg import Entity, EntityArray, Predicate, PredicateArray, PredicateReliability, "
             "ReliabilityReport, DegradationState, ActionEstimate; print(c.__file__)")
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd="/", capture_output=True, text=True,

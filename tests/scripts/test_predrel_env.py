@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from predrel_ros.nodes.testing import require_ros
+from ros_testing import require_ros
 
 ROOT = Path(__file__).resolve().parents[2]
 PRINT_ENV = ('python -c "import os, sys; print(sys.prefix); '

@@ -22,7 +22,7 @@ from predrel_ros.degradations.options import DegradationOptions
 from predrel_ros.degradations.table import (
     BLUR, DEFAULT_TABLE, DETECTION_NOISE, FRAME_DROP, ILLUMINATION, LOW_RESOLUTION, NONE, OCCLUSION,
     ParameterTable, check_kind, check_severity)
-from predrel_ros.entities import Entity
+from predrel_ros.core.entities import Entity
 
 UINT32_MAX = 2**32 - 1
 #: what a kind acts on

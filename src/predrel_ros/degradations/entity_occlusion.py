@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from predrel_ros.entities import Entity
+from predrel_ros.core.entities import Entity
 
 
 def occlude_entities(entities: Sequence[Entity], occluded: np.ndarray) -> list[Entity]:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from predrel_ros.entities import LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, ROLES
-from predrel_ros.errors import UserError
+from predrel_ros.core.entities import LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, ROLES
+from predrel_ros.core.errors import UserError
 from predrel_ros.perception.backends import BackendConfig
 from predrel_ros.perception.depth import DepthConfig
 from predrel_ros.perception.hand_sides import HandSideConfig
@@ -101,7 +101,7 @@ class PerceptionConfig:
 def config_from_node_params(params: Mapping[str, object]) -> tuple[PerceptionConfig, Path]:
     """The PerceptionConfig a perception_node builds from its parameters (config/perception.yaml):
     the `config` file, then the overriding parameters; and the file's path."""
-    from predrel_ros.package_files import config_file
+    from predrel_ros.core.package_files import config_file
 
     name = str(params["config"])
     path = Path(name).expanduser()

@@ -1,6 +1,6 @@
 """Entities as JSON: one self-contained document per frame (what `predrel detect` writes).
 
-Masks use the Entity.msg run-length layout (`predrel_ros.masks`): {"x", "y", "width", "height",
+Masks use the Entity.msg run-length layout (`predrel_ros.core.masks`): {"x", "y", "width", "height",
 "runs"} over the mask's bounding crop, or null for a box-only entity. `frame_from_json` reads a
 document back into entities, so the files can feed predicate extraction offline.
 """
@@ -10,8 +10,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from predrel_ros import masks
-from predrel_ros.entities import Entity
+from predrel_ros.core import masks
+from predrel_ros.core.entities import Entity
 
 
 def _plain(value: Any) -> Any:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from predrel_ros.entities import LEFT_HAND, RIGHT_HAND
+from predrel_ros.core.entities import LEFT_HAND, RIGHT_HAND
 
 VIEWS = ("facing", "egocentric")
 

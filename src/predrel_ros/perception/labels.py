@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from predrel_ros.errors import UserError
+from predrel_ros.core.errors import UserError
 
 
 def read_labels(path: str | Path) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Sequence
 import cv2
 import numpy as np
 
-from predrel_ros.entities import Entity
+from predrel_ros.core.entities import Entity
 
 MASK_ALPHA = 0.45
 LOST_COLOUR = (160, 160, 160)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from predrel_ros.entities import Entity, RoleMap
-from predrel_ros.errors import UserError
+from predrel_ros.core.entities import Entity, RoleMap
+from predrel_ros.core.errors import UserError
 from predrel_ros.perception import letterbox
 from predrel_ros.perception.backends import create_backend
 from predrel_ros.perception.config import DEFAULT_MODEL_DIR, PerceptionConfig
@@ -24,7 +24,7 @@ from predrel_ros.perception.depth import depth_in_metres, entity_point, intrinsi
 from predrel_ros.perception.detections import Detections
 from predrel_ros.perception.hand_sides import HandSideAssigner
 from predrel_ros.perception.hands import HAND_LABELS, HandLandmarker
-from predrel_ros.perception.nms import class_aware_nms
+from predrel_ros.core.boxes import class_aware_nms
 from predrel_ros.perception.labels import labels_for_model
 from predrel_ros.perception.tracker import ByteTracker, TrackedObject
 from predrel_ros.perception.visibility import VisibilityEstimator

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from predrel_ros.entities import (CONTAINER, HAND_ROLES, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, ROLES,
+from predrel_ros.core.entities import (CONTAINER, HAND_ROLES, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, ROLES,
                                   SURFACE, TARGET, TOOL)
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import EVIDENCE_FACTORS

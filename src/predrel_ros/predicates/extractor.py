@@ -38,7 +38,7 @@ import math
 from collections import deque
 from typing import Callable, Iterable, Sequence
 
-from predrel_ros.entities import HAND_ROLES, Entity
+from predrel_ros.core.entities import HAND_ROLES, Entity
 from predrel_ros.predicates import rules, vocabulary
 from predrel_ros.predicates.config import PairRule, PredicateConfig
 from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det, q_tmp
@@ -220,7 +220,7 @@ class PredicateExtractor:
         shape = None
         for entity in entities:
             if not isinstance(entity, Entity):
-                raise TypeError(f"entities must be predrel_ros.entities.Entity, got {type(entity).__name__}")
+                raise TypeError(f"entities must be predrel_ros.core.entities.Entity, got {type(entity).__name__}")
             if entity.id in present:
                 raise ValueError(f"two entities with track id {entity.id} in one frame")
             if entity.mask is not None:

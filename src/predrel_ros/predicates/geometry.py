@@ -20,7 +20,7 @@ import math
 import cv2
 import numpy as np
 
-from predrel_ros.entities import Entity
+from predrel_ros.core.entities import Entity
 
 #: px by which the first search window for a mask exceeds the entity box (then the full frame)
 _BOX_SLACK = 4

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from predrel_ros.entities import Entity
+from predrel_ros.core.entities import Entity
 from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.confidence import (AgreementSamples, CalibratedConfidence, GeometricMeanConfidence,
                                                agreement_samples, fit_geometric_weights)

@@ -23,8 +23,8 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from predrel_ros.entities import Entity
-from predrel_ros.perception import nms
+from predrel_ros.core.entities import Entity
+from predrel_ros.core import boxes as nms
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 
 

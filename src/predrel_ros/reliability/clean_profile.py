@@ -27,7 +27,7 @@ from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-from predrel_ros.entities import Entity
+from predrel_ros.core.entities import Entity
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate, match_references
 from predrel_ros.reliability.association import associate, renamed

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from predrel_ros.entities import Entity
+from predrel_ros.core.entities import Entity
 
 
 @dataclass

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Hashable, Iterable, Mapping, Sequence, Sized
 
 from predrel_ros.degradations.table import MAX_SEVERITY
-from predrel_ros.entities import Entity
+from predrel_ros.core.entities import Entity
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.logic_rules import INDEPENDENT, LogicMonitor, rules_of
@@ -61,7 +61,7 @@ from predrel_ros.reliability.rolling import RollingReliability, pair_with_refere
 from predrel_ros.reliability.sensitivity import RollingSensitivity
 from predrel_ros.reliability.trust import (CLEAN_TWIN, GROUND_TRUTH, LEVELS, OK, STALE, CleanProfile,
                                            TrustAssessment, TrustAssessor, TrustConfig)
-from predrel_ros.stream_order import OUT_OF_ORDER, RESTART, StreamOrder
+from predrel_ros.core.stream_order import OUT_OF_ORDER, RESTART, StreamOrder
 
 SELF = "self"
 REFERENCE_MODES = (GROUND_TRUTH, CLEAN_TWIN, SELF)
@@ -516,7 +516,7 @@ def _checked_entities(entities: Sequence[Entity]) -> list[Entity]:
     ids: set[int] = set()
     for entity in entities:
         if not isinstance(entity, Entity):
-            raise ValueError(f"entities must be predrel_ros.entities.Entity, got {type(entity).__name__}")
+            raise ValueError(f"entities must be predrel_ros.core.entities.Entity, got {type(entity).__name__}")
         if entity.id in ids:
             raise ValueError(f"the frame holds entity {entity.id} twice")
         ids.add(entity.id)

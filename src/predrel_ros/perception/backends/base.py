@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from predrel_ros.errors import UserError
+from predrel_ros.core.errors import UserError
 
 #: an input shape; None marks a dimension the model leaves dynamic
 Shape = tuple["int | None", ...]

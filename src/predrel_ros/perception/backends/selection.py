@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from predrel_ros.errors import UserError
+from predrel_ros.core.errors import UserError
 from predrel_ros.perception.backends.base import BackendUnavailable, InferenceBackend, check_device
 from predrel_ros.perception.backends.onnxruntime_backend import OnnxRuntimeBackend
 from predrel_ros.perception.backends.tensorrt_backend import TensorRTBackend, TensorRTConfig

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from predrel_ros.errors import UserError
+from predrel_ros.core.errors import UserError
 from predrel_ros.perception.backends import device_memory
 from predrel_ros.perception.backends.base import (BackendDescription, BackendUnavailable,
                                                   InferenceBackend, Shape, shape_text)

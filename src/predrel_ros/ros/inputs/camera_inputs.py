@@ -1,0 +1,180 @@
+"""The camera inputs of the perception and degrade nodes: `image_raw`, and with `use_depth` an aligned
+`depth/image_raw` and `camera_info`, validated and synchronised into one `CameraFrame`.
+
+Each message is checked in its callback (encoding, sizes, step, finite intrinsics); a bad one is
+counted `<topic>.malformed` and logged rate-limited. With depth, the three streams are matched by
+stamp: message_filters' ApproximateTimeSynchronizer where it is importable (ROS installs), else
+`synchroniser.ApproximateTimeSynchroniser`, which also reports each message that leaves without
+partner (`<topic>.unsynchronised`). Without depth, the latest valid camera_info is attached to each
+image of its size (a camera's info is the same for every frame), and nothing waits for it.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from sensor_msgs.msg import CameraInfo, Image
+
+from predrel_ros.ros.messages import conversions
+from predrel_ros.ros.kit.frame_counters import UNSYNCHRONISED
+from predrel_ros.ros.kit.node_base import PredrelNode
+from predrel_ros.ros.kit.parameter_specs import ParameterSpec
+from predrel_ros.ros.kit.qos import image_qos
+from predrel_ros.ros.inputs.synchroniser import ApproximateTimeSynchroniser
+from predrel_ros.ros.kit.topic_specs import IMAGE_QOS_TEXT, SUBSCRIBES, TopicSpec
+
+IMAGE, DEPTH, INFO = "image_raw", "depth/image_raw", "camera_info"
+
+PARAMETERS = (
+    ParameterSpec("use_depth", False, "subscribe depth/image_raw (aligned to the colour image, 32FC1 metres or "
+                  "16UC1 millimetres) and camera_info, synchronised with the image; needed for 3D points"),
+    ParameterSpec("sync_slop_s", 0.02, "with use_depth: the largest stamp difference of one image, depth and "
+                  "camera_info set", minimum=0.0, maximum=1.0),
+    ParameterSpec("sync_queue_size", 5, "with use_depth: messages per input waiting for partners", minimum=1,
+                  maximum=100),
+)
+
+TOPICS = (
+    TopicSpec(IMAGE, "sensor_msgs/Image", SUBSCRIBES, IMAGE_QOS_TEXT + ", depth <= 2",
+              "colour image (rgb8, bgr8, rgba8, bgra8, mono8)"),
+    TopicSpec(DEPTH, "sensor_msgs/Image", SUBSCRIBES, IMAGE_QOS_TEXT + ", depth <= 2",
+              "aligned depth (32FC1 metres, 16UC1 millimetres)", "use_depth"),
+    TopicSpec(INFO, "sensor_msgs/CameraInfo", SUBSCRIBES, IMAGE_QOS_TEXT + ", depth <= 2",
+              "intrinsics of the colour image (synchronised with use_depth, else the latest)"),
+)
+
+
+@dataclass(frozen=True)
+class CameraFrame:
+    """One synchronised camera frame; arrays are read-only views of the messages where possible."""
+
+    stamp_ns: int
+    image: Image
+    rgb: np.ndarray                 # H x W x 3 uint8 RGB
+    depth: np.ndarray | None        # H x W float32 metres (NaN unknown), aligned
+    info: CameraInfo | None
+    K: np.ndarray | None            # 3 x 3 intrinsics of the image
+    received: float                 # time.monotonic() when the set was complete
+
+    @property
+    def header(self):
+        return self.image.header
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return int(self.rgb.shape[0]), int(self.rgb.shape[1])
+
+
+def message_filters_available() -> bool:
+    try:
+        import message_filters  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class CameraInputs:
+    """Subscribes the camera topics on `node` and calls `on_frame(CameraFrame)` (executor thread)."""
+
+    def __init__(self, node: PredrelNode, on_frame: Callable[[CameraFrame], None],
+                 on_malformed_image: Callable[[Image], None] | None = None) -> None:
+        self._node = node
+        self._on_frame = on_frame
+        self._on_malformed_image = on_malformed_image
+        p = node.params
+        self.use_depth = p["use_depth"]
+        qos = image_qos(p["image_qos"], p["image_qos_depth"], subscriber=True)
+        self._latest_info: tuple[CameraInfo, np.ndarray] | None = None
+        self.synchroniser = None
+        self.backend = "none"
+        if not self.use_depth:
+            node.subscription(Image, IMAGE, self._on_image, qos, stream=IMAGE)
+            node.subscription(CameraInfo, INFO, self._on_sticky_info, qos, stream=INFO)
+        elif message_filters_available():
+            self.backend = "message_filters"
+            self._subscribe_message_filters(qos)
+        else:
+            self.backend = "builtin"
+            self.synchroniser = ApproximateTimeSynchroniser(
+                (IMAGE, DEPTH, INFO), int(p["sync_slop_s"] * 1e9), p["sync_queue_size"], self._on_set,
+                lambda topic, _: node.count(topic, UNSYNCHRONISED))
+            node.subscription(Image, IMAGE, lambda m: self._add(IMAGE, m), qos, stream=IMAGE)
+            node.subscription(Image, DEPTH, lambda m: self._add(DEPTH, m), qos, stream=DEPTH)
+            node.subscription(CameraInfo, INFO, lambda m: self._add(INFO, m), qos, stream=INFO)
+
+    # -- validation --------------------------------------------------------------------------------
+    def _rgb(self, msg: Image) -> np.ndarray:
+        try:
+            rgb = conversions.image_to_rgb8(msg)
+            if rgb.size == 0:
+                raise ValueError(f"the image is empty ({msg.width}x{msg.height})")
+            return rgb
+        except ValueError:
+            if self._on_malformed_image is not None:
+                self._on_malformed_image(msg)
+            raise
+
+    @staticmethod
+    def _depth(msg: Image) -> np.ndarray:
+        depth = conversions.depth_image_to_metres(msg)
+        if depth.size == 0:
+            raise ValueError(f"the depth image is empty ({msg.width}x{msg.height})")
+        return depth
+
+    @staticmethod
+    def _intrinsics(msg: CameraInfo) -> np.ndarray:
+        if msg.width == 0 or msg.height == 0:
+            raise ValueError(f"CameraInfo has no image size ({msg.width}x{msg.height})")
+        return conversions.camera_info_to_intrinsics(msg)
+
+    # -- without depth ---------------------------------------------------------------------------
+    def _on_sticky_info(self, msg: CameraInfo) -> None:
+        self._latest_info = (msg, self._intrinsics(msg))
+
+    def _on_image(self, msg: Image) -> None:
+        rgb = self._rgb(msg)
+        info = K = None
+        if self._latest_info is not None:
+            latest, latest_K = self._latest_info
+            if (latest.width, latest.height) == (msg.width, msg.height):
+                info, K = latest, latest_K
+        self._on_frame(CameraFrame(conversions.stamp_to_ns(msg.header), msg, rgb, None, info, K, time.monotonic()))
+
+    # -- with depth: builtin synchroniser ----------------------------------------------------------
+    def _add(self, topic: str, msg) -> None:
+        checks = {IMAGE: self._rgb, DEPTH: self._depth, INFO: self._intrinsics}
+        checks[topic](msg)  # ValueError: counted malformed by the guarded callback
+        self.synchroniser.add(topic, conversions.stamp_to_ns(msg.header), msg)
+
+    def _on_set(self, messages: list) -> None:
+        image, depth_msg, info = messages
+        rgb, depth, K = self._rgb(image), self._depth(depth_msg), self._intrinsics(info)
+        try:
+            if depth.shape != rgb.shape[:2]:
+                raise ValueError(f"the depth image ({depth_msg.width}x{depth_msg.height}) is not aligned with "
+                                 f"the colour image ({image.width}x{image.height}); subscribe the registered depth")
+            if (info.width, info.height) != (image.width, image.height):
+                raise ValueError(f"camera_info is for {info.width}x{info.height} images, the image is "
+                                 f"{image.width}x{image.height}")
+        except ValueError:
+            if self._on_malformed_image is not None:
+                self._on_malformed_image(image)
+            raise
+        self._on_frame(CameraFrame(conversions.stamp_to_ns(image.header), image, rgb, depth, info, K,
+                                   time.monotonic()))
+
+    # -- with depth: message_filters --------------------------------------------------------------
+    def _subscribe_message_filters(self, qos) -> None:
+        """message_filters' synchroniser (ROS installs); messages it discards are not reported, so
+        `unsynchronised` is not counted on this path."""
+        import message_filters
+
+        node = self._node
+        subscribers = [message_filters.Subscriber(node, Image, IMAGE, qos_profile=qos),
+                       message_filters.Subscriber(node, Image, DEPTH, qos_profile=qos),
+                       message_filters.Subscriber(node, CameraInfo, INFO, qos_profile=qos)]
+        self.synchroniser = message_filters.ApproximateTimeSynchronizer(
+            subscribers, node.params["sync_queue_size"], node.params["sync_slop_s"])
+        self.synchroniser.registerCallback(node.guarded(IMAGE, lambda *m: self._on_set(list(m))))

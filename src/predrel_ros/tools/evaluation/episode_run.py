@@ -1,0 +1,260 @@
+"""The work on one episode, as a worker process does it: load, run every condition through the
+front-end and the predicate extractor, align with the reference, score, and run the recognizer.
+
+A worker is set up once (`init_worker(spec)`: front-end, extractor config, action models) and then
+handles episodes independently, so results do not depend on how many workers there are. The same
+functions run in the main process when `--jobs 1`.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from predrel_ros.degradations import CLEAN, Condition
+from predrel_ros.action.streams import EpisodeStream
+from predrel_ros.core.entities import Entity
+from predrel_ros.core.errors import UserError
+from predrel_ros.tools.evaluation import action, scores
+from predrel_ros.tools.evaluation.config import GROUND_TRUTH, EvaluationConfig
+from predrel_ros.tools.evaluation.data import EpisodeSource, LoadedEpisode, load_episode
+from predrel_ros.tools.evaluation.front_ends import ConditionRun, NotApplicable, Timer, make_front_end
+from predrel_ros.tools.evaluation.sequences import EpisodeSequences, StreamIndex, scope_keys
+from predrel_ros.predicates import vocabulary
+from predrel_ros.predicates.config import PredicateConfig
+from predrel_ros.predicates.estimate import PredicateEstimate
+from predrel_ros.predicates.extractor import PredicateExtractor
+from predrel_ros.reliability.association import associate, renamed
+
+
+@dataclass
+class SweepSpec:
+    """What every worker needs (picklable)."""
+
+    config: EvaluationConfig
+    predicate_config: dict
+    cache_dir: str | None
+    sequences_dir: str | None
+    action_models: action.ActionModels | None = None
+    threads: int = 0
+
+
+@dataclass
+class EpisodeResult:
+    episode: str
+    scenario_group: str
+    frames: int
+    rows: list[dict]
+    #: (variant, kind, severity) -> (y_pred, p_true) over all frames; y_true once per episode
+    predictions: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]]
+    y_true: np.ndarray | None
+    timings: dict[str, float]
+    not_applicable: list[str] = field(default_factory=list)
+    condition_stats: list[dict] = field(default_factory=list)
+
+
+_state: dict = {}
+
+
+def init_worker(spec: SweepSpec) -> None:
+    """Set up this process for `spec` (called once per worker process)."""
+    if spec.threads:
+        import cv2
+        cv2.setNumThreads(spec.threads)
+    # the recognizer's and the metrics' matrices are small: threaded BLAS only adds contention on a
+    # shared machine (ONNX Runtime has its own thread pool and is not affected)
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(limits=1, user_api="blas")
+    config = spec.config
+    _state.clear()
+    _state["spec"] = spec
+    _state["front_end"] = make_front_end(config.perception, config.perception_config, spec.cache_dir, spec.threads)
+    _state["predicate_config"] = PredicateConfig.from_dict(spec.predicate_config)
+
+
+def front_end():
+    return _state["front_end"]
+
+
+def _extract(extractor: PredicateExtractor, run: ConditionRun, timer: Timer,
+             phase: str = "predicates") -> list[list[PredicateEstimate]]:
+    with timer.phase(phase):
+        extractor.reset()
+        return [extractor.update(t, entities) for (t, _), entities in zip(run.delivered, run.entities)]
+
+
+def _seed(source: EpisodeSource) -> int:
+    return _state["spec"].config.seed + source.index
+
+
+def clean_stream(source: EpisodeSource) -> tuple[EpisodeStream, dict[str, float]]:
+    """The clean predicate stream of one episode (to fit the recognizers on)."""
+    timer = Timer()
+    with timer.phase("load"):
+        episode = load_episode(source, images=front_end().needs_images)
+    run = front_end().run(episode, CLEAN, _seed(source), None, timer)
+    estimates = _extract(PredicateExtractor(_state["predicate_config"]), run, timer)
+    labels = episode.primitives if episode.primitives is not None else [None] * episode.num_frames
+    stream = EpisodeStream(episode.name, episode.scenario_group, [(t, e) for (t, _), e in zip(run.delivered, estimates)],
+                           list(labels))
+    return stream, dict(timer.seconds)
+
+
+def selection_sequence(source: EpisodeSource) -> tuple[list, dict[str, float]]:
+    """(frame_index, entities, references) of one clean episode for threshold selection, the
+    references renamed into the front-end's ids (`reliability.association`) so the extractor's own ids meet them."""
+    timer = Timer()
+    with timer.phase("load"):
+        episode = load_episode(source, images=front_end().needs_images)
+    if episode.gt_entities is None or episode.frames[0].predicates is None:
+        raise UserError(f"{episode.name}: threshold selection needs ground-truth entities and predicates")
+    run = front_end().run(episode, CLEAN, _seed(source), None, timer)
+    min_iou = _state["spec"].config.match_iou
+    sequence = []
+    with timer.phase("association"):
+        for (t, content), entities in zip(run.delivered, run.entities):
+            mapping = associate(entities, episode.gt_entities[content], min_iou)
+            inverse = {truth: own for own, truth in mapping.items()}
+            sequence.append((t, entities, renamed(episode.frames[content].predicates, inverse)[0]))
+    return sequence, dict(timer.seconds)
+
+
+def warm_detections(source: EpisodeSource) -> dict[str, float]:
+    """Run (or read from the cache) the clean detections of one episode."""
+    timer = Timer()
+    with timer.phase("load"):
+        episode = load_episode(source, images=True)
+    front_end().detections(episode, CLEAN, _seed(source), None, timer)
+    return dict(timer.seconds)
+
+
+def _reference_entities(episode: LoadedEpisode, clean: ConditionRun) -> list[list[Entity]] | None:
+    """Entities that name the reference's streams: the ground truth's, else the clean run's."""
+    if episode.gt_entities is not None:
+        return episode.gt_entities
+    by_frame: list[list[Entity]] = [[] for _ in range(episode.num_frames)]
+    for (t, _), entities in zip(clean.delivered, clean.entities):
+        by_frame[t] = entities
+    return by_frame
+
+
+def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
+    """Every condition of the sweep on one episode (see the module docstring)."""
+    spec: SweepSpec = _state["spec"]
+    config = spec.config
+    front = front_end()
+    timer = Timer()
+    started = time.perf_counter()
+    with timer.phase("load"):
+        episode = load_episode(source, images=front.needs_images)
+    if config.reference == GROUND_TRUTH and episode.gt_codes is None:
+        raise UserError(f"{episode.name} has no ground-truth predicates; use --reference clean")
+    seed = _seed(source)
+    extractor = PredicateExtractor(_state["predicate_config"])
+    count = episode.num_frames
+    conditions = [CLEAN] + [Condition(kind, s) for kind in config.kinds for s in config.severities]
+
+    clean = front.run(episode, CLEAN, seed, None, timer)
+    clean_estimates = _extract(extractor, clean, timer)
+    references = _reference_entities(episode, clean)
+    if episode.gt_entities is not None:   # the streams the extractor evaluates on the true entities
+        oracle = ConditionRun(CLEAN, [(t, t) for t in range(count)], episode.gt_entities)
+        scope = clean_estimates if front.name == "oracle" else _extract(extractor, oracle, timer, "reference_scope")
+    else:
+        scope = clean_estimates
+    index = StreamIndex(scope_keys(scope))
+
+    y_true = None
+    if spec.action_models is not None and episode.primitives is not None:
+        y_true = action.class_indices(episode.primitives, spec.action_models.full.class_names)
+    confident = _state["predicate_config"].confidence.floor > 0   # see action.predict_condition
+    kept: list[Condition] = []
+    ys, cs, presents, delivered_masks = [], [], [], []
+    predictions: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]] = {}
+    not_applicable: list[str] = []
+    stats = []
+    for condition in conditions:
+        if condition == CLEAN:
+            run, estimates = clean, clean_estimates
+        else:
+            try:
+                run = front.run(episode, condition, seed, clean, timer)
+            except NotApplicable:
+                if condition.kind not in not_applicable:
+                    not_applicable.append(condition.kind)
+                continue
+            estimates = _extract(extractor, run, timer)
+        with timer.phase("association"):
+            if episode.gt_entities is None and condition == CLEAN:
+                mappings = [None] * len(run.delivered)
+            else:
+                mappings = [associate(entities, references[content], config.match_iou)
+                            for (_, content), entities in zip(run.delivered, run.entities)]
+            y, c, present = index.fill(run.delivered, estimates, mappings, count)
+        delivered = np.zeros(count, dtype=bool)
+        delivered[[t for t, _ in run.delivered]] = True
+        kept.append(condition)
+        ys.append(y), cs.append(c), presents.append(present), delivered_masks.append(delivered)
+        stats.append({"kind": condition.kind, "severity": condition.severity, "delivered": int(delivered.sum()),
+                      "entities_per_frame": float(np.mean([len(e) for e in run.entities])) if run.entities else 0.0})
+        if y_true is not None:
+            with timer.phase("action"):
+                frames = [(t, e) for (t, _), e in zip(run.delivered, estimates)]
+                for variant, outcome in action.predict_condition(spec.action_models, frames, y_true,
+                                                                 known_values_confident=confident).items():
+                    predictions[(variant, condition.kind, condition.severity)] = outcome
+
+    with timer.phase("scores"):
+        y = np.stack(ys)
+        c = np.stack(cs)
+        clean_index = kept.index(CLEAN)
+        if config.reference == GROUND_TRUTH:
+            y_ref = np.stack([episode.gt_codes.get(key, np.full(count, vocabulary.UNK, np.int8)) for key in index.keys]) \
+                if len(index) else np.zeros((0, count), np.int8)
+            c_ref = (y_ref != vocabulary.UNK).astype(np.float32)
+        else:
+            y_ref, c_ref = y[clean_index].copy(), c[clean_index].copy()
+        sequences = EpisodeSequences(episode.name, episode.scenario_group, index.keys, kept, y, c, np.stack(presents),
+                                     np.stack(delivered_masks), y_ref.astype(np.int8), c_ref, c[clean_index].copy(),
+                                     config.reference)
+        rows = scores.episode_rows(sequences, config.tpc_tolerance)
+    with timer.phase("save"):
+        if spec.sequences_dir is not None:
+            sequences.save(Path(spec.sequences_dir) / f"{episode.name}.npz")
+            if y_true is not None:
+                _save_predictions(Path(spec.sequences_dir) / f"{episode.name}.action.npz", y_true, predictions)
+    timings = dict(timer.seconds)
+    timings["episode_total"] = time.perf_counter() - started
+    return EpisodeResult(episode.name, episode.scenario_group, count, rows, predictions, y_true, timings,
+                         not_applicable, stats)
+
+
+def _save_predictions(path: Path, y_true: np.ndarray, predictions: dict) -> None:
+    arrays = {"y_true": y_true}
+    for (variant, kind, severity), (y_pred, p_true) in predictions.items():
+        arrays[f"y_pred|{variant}|{kind}|{severity}"] = y_pred.astype(np.int8)
+        arrays[f"p_true|{variant}|{kind}|{severity}"] = p_true
+    np.savez_compressed(path, **arrays)
+
+
+def load_predictions(path: str | Path) -> tuple[np.ndarray, dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]]]:
+    """The saved per-frame recognizer outcomes of one episode: y_true and (variant, kind, severity) ->
+    (y_pred, p_true)."""
+    with np.load(path) as data:
+        y_true = data["y_true"]
+        out = {}
+        for name in data.files:
+            if name.startswith("y_pred|"):
+                _, variant, kind, severity = name.split("|")
+                out[(variant, kind, int(severity))] = (data[name].astype(np.int64),
+                                                       data[f"p_true|{variant}|{kind}|{severity}"].astype(np.float64))
+    return y_true, out
+
+
+def worker_threads(jobs: int) -> int:
+    """CPU threads per worker so that `jobs` workers share the machine's cores."""
+    return max(1, (os.cpu_count() or 1) // jobs)
+

@@ -1,0 +1,234 @@
+"""Measure the tracker's IDF1 and identity switches on controlled episodes or synthetic tracks,
+clean and under detection noise or frame dropping (severities 0..5 of the degradation table).
+
+Detections come from the ground truth (default: the tracker alone is measured; visible
+ground-truth entities pass through the `detection_noise` degradation: box jitter, misses, false
+detections) or from a model (`--model`: the full detector + tracker on the frames' pixels).
+`frame_drop` drops or repeats frames with their indices preserved; dropped frames are not scored.
+Ground-truth entities less visible than --min-visibility are neither detected nor expected.
+Scores per condition are summed over episodes (MOT-style): IDF1, IDP, IDR, ID switches, MOTA.
+True detections keep the ground truth's score 1; false detections score 0.3-0.8 (degradation table).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from predrel_ros.core.entities import MANIPULATED_OBJECT, Entity
+from predrel_ros.tools.figures import save_figure
+from predrel_ros.perception.detections import Detections
+from predrel_ros.perception.tracker import ByteTracker, TrackerConfig
+from predrel_ros.tools.evaluation.tracking_metrics import TrackingEvaluator, TrackingScores, combine
+
+EXAMPLES = """examples:
+  predrel track-eval --synthetic 10                          tracker on 10 synthetic episodes
+  predrel track-eval --dataset data/controlled --split test  tracker on recorded controlled episodes
+  predrel track-eval --dataset data/controlled --kinds detection_noise --severities 0 3 5 --out idf1.json
+  predrel track-eval --dataset data/controlled --model runs/model --severities 0   detector + tracker
+"""
+
+KINDS = ("detection_noise", "frame_drop")
+#: (frame index, ground-truth entities, image height, image width, RGB image or None)
+SequenceFrame = tuple[int, list[Entity], int, int, "np.ndarray | None"]
+#: a detector: (RGB image or None, visible ground truth) -> detected entities
+Detector = Callable[["np.ndarray | None", list[Entity]], list[Entity]]
+
+
+@dataclass(frozen=True)
+class Condition:
+    kind: str  # "none" for the clean condition
+    severity: int
+
+
+def visible(entities: Iterable[Entity], min_visibility: float) -> list[Entity]:
+    return [e for e in entities if e.visibility >= min_visibility]
+
+
+def as_detections(entities: list[Entity], class_ids: dict[str, int]) -> Detections:
+    """Entities as tracker input; class ids are given to labels in order of first appearance."""
+    for entity in entities:
+        class_ids.setdefault(entity.label, len(class_ids))
+    return Detections(np.array([e.box for e in entities]).reshape(-1, 4), [e.score for e in entities],
+                      [class_ids[e.label] for e in entities])
+
+
+def model_detector(perceiver) -> Detector:
+    """Detections of a model on the frame's pixels, as entities (for detection noise to act on)."""
+    def detect(image: np.ndarray | None, truth: list[Entity]) -> list[Entity]:
+        if image is None:
+            raise ValueError("this source has no images for the model to look at")
+        found = perceiver.detect(image, bgr=False)
+        return [Entity(id=i + 1, label=perceiver.labels[c], role=MANIPULATED_OBJECT, box=b, score=float(s))
+                for i, (b, s, c) in enumerate(zip(found.boxes, found.scores, found.class_ids))]
+    return detect
+
+
+def ground_truth_detector(image: np.ndarray | None, truth: list[Entity]) -> list[Entity]:
+    return list(truth)
+
+
+def evaluate_sequence(frames: Iterable[SequenceFrame], condition: Condition, seed: int, detector: Detector,
+                      tracker_config: TrackerConfig | None = None, min_visibility: float = 0.3,
+                      iou_threshold: float = 0.5) -> TrackingScores:
+    from predrel_ros.degradations.degrader import Degrader
+
+    degrader = Degrader(condition.kind, condition.severity, seed)
+    tracker = ByteTracker(tracker_config)
+    evaluator = TrackingEvaluator(iou_threshold)
+    class_ids: dict[str, int] = {}
+    delivered: dict[int, list[Entity]] = {}  # frame index -> detections, for repeated frames
+    for index, truth, height, width, image in frames:
+        truth = visible(truth, min_visibility)
+        decision = degrader.decide_frame(index)
+        if decision.source_index is None:
+            continue  # dropped: nothing published under this index, nothing scored
+        if decision.source_index == index:
+            detected = degrader.apply_entities(detector(image, truth), index, (height, width))
+            delivered = {index: detected}
+        else:
+            detected = delivered[decision.source_index]
+        tracked = [o for o in tracker.update(index, as_detections(detected, class_ids)) if o.detection is not None]
+        evaluator.update([e.id for e in truth], [e.box for e in truth],
+                         [o.track_id for o in tracked], [o.box for o in tracked])
+    return evaluator.compute()
+
+
+def conditions(kinds: Iterable[str], severities: Iterable[int]) -> list[Condition]:
+    severities = sorted(set(severities))
+    found = [Condition("none", 0)] if 0 in severities else []
+    return found + [Condition(kind, s) for kind in kinds for s in severities if s > 0]
+
+
+def synthetic_sequences(count: int, seed: int, frames: int) -> Iterator[tuple[str, Callable[[], Iterator]]]:
+    from predrel_ros.tools.evaluation.synthetic_tracks import SyntheticSceneConfig, synthetic_episode
+
+    config = SyntheticSceneConfig(frames=frames)
+    for i in range(count):
+        episode = synthetic_episode(seed + i, config)
+        yield f"synthetic-{seed + i}", (lambda e=episode: ((t, es, config.height, config.width, None)
+                                                           for t, es in enumerate(e)))
+
+
+def dataset_sequences(root: Path, split: str | None, with_images: bool) -> Iterator[tuple[str, Callable[[], Iterator]]]:
+    """Episodes of a dataset. Without images (ground-truth detections) each episode's entities are
+    read once, without their masks (the tracker needs boxes), and reused for every condition."""
+    from predrel_ros.core.errors import UserError
+    from predrel_ros.sources.dataset import open_dataset
+
+    for episode in open_dataset(root).episodes(split):
+        def frames(episode=episode):
+            for frame in episode.frames(images=with_images):
+                if frame.entities is None:
+                    raise UserError(f"{episode.directory}: frame {frame.index} has no ground-truth entities")
+                entities = frame.entities if with_images else [dataclasses.replace(e, mask=None)
+                                                               for e in frame.entities]
+                yield (frame.index, entities, frame.height, frame.width, frame.rgb if with_images else None)
+        if with_images:
+            yield episode.meta.name, frames
+        else:
+            cached = list(frames())
+            yield episode.meta.name, lambda cached=cached: iter(cached)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dataset", type=Path, help="dataset folder with ground-truth entities (controlled set)")
+    source.add_argument("--synthetic", type=int, metavar="N", help="N synthetic episodes instead")
+    parser.add_argument("--split", choices=("train", "val", "test"), default=None, help="dataset split (default: all)")
+    parser.add_argument("--frames", type=int, default=150, help="frames per synthetic episode")
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="degradation kinds")
+    parser.add_argument("--severities", nargs="+", type=int, default=[0, 1, 2, 3, 4, 5],
+                        help="severities (0 = clean)")
+    parser.add_argument("--seed", type=int, default=0, help="degradation seed (and first synthetic seed)")
+    parser.add_argument("--model", default=None, help="detect with this model instead of the ground truth")
+    parser.add_argument("--config", type=Path, default=None, help="perception settings (tracker, decoder, backend)")
+    parser.add_argument("--min-visibility", type=float, default=0.3,
+                        help="ground-truth entities less visible are not expected to be tracked")
+    parser.add_argument("--out", type=Path, default=None, help="write the scores as JSON (and a plot beside it)")
+
+
+def main(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from predrel_ros.core.errors import UserError
+    from predrel_ros.tools.cli.detect import load_perception_config
+
+    if any(not 0 <= s <= 5 for s in args.severities):
+        raise UserError("--severities must lie in 0..5")
+    if not 0 <= args.min_visibility <= 1:
+        raise UserError("--min-visibility must lie in [0, 1]")
+    config = load_perception_config(args.config, {"model": args.model})
+    perceiver = None
+    detector = ground_truth_detector
+    if args.model is not None:
+        from predrel_ros.perception.perceiver import Perceiver
+
+        perceiver = Perceiver(config)
+        detector = model_detector(perceiver)
+    if args.synthetic is not None:
+        if args.synthetic < 1:
+            raise UserError("--synthetic needs at least one episode")
+        sequences = list(synthetic_sequences(args.synthetic, args.seed, args.frames))
+    else:
+        sequences = list(dataset_sequences(args.dataset, args.split, with_images=perceiver is not None))
+    if not sequences:
+        raise UserError(f"{args.dataset}: no episodes{' in split ' + args.split if args.split else ''}")
+    results = []
+    try:
+        for condition in conditions(args.kinds, args.severities):
+            per_episode = {}
+            for name, frames in tqdm(sequences, desc=f"{condition.kind} {condition.severity}", file=sys.stderr):
+                per_episode[name] = evaluate_sequence(frames(), condition, args.seed, detector, config.tracker,
+                                                      args.min_visibility)
+            total = combine(list(per_episode.values()))
+            results.append({"kind": condition.kind, "severity": condition.severity, **total.as_dict(),
+                            "episodes": {n: s.as_dict() for n, s in per_episode.items()}})
+    finally:
+        if perceiver is not None:
+            perceiver.close()
+    print(f"{'condition':<22}{'IDF1':>7}{'IDP':>7}{'IDR':>7}{'IDsw':>6}{'MOTA':>8}{'FN':>7}{'FP':>6}")
+    for row in results:
+        label = "clean" if row["kind"] == "none" else f"{row['kind']} {row['severity']}"
+        print(f"{label:<22}{row['idf1']:>7.3f}{row['idp']:>7.3f}{row['idr']:>7.3f}{row['id_switches']:>6d}"
+              f"{row['mota']:>8.3f}{row['misses']:>7d}{row['false_positives']:>6d}")
+    if args.out is not None:
+        source = {"synthetic": args.synthetic, "frames": args.frames} if args.synthetic is not None \
+            else {"dataset": str(args.dataset), "split": args.split}
+        document = {"source": source, "detector": args.model or "ground truth", "seed": args.seed,
+                    "min_visibility": args.min_visibility, "tracker": config.to_dict()["tracker"],
+                    "results": results}
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(document, indent=2) + "\n")
+        plot = _plot(results, args.out.with_suffix(".png"))
+        print(f"written to {args.out}" + (f" and {plot}" if plot else ""))
+    return 0
+
+
+def _plot(results: list[dict], path: Path) -> Path | None:
+    """IDF1 and ID switches against severity, one line per kind (the clean point starts each line)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    clean = next((r for r in results if r["kind"] == "none"), None)
+    kinds = sorted({r["kind"] for r in results} - {"none"})
+    if not kinds:
+        return None
+    figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
+    for kind in kinds:
+        rows = ([clean] if clean else []) + [r for r in results if r["kind"] == kind]
+        severities = [r["severity"] for r in rows]
+        left.plot(severities, [r["idf1"] for r in rows], marker="o", label=kind)
+        right.plot(severities, [r["id_switches"] for r in rows], marker="o", label=kind)
+    left.set(xlabel="severity", ylabel="IDF1", ylim=(0, 1.02), title="IDF1")
+    right.set(xlabel="severity", ylabel="identity switches", title="ID switches")
+    left.legend()
+    return save_figure(figure, path)

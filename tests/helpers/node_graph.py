@@ -1,0 +1,137 @@
+"""Helpers for tests that run predrel_ros nodes in this process over DDS (`from node_graph import ...`:
+pytest.ini puts tests/helpers on sys.path).
+
+- `Probe`: a plain rclpy node collecting the messages of the topics a test watches;
+- `scene_model(path)`: a tiny ONNX YOLO-seg model (tests/helpers/model_builders.py) that
+  detects the same cube, bowl and hand in every frame, so perception nodes run without the default
+  model and their output is known;
+- `run_until(executor, condition, timeout_s)`: spin, failing the test with a message on timeout;
+- `fuzz(...)`: publish malformed messages one at a time, each until the node counted it;
+- `entity_msg(frame)`, `malformed_entities(frames, count)`: EntityArrays of dataset frames, good and
+  malformed in many ways (for every node that subscribes to entities).
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+import model_builders
+from predrel_ros.ros.kit.runtime import spin_until
+
+#: what the probe and the fuzzers use: reliable, deep enough for a whole tiny episode
+PROBE_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+
+
+#: a tiny ONNX YOLO-seg model folder (tests/helpers/model_builders.py)
+scene_model = model_builders.scene_model
+
+
+class Probe:
+    def __init__(self, context, name: str = "probe", namespace: str = "") -> None:
+        import rclpy
+
+        self.node = rclpy.create_node(name, namespace=namespace, context=context)
+        self.messages: dict[str, list] = defaultdict(list)
+
+    def watch(self, msg_type, topic: str, callback: Callable | None = None, qos: QoSProfile = PROBE_QOS) -> list:
+        """Collect `topic`; `callback(msg)` also runs on each message. Returns the list."""
+        received = self.messages[topic]
+
+        def on_message(msg) -> None:
+            received.append(msg)
+            if callback is not None:
+                callback(msg)
+        self.node.create_subscription(msg_type, topic, on_message, qos)
+        return received
+
+
+def run_until(executor, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+    if not spin_until(executor, condition, timeout_s):
+        raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+
+def fuzz(executor, publisher, messages: Sequence, counted: Callable[[], int], burst: int = 1,
+         timeout_s: float = 5.0) -> int:
+    """Publish the messages `burst` at a time (no more than the subscription's queue holds), each time
+    spinning until `counted()` grew by as many; returns how many were sent."""
+    sent = 0
+    for start in range(0, len(messages), burst):
+        chunk = messages[start:start + burst]
+        before = counted()
+        for msg in chunk:
+            publisher.publish(msg)
+        run_until(executor, lambda: counted() >= before + len(chunk), timeout_s,
+                  f"messages {start}..{start + len(chunk) - 1} to be counted on {publisher.topic_name}")
+        sent += len(chunk)
+    return sent
+
+
+def entity_msg(frame, index=None, degradation=None):
+    """The EntityArray of a dataset frame's ground-truth entities (`frame_index` = index, else the frame's)."""
+    from predrel_ros.ros.messages import conversions
+
+    height, width = frame.entities[0].mask.shape
+    return conversions.entities_to_msg(frame.entities, frame_index=frame.index if index is None else index,
+                                       image_width=width, image_height=height, source="ground_truth",
+                                       degradation=degradation)
+
+
+def malformed_entities(episode, count):
+    """`count` malformed EntityArrays of many kinds (each refused before it changes anything)."""
+    rng = np.random.default_rng(0)
+
+    def nan_box(msg):
+        msg.entities[0].box[2] = math.nan
+
+    def corrupt_runs(msg):
+        msg.entities[0].mask_rle[-1] += 3                     # runs no longer sum to the crop
+
+    def empty_runs(msg):
+        msg.entities[0].mask_rle = []
+
+    def crop_outside(msg):
+        msg.entities[0].mask_x = msg.image_width             # crop leaves the image
+
+    def nan_centroid(msg):
+        msg.entities[1].centroid[0] = math.nan
+
+    def nan_point(msg):
+        msg.entities[1].has_point3d = True
+        msg.entities[1].point3d[2] = math.inf
+
+    def score_out_of_range(msg):
+        msg.entities[0].score = 1.5
+
+    def negative_visibility(msg):
+        msg.entities[2].visibility = -0.1
+
+    def unknown_role(msg):
+        msg.entities[0].role = "robot"
+
+    def duplicate_id(msg):
+        msg.entities[1].id = msg.entities[0].id
+
+    def no_image_size(msg):
+        msg.image_height = 0                                 # masks cannot lie in an empty image
+
+    def bad_degradation(msg):
+        msg.degradation.severity = 9
+
+    def unknown_degradation(msg):
+        msg.degradation.kind = "fog"
+
+    def inverted_box(msg):
+        msg.entities[0].box = [50.0, 50.0, 10.0, 10.0]
+
+    kinds = [nan_box, corrupt_runs, empty_runs, crop_outside, nan_centroid, nan_point, score_out_of_range,
+             negative_visibility, unknown_role, duplicate_id, no_image_size, bad_degradation,
+             unknown_degradation, inverted_box]
+    for i in range(count):
+        msg = entity_msg(episode[int(rng.integers(len(episode)))], index=100_000 + i)
+        kinds[i % len(kinds)](msg)
+        yield msg

@@ -1,0 +1,77 @@
+"""The README's node tables are generated from the code, and the code's TopicSpecs are the nodes'
+real endpoints."""
+from pathlib import Path
+
+import pytest
+
+from ros_testing import require_ros
+
+require_ros()
+
+from rclpy.parameter import Parameter  # noqa: E402
+
+from node_graph import scene_model  # noqa: E402
+from predrel_ros.ros.kit import node_docs as readme_tables  # noqa: E402
+from predrel_ros.ros.nodes.degrade_node import DegradeNode  # noqa: E402
+from predrel_ros.ros.nodes.perception_node import PerceptionNode  # noqa: E402
+from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
+from predrel_ros.ros.kit.topic_specs import PUBLISHES  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+#: endpoints rclpy gives every node
+BUILTIN = {"/rosout", "/parameter_events"}
+
+
+def test_readme_tables_are_up_to_date():
+    text = README.read_text()
+    assert readme_tables.update(text) == text, \
+        "README node tables are out of date: python -m predrel_ros.ros.kit.node_docs README.md"
+
+
+def test_update_refuses_a_readme_without_the_markers():
+    with pytest.raises(ValueError, match="no generated block"):
+        readme_tables.update("# nothing here\n", ["replay_node"])
+
+
+def endpoints(node):
+    publishes = {p.topic_name for p in node.publishers} - BUILTIN
+    subscribes = {s.topic_name for s in node.subscriptions} - BUILTIN
+    return publishes, subscribes
+
+
+def specified(node, module_topics):
+    return ({node.resolve_topic_name(t.name) for t in module_topics if t.direction == PUBLISHES},
+            {node.resolve_topic_name(t.name) for t in module_topics if t.direction != PUBLISHES})
+
+
+@pytest.mark.parametrize("make", ["replay", "degrade", "perception", "predicates", "reliability", "action",
+                                  "dashboard"])
+def test_topic_specs_are_the_real_endpoints(ros_context, tiny_bag, tmp_path, make):
+    from predrel_ros.ros.nodes import (action_node, dashboard_node, degrade_node, perception_node, predicate_node,
+                                  reliability_node, replay_node)
+
+    if make == "replay":
+        module, node = replay_node, ReplayNode(context=ros_context, parameter_overrides=[
+            Parameter("source", value=str(tiny_bag)), Parameter("max_frames", value=1)])
+    elif make == "degrade":
+        module, node = degrade_node, DegradeNode(context=ros_context, namespace="cam", parameter_overrides=[
+            Parameter("use_depth", value=True)])
+    elif make == "predicates":
+        module, node = predicate_node, predicate_node.PredicateNode(context=ros_context, namespace="degraded")
+    elif make == "action":
+        module, node = action_node, action_node.ActionNode(context=ros_context)
+    elif make == "dashboard":
+        module, node = dashboard_node, dashboard_node.DashboardNode(context=ros_context, parameter_overrides=[
+            Parameter("summary_dir", value=str(tmp_path / "summary")), Parameter("display", value="lines")])
+    elif make == "reliability":
+        module, node = reliability_node, reliability_node.ReliabilityNode(context=ros_context, parameter_overrides=[
+            Parameter("reference_mode", value="clean_twin")])
+    else:
+        module, node = perception_node, PerceptionNode(context=ros_context, namespace="degraded", parameter_overrides=[
+            Parameter("model_path", value=str(scene_model(tmp_path))), Parameter("use_depth", value=True)])
+    try:
+        assert endpoints(node) == specified(node, module.TOPICS)
+    finally:
+        node.destroy_node()

@@ -1,0 +1,172 @@
+"""1,000 malformed messages on each input topic of the replay, degrade and perception nodes: the
+nodes stay alive, count every one, and still process a good frame afterwards."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from ros_testing import require_ros
+
+require_ros()
+
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
+
+from node_graph import PROBE_QOS, Probe, fuzz, run_until, scene_model  # noqa: E402
+from predrel_ros.core.frame import CameraIntrinsics  # noqa: E402
+from predrel_ros.msg import EntityArray, FrameInfo, PredicateArray  # noqa: E402
+from predrel_ros.msg import Entity as EntityMsg  # noqa: E402
+from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.nodes.degrade_node import CAMERA, DegradeNode  # noqa: E402
+from predrel_ros.ros.kit.frame_counters import FAILED, MALFORMED, OUT_OF_ORDER, PROCESSED  # noqa: E402
+from predrel_ros.ros.nodes.perception_node import FRAMES, PerceptionNode  # noqa: E402
+from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+PER_TOPIC = 1000
+W, H = 32, 24
+CAMERA_MODEL = CameraIntrinsics(W, H, 30.0, 30.0, 16.0, 12.0, frame_id="cam")
+
+
+def header(k: int):
+    return conversions.header_at(10**9 + k * 10**6, "cam")
+
+
+def bad_images(stamp):
+    good = np.zeros((H, W, 3), np.uint8).tobytes()
+    yield Image(header=stamp, width=W, height=H, encoding="yuv422", step=W * 2, data=good[: W * H * 2])
+    yield Image(header=stamp, width=W, height=H, encoding="rgb8", step=W * 3, data=good[:-7])          # short
+    yield Image(header=stamp, width=W, height=H, encoding="rgb8", step=W, data=good[: W * H])          # step
+    yield Image(header=stamp, width=W, height=H, encoding="32FC1", step=W * 4, data=good + good[: W * H])
+    yield Image(header=stamp, width=0, height=0, encoding="rgb8", step=0, data=b"")                    # empty
+
+
+def bad_depths(stamp):
+    data = np.ones((H, W), np.float32).tobytes()
+    yield Image(header=stamp, width=W, height=H, encoding="rgb8", step=W * 3, data=data[: W * H * 3])
+    yield Image(header=stamp, width=W, height=H, encoding="32FC1", step=W * 4, data=data[:-4])
+    yield Image(header=stamp, width=W, height=H, encoding="16UC1", step=W, data=data[: W * H])
+    yield Image(header=stamp, width=W, height=H, encoding="depth", step=W * 4, data=data)
+
+
+def bad_camera_infos(stamp):
+    for k in ([math.nan] + [0.0] * 8, [0.0] * 9, [math.inf, 0, 16, 0, 30, 12, 0, 0, 1]):
+        info = conversions.intrinsics_to_camera_info(CAMERA_MODEL, stamp)
+        info.k = k
+        yield info
+    info = conversions.intrinsics_to_camera_info(CAMERA_MODEL, stamp)
+    info.width = info.height = 0
+    yield info
+
+
+def bad_frame_infos(stamp):
+    good = conversions.degradation_to_msg("blur", 2)
+    yield conversions.frame_info_to_msg(stamp, 1, "fuzz", "deliver", 1, good)  # out of order (stamp too old)
+    msg = conversions.frame_info_to_msg(stamp, 1, "fuzz", "deliver", 1, good)
+    msg.action = "teleport"
+    yield msg
+    for kind, severity in (("rain", 2), ("blur", 9), ("none", 3)):
+        yield conversions.frame_info_to_msg(stamp, 1, "fuzz", "deliver", 1, conversions.DegradationState(
+            kind=kind, severity=severity))
+    yield conversions.frame_info_to_msg(stamp, 1, "fuzz", "deliver", 1, conversions.DegradationState(
+        kind="blur", severity=1, parameter_names=["sigma", "extra"], parameter_values=[1.0]))
+
+
+def bad_entities(stamp):
+    entity = EntityMsg(id=1, label="cube", role="manipulated_object")
+    entity.box = np.array([math.nan, 0, 10, 10], np.float32)
+    yield EntityArray(header=stamp, entities=[entity])
+    entity = EntityMsg(id=2, label="cube", role="manipulated_object")
+    entity.box = np.array([0, math.inf, 10, 10], np.float32)
+    yield EntityArray(header=stamp, entities=[entity])
+
+
+def cycle(generator, n):
+    """n messages cycling through the generator's kinds of bad input (stamps 1 ms apart)."""
+    kinds = list(generator(header(0)))
+    return [next(itertools.islice(generator(header(k)), k % len(kinds), None)) for k in range(n)]
+
+
+def rejected(node, stream):
+    return lambda: node.counters.get(stream, MALFORMED) + node.counters.get(stream, OUT_OF_ORDER)
+
+
+def publish_good_frame(publishers, k):
+    stamp = header(k)
+    publishers["camera_info"].publish(conversions.intrinsics_to_camera_info(CAMERA_MODEL, stamp))
+    publishers["depth/image_raw"].publish(conversions.numpy_to_image(np.ones((H, W), np.float32), "32FC1", stamp))
+    publishers["image_raw"].publish(conversions.numpy_to_image(np.zeros((H, W, 3), np.uint8), "rgb8", stamp))
+
+
+def assert_nothing_failed(node):
+    assert not [key for key in node.counters.snapshot() if key.endswith(FAILED)], node.counters.snapshot()
+
+
+def camera_publishers(probe, extra=()):
+    topics = [("image_raw", Image), ("depth/image_raw", Image), ("camera_info", CameraInfo), *extra]
+    return {topic: probe.node.create_publisher(msg_type, topic, PROBE_QOS) for topic, msg_type in topics}
+
+
+def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_executor, tmp_path):
+    node = PerceptionNode(context=ros_context, parameter_overrides=[
+        Parameter("model_path", value=str(scene_model(tmp_path / "model"))), Parameter("use_depth", value=True),
+        Parameter("image_qos", value="reliable")])
+    probe = Probe(ros_context)
+    publishers = camera_publishers(probe, [("frame_info", FrameInfo)])
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publishers.values()), 10, "the node")
+    # a valid dropped frame far ahead, so that the FrameInfos below come out of order where intended
+    publishers["frame_info"].publish(conversions.frame_info_to_msg(
+        header(10**6), 0, "fuzz", "drop", 0, conversions.degradation_to_msg("frame_drop", 5)))
+    run_until(ros_executor, lambda: node.counters.get(FRAMES, "dropped_by_degradation") == 1, 5, "the FrameInfo")
+    for topic, generator, burst in [("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2),
+                                    ("camera_info", bad_camera_infos, 2), ("frame_info", bad_frame_infos, 20)]:
+        assert fuzz(ros_executor, publishers[topic], cycle(generator, PER_TOPIC), rejected(node, topic),
+                    burst=burst) == PER_TOPIC
+        assert rejected(node, topic)() == PER_TOPIC, topic
+    assert node.counters.get("frame_info", OUT_OF_ORDER) == PER_TOPIC // 6 + 1
+    assert_nothing_failed(node)
+    # still alive: a good frame with its FrameInfo is processed
+    publishers["frame_info"].publish(conversions.frame_info_to_msg(
+        header(2 * 10**6), 7, "fuzz", "deliver", 7, conversions.degradation_to_msg("none", 0)))
+    publish_good_frame(publishers, 2 * 10**6)
+    run_until(ros_executor, lambda: node.counters.get(FRAMES, PROCESSED) == 1, 10, "a good frame to be processed")
+
+
+def test_degrade_node_survives_and_counts_malformed_input(ros_context, ros_executor):
+    node = DegradeNode(context=ros_context, parameter_overrides=[
+        Parameter("use_depth", value=True), Parameter("image_qos", value="reliable"),
+        Parameter("schedule", value="occlusion:3")])
+    probe = Probe(ros_context)
+    publishers = camera_publishers(probe, [("clean/entities", EntityArray)])
+    infos = probe.watch(FrameInfo, "degraded/frame_info")
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publishers.values()), 10, "the node")
+    for topic, generator, burst in [("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2),
+                                    ("camera_info", bad_camera_infos, 2), ("clean/entities", bad_entities, 20)]:
+        assert fuzz(ros_executor, publishers[topic], cycle(generator, PER_TOPIC), rejected(node, topic),
+                    burst=burst) == PER_TOPIC
+        assert rejected(node, topic)() == PER_TOPIC, topic
+    assert node.counters.get(CAMERA, MALFORMED) == PER_TOPIC  # each bad image is also a lost camera frame
+    assert_nothing_failed(node)
+    publish_good_frame(publishers, 5000)
+    run_until(ros_executor, lambda: len(infos) == 1 and node.counters.get(CAMERA, PROCESSED) == 1, 10,
+              "a good frame to be degraded")
+
+
+def test_replay_node_counts_stale_pace_messages(ros_context, ros_executor, tiny_bag):
+    node = ReplayNode(context=ros_context, parameter_overrides=[
+        Parameter("source", value=str(tiny_bag)), Parameter("max_frames", value=1)])
+    probe = Probe(ros_context)
+    pace = probe.node.create_publisher(PredicateArray, "degraded/predicates", PROBE_QOS)
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: pace.get_subscription_count() > 0 and node.finished.is_set(), 10, "the replay")
+    pace.publish(PredicateArray(frame_index=5))
+    stale = [PredicateArray(frame_index=k % 6) for k in range(PER_TOPIC)]  # none newer than 5
+    assert fuzz(ros_executor, pace, stale, lambda: node.counters.get("pace", OUT_OF_ORDER), burst=20) == PER_TOPIC
+    assert_nothing_failed(node)

@@ -1,0 +1,58 @@
+"""The installed node executables as processes: a replay that finishes exits 0, bad parameters and a
+missing model exit 1 with the reason and no traceback, SIGINT stops a looping replay cleanly."""
+import subprocess
+import time
+
+import pytest
+
+from ros_testing import require_ros
+
+require_ros()
+
+from predrel_ros.ros.run import processes  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+TIMEOUT_S = 60
+
+
+def run(name, *ros_args):
+    process = processes.start_node(name, list(ros_args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        output, _ = process.communicate(timeout=TIMEOUT_S)
+    finally:
+        processes.stop_node(process)
+    return process.returncode, output
+
+
+def test_a_replay_that_finishes_exits_0(tiny_bag):
+    code, output = run("replay_node", "-p", f"source:={tiny_bag}", "-p", "rate:=20.0", "-p",
+                       "shutdown_when_done:=true", "-p", "schedule:=frame_drop:3")
+    assert code == 0, output
+    assert "played 36 frames" in output and "counters: " in output
+
+
+@pytest.mark.parametrize("name, args, message", [
+    ("replay_node", ["-p", "rate:=-2.0", "-p", "image_qos:=fast"], "parameter rate: -2.0 is below the minimum 0"),
+    ("replay_node", ["-p", "source:=/no/such/bag"], "no such file or folder"),
+    ("perception_node", ["-p", "model_path:=/no/such/model"], "model /no/such/model does not exist"),
+])
+def test_start_errors_exit_1_with_the_reason(name, args, message):
+    code, output = run(name, *args)
+    assert code == 1 and message in output, output
+    assert "Traceback" not in output, output
+
+
+def test_sigint_stops_a_looping_replay(tiny_bag):
+    process = processes.start_node("replay_node", ["-p", f"source:={tiny_bag}", "-p", "loop:=true"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        for line in process.stdout:
+            if "degradation none" in line or time.monotonic() > deadline:
+                break  # playing
+        assert processes.stop_node(process) == 0
+        output = process.stdout.read()
+        assert "counters: " in output and "Traceback" not in output, output
+    finally:
+        processes.stop_node(process)

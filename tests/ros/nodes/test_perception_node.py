@@ -1,0 +1,174 @@
+"""perception_node over DDS, fed by a replay_node: entities per delivered frame with the stream's
+frame_index and degradation, detection noise from FrameInfo, depth, every frame accounted for,
+newest-frame processing under overload, live numbering, lazy overlay, clear start errors."""
+import time
+
+import numpy as np
+import pytest
+
+from ros_testing import require_ros
+
+require_ros()
+
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import Image  # noqa: E402
+
+from node_graph import Probe, run_until, scene_model  # noqa: E402
+from predrel_ros.degradations import Degrader  # noqa: E402
+from predrel_ros.core.errors import UserError  # noqa: E402
+from predrel_ros.sources.open_source import open_frames  # noqa: E402
+from predrel_ros.msg import EntityArray, FrameInfo  # noqa: E402
+from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.kit.frame_counters import OUTCOMES, PROCESSED  # noqa: E402
+from predrel_ros.ros.nodes.perception_node import FRAMES, PerceptionNode  # noqa: E402
+from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
+from predrel_ros.perception.config import PerceptionConfig  # noqa: E402
+from predrel_ros.perception.perceiver import Perceiver  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+SCHEDULE = "segments:0=frame_drop:5,20=detection_noise:5"
+SEED = 11
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return scene_model(tmp_path_factory.mktemp("scene_model"))
+
+
+def make(node_class, ros_context, namespace="", **params):
+    return node_class(context=ros_context, namespace=namespace,
+                      parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+
+
+def perception(ros_context, model_dir, **params):
+    return make(PerceptionNode, ros_context, "degraded", model_path=str(model_dir), **params)
+
+
+def frames_accounted(node) -> bool:
+    return node.counters.get(FRAMES, "in") == node.counters.total(FRAMES, OUTCOMES)
+
+
+def test_entities_of_replayed_frames(ros_context, ros_executor, tiny_bag, model_dir):
+    node = perception(ros_context, model_dir, use_depth=True, image_qos="reliable")
+    probe = Probe(ros_context)
+    entities = probe.watch(EntityArray, "degraded/entities")
+    infos = probe.watch(FrameInfo, "degraded/frame_info")
+    overlays = probe.watch(Image, "degraded/debug/overlay")
+    replay = make(ReplayNode, ros_context, source=str(tiny_bag), rate=0.0, pace_topic="degraded/entities",
+                  pace_type="entities", schedule=SCHEDULE, seed=SEED, publish_clean=False, shutdown_when_done=True,
+                  wait_for_subscribers=1, image_qos="reliable", image_qos_depth=50)
+    for n in (node, probe.node, replay):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: replay.exit_code is not None, 60, "the replay to finish")
+    frames = list(open_frames(tiny_bag))
+    run_until(ros_executor, lambda: len(infos) == len(frames) and frames_accounted(node)
+              and node.counters.get(FRAMES, "in") == len(frames), 10, "every frame to be accounted for")
+
+    delivered = [conversions.frame_info_from_msg(m) for m in infos if m.action != "drop"]
+    assert [m.frame_index for m in entities] == [i.frame_index for i in delivered]
+    assert [(m.degradation.kind, m.degradation.severity) for m in entities] == \
+        [(i.degradation.kind, i.degradation.severity) for i in delivered]
+    assert [conversions.stamp_to_ns(m.header) for m in entities] == [i.stamp_ns for i in delivered]
+    assert {m.source for m in entities} == {"perception"}
+    counts = node.counters.stream(FRAMES)
+    assert counts == {"in": len(frames), PROCESSED: len(delivered),
+                      "dropped_by_degradation": len(frames) - len(delivered)}
+    assert len(overlays) == len(delivered) and overlays[0].encoding == "bgr8"
+
+    # the same frames through the library: same tracks, boxes and 3-D points; then detection noise
+    offline = Perceiver(PerceptionConfig(model=str(model_dir)))
+    for msg, info in zip(entities, delivered):
+        content = frames[info.source_index]
+        expected = offline.process(content.rgb, info.frame_index, depth=content.depth, camera=content.camera,
+                                   bgr=False)
+        if info.degradation.kind == "detection_noise":
+            expected = Degrader("detection_noise", 5, SEED).apply_entities(expected, info.frame_index,
+                                                                           content.rgb.shape)
+        got = conversions.entities_from_msg(msg)
+        assert [(e.id, e.label, e.role) for e in got] == [(e.id, e.label, e.role) for e in expected]
+        np.testing.assert_allclose([e.box for e in got], [e.box for e in expected], atol=1e-3)
+        assert [e.point3d is not None for e in got] == [e.point3d is not None for e in expected]
+    assert any(m.entities[0].has_point3d for m in entities)
+    noisy = [len(m.entities) for m in entities if m.degradation.kind == "detection_noise"]
+    assert len(set(noisy)) > 1  # detection noise at severity 5 misses and adds detections
+
+
+def test_an_overloaded_node_processes_the_newest_frame_and_accounts_for_every_frame(
+        ros_context, ros_executor, tiny_bag, model_dir):
+    node = perception(ros_context, model_dir, frame_info_timeout_s=0.5)
+    slow_process, drawn = node.perceiver.process, []
+
+    def slow(*args, **kwargs):
+        time.sleep(0.1)  # a model ten times slower than the 30 Hz stream
+        return slow_process(*args, **kwargs)
+    node.perceiver.process = slow
+    node._draw_entities = lambda *args: drawn.append(args)
+    probe = Probe(ros_context)
+    entities = probe.watch(EntityArray, "degraded/entities")
+    replay = make(ReplayNode, ros_context, source=str(tiny_bag), rate=1.0, publish_clean=False,
+                  shutdown_when_done=True, wait_for_subscribers=1)
+    for n in (node, probe.node, replay):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: replay.exit_code is not None, 30, "the replay to finish")
+    # the last EntityArray may still be on its way to the probe when the worker turns idle
+    run_until(ros_executor, lambda: node.counters.get(FRAMES, "in") == 36 and frames_accounted(node)
+              and node.worker.idle and len(entities) == node.counters.get(FRAMES, PROCESSED), 10,
+              "every frame to be accounted for and every published EntityArray to arrive")
+    counts = node.counters.stream(FRAMES)
+    assert 0 < counts[PROCESSED] < 36 and len(entities) == counts[PROCESSED]
+    assert counts.get("dropped_stale", 0) + counts.get("image_lost", 0) == 36 - counts[PROCESSED]
+    assert counts.get("dropped_stale", 0) > 0
+    indices = [m.frame_index for m in entities]
+    assert indices == sorted(set(indices))
+    assert drawn == []  # nobody subscribes to the overlay: it is never drawn
+
+
+def test_live_images_without_frame_info_are_numbered_here(ros_context, ros_executor, model_dir):
+    node = perception(ros_context, model_dir, image_qos="reliable")
+    probe = Probe(ros_context, namespace="degraded")
+    entities = probe.watch(EntityArray, "entities")
+    camera = probe.node.create_publisher(Image, "image_raw", 10)
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: camera.get_subscription_count() > 0 and
+              probe.node.count_publishers("entities") > 0, 10, "the perception node")
+    rgb = np.zeros((240, 320, 3), np.uint8)
+    for k in range(4):
+        camera.publish(conversions.numpy_to_image(rgb, "rgb8", conversions.header_at(10**9 * (k + 1), "cam")))
+        run_until(ros_executor, lambda: len(entities) == k + 1, 10, f"entities of image {k}")
+    assert [m.frame_index for m in entities] == [0, 1, 2, 3]
+    assert {m.degradation.kind for m in entities} == {"none"}
+    assert [len(m.entities) for m in entities] == [3] * 4  # cube, bowl, hand
+
+
+def test_start_errors_name_what_to_fix(ros_context, tmp_path):
+    with pytest.raises(UserError, match=r"model .*does not exist.*set model_path:=MODEL_DIR"):
+        make(PerceptionNode, ros_context, model_path=str(tmp_path / "missing"))
+    with pytest.raises(UserError, match="parameter config: /no/such.yaml does not exist"):
+        make(PerceptionNode, ros_context, config="/no/such.yaml")
+    with pytest.raises(UserError, match="parameter backend"):
+        make(PerceptionNode, ros_context, backend="openvino")
+
+
+def test_a_restarted_stream_resets_tracks_and_old_frames_are_skipped(ros_context, model_dir):
+    from predrel_ros.ros.inputs.camera_inputs import CameraFrame
+    from predrel_ros.ros.nodes.perception_node import PendingFrame
+
+    node = perception(ros_context, model_dir)
+    resets = []
+    reset = node.perceiver.reset
+    node.perceiver.reset = lambda: (resets.append(True), reset())
+    rgb = np.zeros((96, 128, 3), np.uint8)
+    header = conversions.header_at(0, "cam")
+
+    def frame(index, stamp):
+        return PendingFrame(CameraFrame(stamp, Image(header=header), rgb, None, None, None, time.monotonic()), index, None)
+    try:
+        for index, stamp in [(10, 100), (11, 200), (3, 150), (0, 300), (1, 400)]:
+            node._process(frame(index, stamp))
+        counts = node.counters.stream(FRAMES)
+        assert counts == {PROCESSED: 4, "out_of_order": 1}  # frame 3 is older than frame 11
+        assert resets == [True]  # frame 0 with a newer stamp: the source restarted
+    finally:
+        node.destroy_node()

@@ -1,0 +1,111 @@
+"""predicate_node over DDS: the same predicates as the extractor run directly, order and restarts,
+and 1,000 malformed EntityArrays each counted."""
+
+import numpy as np
+import pytest
+
+from ros_testing import require_ros
+
+require_ros()
+
+from rclpy.parameter import Parameter  # noqa: E402
+
+from node_graph import PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until  # noqa: E402
+from predrel_ros.core.errors import UserError  # noqa: E402
+from predrel_ros.sources.dataset import open_dataset  # noqa: E402
+from predrel_ros.msg import EntityArray, PredicateArray  # noqa: E402
+from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.kit.frame_counters import MALFORMED, NO_SUBSCRIBERS, OUT_OF_ORDER, PROCESSED  # noqa: E402
+from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
+from predrel_ros.ros.nodes.predicate_node import ENTITIES, PredicateNode  # noqa: E402
+from predrel_ros.predicates import PredicateExtractor  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+
+@pytest.fixture(scope="module")
+def episode(controlled_dataset):
+    return list(open_dataset(controlled_dataset).episodes()[1].frames(images=False))
+
+
+def start(ros_context, ros_executor, **params):
+    node = PredicateNode(context=ros_context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    probe = Probe(ros_context)
+    received = probe.watch(PredicateArray, "predicates")
+    publisher = probe.node.create_publisher(EntityArray, "entities", PROBE_QOS)
+    ros_executor.add_node(node)
+    ros_executor.add_node(probe.node)
+    run_until(ros_executor, lambda: publisher.get_subscription_count() > 0 and
+              node.predicates_publisher.get_subscription_count() > 0, 10, "discovery")
+    return node, publisher, received
+
+
+def test_output_equals_the_extractor_run_directly(ros_context, ros_executor, episode):
+    node, publisher, received = start(ros_context, ros_executor)
+    degradation = conversions.degradation_to_msg("occlusion", 3, 7)
+    sent = [entity_msg(frame, degradation=degradation) for frame in episode if frame.index % 7 != 3]  # with gaps
+    for msg in sent:
+        publisher.publish(msg)
+    run_until(ros_executor, lambda: len(received) == len(sent), 20, "every frame's predicates")
+    extractor = PredicateExtractor()
+    for msg, out in zip(sent, received):
+        expected = extractor.update(msg.frame_index, conversions.entities_from_msg(msg))
+        got = conversions.predicates_from_msg(out)
+        assert out.frame_index == msg.frame_index and out.source == "ground_truth"
+        assert (out.degradation.kind, out.degradation.severity, out.degradation.seed) == ("occlusion", 3, 7)
+        assert [(e.name, e.subject, e.object, e.value) for e in got] == \
+               [(e.name, e.subject, e.object, e.value) for e in expected]
+        np.testing.assert_allclose([e.confidence for e in got], [e.confidence for e in expected], atol=1e-6)
+        np.testing.assert_allclose([e.evidence["vis"] for e in got], [e.evidence["vis"] for e in expected], atol=1e-6)
+    assert node.counters.stream(ENTITIES) == {PROCESSED: len(sent)}
+    assert any(e.value == "T" for m in received for e in m.predicates if e.name == "contact")
+
+
+def test_old_frames_are_skipped_and_a_restarted_stream_starts_a_new_sequence(ros_context, ros_executor, episode):
+    node, publisher, received = start(ros_context, ros_executor, restart_after=3)
+    for index in (10, 11, 11, 4, 12, 0, 1, 2, 3):
+        publisher.publish(entity_msg(episode[index % len(episode)], index))
+    run_until(ros_executor, lambda: node.counters.total(ENTITIES) == 9 and len(received) == 5, 10, "all frames")
+    # 11 (repeat) and 4 are skipped; 12 is taken; 0 and 1 are skipped, 2 is the third old one in a row
+    assert [m.frame_index for m in received] == [10, 11, 12, 2, 3]
+    assert node.counters.stream(ENTITIES) == {PROCESSED: 5, OUT_OF_ORDER: 4, RESTARTS: 1}
+    fresh = PredicateExtractor()
+    fresh.update(2, conversions.entities_from_msg(entity_msg(episode[2])))
+    expected = fresh.update(3, conversions.entities_from_msg(entity_msg(episode[3])))
+    assert [e.value for e in conversions.predicates_from_msg(received[-1])] == [e.value for e in expected]
+
+
+def test_lazy_node_skips_work_without_subscribers(ros_context, ros_executor, episode):
+    node = PredicateNode(context=ros_context)
+    probe = Probe(ros_context)
+    publisher = probe.node.create_publisher(EntityArray, "entities", PROBE_QOS)
+    ros_executor.add_node(node)
+    ros_executor.add_node(probe.node)
+    run_until(ros_executor, lambda: publisher.get_subscription_count() > 0, 10, "discovery")
+    publisher.publish(entity_msg(episode[0]))
+    run_until(ros_executor, lambda: node.counters.total(ENTITIES) == 1, 10, "the frame counted")
+    assert node.counters.stream(ENTITIES) == {NO_SUBSCRIBERS: 1}
+
+
+def test_bad_config_is_refused_at_start(ros_context, tmp_path):
+    with pytest.raises(UserError, match="parameter config: .*nowhere.yaml is not a file"):
+        PredicateNode(context=ros_context, parameter_overrides=[Parameter("config", value="/nowhere.yaml")])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("predicates:\n  window: 0\n")
+    with pytest.raises(UserError, match="window"):
+        PredicateNode(context=ros_context, parameter_overrides=[Parameter("config", value=str(bad))])
+
+
+def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context, ros_executor, episode):
+    node, publisher, received = start(ros_context, ros_executor, restart_after=0)
+    publisher.publish(entity_msg(episode[5], index=50_000))
+    run_until(ros_executor, lambda: len(received) == 1, 10, "the first frame")
+    counted = lambda: node.counters.total(ENTITIES)  # noqa: E731
+    malformed = fuzz(ros_executor, publisher, list(malformed_entities(episode, 900)), counted, burst=20)
+    old = fuzz(ros_executor, publisher, [entity_msg(episode[i % len(episode)], index=i) for i in range(100)], counted,
+               burst=20)
+    publisher.publish(entity_msg(episode[6], index=50_001))
+    run_until(ros_executor, lambda: len(received) == 2, 10, "a good frame after the fuzz")
+    assert malformed + old == 1000
+    assert node.counters.stream(ENTITIES) == {PROCESSED: 2, MALFORMED: 900, OUT_OF_ORDER: 100}
+    assert [m.frame_index for m in received] == [50_000, 50_001]

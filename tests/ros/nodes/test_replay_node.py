@@ -1,0 +1,167 @@
+"""replay_node over DDS: twins with FrameInfo for every frame, ground truth, runtime schedule changes,
+pacing by the pipeline, looping, and refused parameters."""
+import numpy as np
+import pytest
+
+from ros_testing import require_ros
+
+require_ros()
+
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
+
+from node_graph import Probe, run_until  # noqa: E402
+from predrel_ros.degradations import Degrader  # noqa: E402
+from predrel_ros.core.errors import UserError  # noqa: E402
+from predrel_ros.sources.open_source import open_frames  # noqa: E402
+from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, FrameInfo, PredicateArray  # noqa: E402
+from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
+from predrel_ros.ros.replay.twin_degrader import TwinDegrader  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+SCHEDULE = "segments:0=frame_drop:5,18=blur:3"
+SEED = 4
+
+
+def replay(ros_context, **params):
+    params = {"image_qos": "reliable", "image_qos_depth": 100, "wait_for_subscribers": 1, **params}
+    return ReplayNode(context=ros_context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+
+
+def test_every_frame_goes_out_as_twins_with_frame_info_and_ground_truth(ros_context, ros_executor, tiny_bag):
+    frames = list(open_frames(tiny_bag))
+    probe = Probe(ros_context)
+    watched = {topic: probe.watch(msg_type, topic) for topic, msg_type in [
+        ("clean/frame_info", FrameInfo), ("degraded/frame_info", FrameInfo), ("clean/image_raw", Image),
+        ("degraded/image_raw", Image), ("degraded/depth/image_raw", Image), ("degraded/camera_info", CameraInfo),
+        ("ground_truth/entities", EntityArray), ("ground_truth/predicates", PredicateArray),
+        ("ground_truth/action", ActionEstimate), ("degradation", DegradationState)]}
+    ros_executor.add_node(probe.node)
+    node = replay(ros_context, source=str(tiny_bag), rate=20.0, schedule=SCHEDULE, seed=SEED, stamps="source",
+                  shutdown_when_done=True)
+    ros_executor.add_node(node)
+    run_until(ros_executor, lambda: node.exit_code is not None, 30, "the replay to finish")
+    assert node.exit_code == 0
+    run_until(ros_executor, lambda: len(watched["degraded/frame_info"]) == len(frames) and
+              len(watched["ground_truth/action"]) == len(frames), 5, "the last messages")
+
+    clean = [conversions.frame_info_from_msg(m) for m in watched["clean/frame_info"]]
+    degraded = [conversions.frame_info_from_msg(m) for m in watched["degraded/frame_info"]]
+    indices = list(range(len(frames)))
+    assert [i.frame_index for i in clean] == indices == [i.frame_index for i in degraded]
+    assert {(i.action, i.degradation.kind) for i in clean} == {("deliver", "none")}
+    assert [i.stamp_ns for i in clean] == [i.stamp_ns for i in degraded] == [f.stamp_ns for f in frames]
+
+    # the degraded twin is exactly the library's: frame decisions, repeats, pixels
+    expected = TwinDegrader(SCHEDULE, SEED)
+    twins = [expected.degrade(f.index, f.rgb, targets=f.entities) for f in frames]
+    assert [i.action for i in degraded] == [t.degraded.action.value for t in twins]
+    assert {"drop", "repeat"} <= {i.action for i in degraded[:18]}
+    assert {(i.degradation.kind, i.degradation.severity) for i in degraded[18:]} == {("blur", 3)}
+    images = {conversions.stamp_to_ns(m.header): m for m in watched["degraded/image_raw"]}
+    assert sorted(images) == [i.stamp_ns for i in degraded if i.action != "drop"]
+    for info, twin in zip(degraded, twins):
+        if info.action == "drop":
+            continue
+        pixels = conversions.image_to_numpy(images[info.stamp_ns])
+        np.testing.assert_array_equal(pixels, twin.degraded.image)
+        if info.action == "repeat":
+            np.testing.assert_array_equal(pixels, frames[info.source_index].rgb)
+    blurred = Degrader("blur", 3, SEED).apply_image(frames[20].rgb, 20)
+    np.testing.assert_array_equal(conversions.image_to_numpy(images[frames[20].stamp_ns]), blurred)
+    assert [(m.kind, m.severity) for m in watched["degradation"]] == [("frame_drop", 5), ("blur", 3)]
+
+    # depth and camera info with each published image; the clean twin has every frame
+    assert len(watched["degraded/depth/image_raw"]) == len(images) == len(watched["degraded/camera_info"])
+    np.testing.assert_allclose(conversions.camera_info_to_intrinsics(watched["degraded/camera_info"][0]),
+                               frames[0].camera.K)
+    assert len(watched["clean/image_raw"]) == len(frames)
+
+    # ground truth of every frame, under the replay's frame_index
+    entities = watched["ground_truth/entities"]
+    assert [m.frame_index for m in entities] == indices and {m.source for m in entities} == {"ground_truth"}
+    assert [len(m.entities) for m in entities] == [len(f.entities) for f in frames]
+    assert [len(m.predicates) for m in watched["ground_truth/predicates"]] == [len(f.predicates) for f in frames]
+    assert [m.primitive for m in watched["ground_truth/action"]] == [f.primitive for f in frames]
+
+    drops = sum(i.action == "drop" for i in degraded)
+    assert node.counters.snapshot() == {"degraded.dropped_by_degradation": drops,
+                                        "degraded.repeated": sum(i.action == "repeat" for i in degraded),
+                                        "source.processed": len(frames)}
+
+
+def test_pipeline_pace_runtime_schedule_change_and_loop(ros_context, ros_executor, tiny_bag):
+    probe = Probe(ros_context)
+    pace = probe.node.create_publisher(PredicateArray, "degraded/predicates", 10)
+    node = replay(ros_context, source=str(tiny_bag), rate=0.0, loop=True, max_frames=8, pace_timeout_s=10.0,
+                  publish_clean=False)
+    changed = []
+
+    def on_image(msg):
+        """Acts as the degraded pipeline: releases each frame after 'processing' it."""
+        index = len(probe.messages["degraded/image_raw"]) - 1
+        if index == 9:  # while the replay waits for frame 9: change the schedule
+            changed.append(node.set_parameters([Parameter("schedule", value="occlusion:3")])[0].successful)
+            refused = node.set_parameters([Parameter("schedule", value="blur:9")])[0]
+            changed.append((refused.successful, refused.reason))
+        pace.publish(PredicateArray(header=msg.header, frame_index=index))
+
+    infos = probe.watch(FrameInfo, "degraded/frame_info")
+    probe.watch(Image, "degraded/image_raw", on_image)
+    ros_executor.add_node(probe.node)
+    ros_executor.add_node(node)
+    run_until(ros_executor, lambda: len(infos) >= 20, 30, "20 paced frames")
+    assert changed[0] is True
+    assert changed[1][0] is False and "severity" in changed[1][1]
+    frames = [conversions.frame_info_from_msg(m) for m in infos[:20]]
+    assert [f.frame_index for f in frames] == list(range(20))  # indices keep increasing over loops of 8
+    stamps = [f.stamp_ns for f in frames]
+    assert stamps == sorted(stamps) and len(set(stamps)) == 20
+    assert [f.degradation.kind for f in frames] == ["none"] * 10 + ["occlusion"] * 10
+    assert node.loop_count >= 2 and node.counters.get(None, "pace_timeout") == 0
+
+
+@pytest.mark.parametrize("params, message", [
+    ({}, "parameter source is empty"),
+    ({"source": "/no/such/bag.mcap"}, "no such file or folder"),
+    ({"source": "BAG", "schedule": "blur:x"}, "parameter schedule"),
+    ({"source": "BAG", "rate": -1.0}, "below the minimum"),
+    ({"source": "BAG", "wait_for_topics": "a:0"}, r"wait_for_topics: 'a:0' is not TOPIC or TOPIC:COUNT"),
+])
+def test_bad_parameters_are_refused_at_start(ros_context, tiny_bag, params, message):
+    params = {k: str(tiny_bag) if v == "BAG" else v for k, v in params.items()}
+    with pytest.raises(UserError, match=message):
+        replay(ros_context, **params)
+
+
+def test_wait_for_topics_names_topics_and_endpoint_counts():
+    from predrel_ros.ros.nodes.replay_node import parse_wait_for_topics
+    assert parse_wait_for_topics(" degraded/predicates:4, degraded/action ,") == {"degraded/predicates": 4,
+                                                                                 "degraded/action": 1}
+    assert parse_wait_for_topics("") == {}
+    for bad in ("x:-1", ":3", "x:y"):
+        with pytest.raises(ValueError, match="is not TOPIC or TOPIC:COUNT"):
+            parse_wait_for_topics(bad)
+
+
+def test_an_image_folder_plays_without_camera_info_or_ground_truth(ros_context, ros_executor, tmp_path):
+    import cv2
+
+    rng = np.random.default_rng(5)
+    images = [rng.integers(0, 256, (24, 32, 3), dtype=np.uint8) for _ in range(3)]
+    for k, rgb in enumerate(images):
+        cv2.imwrite(str(tmp_path / f"{k:03d}.png"), rgb[:, :, ::-1])
+    probe = Probe(ros_context)
+    infos = probe.watch(FrameInfo, "degraded/frame_info")
+    received = probe.watch(Image, "clean/image_raw")
+    camera_infos = probe.watch(CameraInfo, "clean/camera_info")
+    ros_executor.add_node(probe.node)
+    node = replay(ros_context, source=str(tmp_path), rate=50.0, shutdown_when_done=True, publish_clean=True)
+    ros_executor.add_node(node)
+    run_until(ros_executor, lambda: node.exit_code is not None and len(received) == 3, 20, "three frames")
+    assert node.exit_code == 0 and len(infos) == 3 and camera_infos == []
+    for msg, rgb in zip(received, images):
+        np.testing.assert_array_equal(conversions.image_to_numpy(msg), rgb)
+    assert not any(p.topic_name.startswith("/ground_truth") for p in node.publishers)

@@ -1,0 +1,35 @@
+"""The run files in config/ (what `predrel run`, `make demo` and the launch files start) name node
+modules that exist and only parameters those nodes declare, with values they accept."""
+import importlib
+from pathlib import Path
+
+import pytest
+
+from ros_testing import require_ros
+
+require_ros()
+
+from predrel_ros.ros.kit.parameter_specs import resolve_values  # noqa: E402
+from predrel_ros.ros.run.run_file import load_run_file, read_arguments  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+CONFIG = Path(__file__).resolve().parents[3] / "config"
+RUN_FILES = sorted(CONFIG.glob("*.run.yaml"))
+
+
+def test_the_three_run_files_are_shipped():
+    assert [path.name for path in RUN_FILES] == ["demo.run.yaml", "perception.run.yaml", "replay_eval.run.yaml"]
+
+
+@pytest.mark.parametrize("path", RUN_FILES, ids=lambda path: path.name)
+def test_nodes_exist_and_declare_every_parameter_given(path, tmp_path):
+    values = {argument.name: str(tmp_path) for argument in read_arguments(path) if argument.default is None}
+    run = load_run_file(path, values)
+    for spec in run.nodes:
+        module = importlib.import_module(f"predrel_ros.ros.nodes.{spec.executable}")
+        assert callable(module.main), spec.label
+        declared = {parameter.name for parameter in module.PARAMETERS}
+        unknown = sorted(set(spec.parameters) - declared)
+        assert not unknown, f"{path.name}: {spec.label} does not declare {unknown}"
+        resolve_values(module.PARAMETERS, spec.parameters)  # values of the right type and range

@@ -1,0 +1,20 @@
+import json
+
+import pytest
+
+from ros_testing import require_ros
+
+require_ros()
+
+from predrel_ros.tools.cli import main as cli  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+
+def test_conversion_benchmark_runs(tmp_path, capsys):
+    out = tmp_path / "conversions.json"
+    assert cli.main(["bench", "conversions", "--width", "32", "--height", "24", "--repeats", "3",
+                     "--entities", "2", "--predicates", "5", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())["result"]
+    assert set(result["images"]) == {"rgb8", "bgra8", "mono8", "16UC1", "32FC1"}
+    assert result["images"]["rgb8"]["encode"]["n"] == 3

@@ -1,0 +1,72 @@
+import json
+
+import onnx
+import pytest
+import yaml
+
+from predrel_ros.tools.cli.main import main
+from predrel_ros.perception.labels import labels_from_onnx_metadata
+
+
+@pytest.fixture(scope="module")
+def trained(synthetic_dataset, tmp_path_factory):
+    """fit (one short epoch) with --export: the recipe of the default model, in miniature."""
+    out = tmp_path_factory.mktemp("run")
+    model = out / "model"
+    assert main(["train", "fit", "--data", str(synthetic_dataset), "--out", str(out / "run"), "--epochs", "1",
+                 "--batch-size", "4", "--train-frame-step", "1", "--val-frame-step", "2", "--export", str(model),
+                 "--no-progress"]) == 0
+    return out / "run", model
+
+
+def test_fit_writes_the_run_record_and_export_the_model_folder(trained):
+    run_dir, model = trained
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["class_names"] == ["bar", "box", "disc"] and run["data"]["train_frames"] == 8
+    assert run["command"].startswith("predrel ") and run["wall_seconds"] > 0
+    assert {p.name for p in model.iterdir()} == {"model.onnx", "model.pt2", "labels.txt", "roles.yaml",
+                                                 "metrics.json", "MODEL_CARD.md"}
+    metadata = {p.key: p.value for p in onnx.load(str(model / "model.onnx")).metadata_props}
+    assert labels_from_onnx_metadata(metadata) == ["bar", "box", "disc"]
+    metrics = json.loads((model / "metrics.json").read_text())
+    assert list(metrics["conditions"]) == ["clean", "blur@3", "occlusion@3", "illumination@3", "low_resolution@3"]
+    roles = metrics["conditions"]["clean"]["per_group"]["per_class"]
+    assert set(roles) == set(yaml.safe_load((model / "roles.yaml").read_text()).values())
+    card = (model / "MODEL_CARD.md").read_text()
+    assert "| clean | box AP50 |" in card and "synthetic test dataset" in card and "predrel train fit" in card
+    assert "By entity role" in card and "| condition | metric | " + " | ".join(roles) + " |" in card
+
+
+def test_evaluate_reruns_the_metrics_of_the_card(trained, synthetic_dataset, tmp_path, capsys):
+    _, model = trained
+    out = tmp_path / "m.json"
+    assert main(["train", "evaluate", "--model", str(model), "--data", str(synthetic_dataset), "--json", str(out),
+                 "--degradation", "all", "--no-progress"]) == 0
+    rerun = json.loads(out.read_text())["conditions"]
+    assert rerun == json.loads((model / "metrics.json").read_text())["conditions"]
+    assert "clean (4 frames)" in capsys.readouterr().out
+
+
+def test_evaluate_a_checkpoint_and_the_pt2_program(trained, synthetic_dataset, tmp_path):
+    run_dir, model = trained
+    for args in (["--model", str(run_dir / "best.pt")], ["--model", str(model / "model.pt2"), "--backend", "pytorch"]):
+        out = tmp_path / "r.json"
+        assert main(["train", "evaluate", *args, "--data", str(synthetic_dataset), "--split", "val",
+                     "--json", str(out), "--no-progress"]) == 0
+        assert json.loads(out.read_text())["conditions"]["clean"]["num_images"] == 4
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--degradation", "frame_drop"], "do not change images"),
+    (["--degradation", "blur", "--severity", "9"], "--severity"),
+    (["--frame-step", "0"], "frame step"),
+])
+def test_evaluate_refuses_bad_options(trained, synthetic_dataset, args, message, capsys):
+    _, model = trained
+    assert main(["train", "evaluate", "--model", str(model), "--data", str(synthetic_dataset), *args]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_fit_refuses_a_missing_dataset(tmp_path, capsys):
+    assert main(["train", "fit", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "run")]) == 1
+    assert "not a dataset folder" in capsys.readouterr().err

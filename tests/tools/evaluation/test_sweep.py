@@ -1,0 +1,264 @@
+"""The whole sweep on the tiny controlled dataset: every table and plot is produced, and every number
+of the tables equals the metric functions applied directly to the saved per-frame sequences."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from predrel_ros.degradations import NONE
+from predrel_ros.action import metrics as action_metrics
+from predrel_ros.tools.evaluation import action
+from predrel_ros.tools.evaluation.config import EvaluationConfig
+from predrel_ros.tools.evaluation.episode_run import load_predictions
+from predrel_ros.tools.evaluation.scores import VALUE_ROWS
+from predrel_ros.tools.evaluation.sequences import EpisodeSequences
+from predrel_ros.tools.evaluation.sweep import run_sweep
+from predrel_ros.core.frame import PRIMITIVE_LABELS
+from predrel_ros.predicates import vocabulary
+from predrel_ros.predicates.config import PredicateConfig, write_data
+from predrel_ros.reliability import metrics
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def quiet(_message: str) -> None:
+    pass
+
+
+@pytest.fixture(scope="module")
+def predicate_file(tmp_path_factory):
+    return str(write_data(tmp_path_factory.mktemp("config") / "predicates.yaml",
+                          {"predicates": PredicateConfig().to_dict()}))
+
+
+@pytest.fixture(scope="module")
+def oracle_run(controlled_dataset, predicate_file, tmp_path_factory):
+    """Oracle perception, all kinds, severities 1-5, recognizers fitted (on train, chosen on train: the
+    tiny set has no val split)."""
+    out = tmp_path_factory.mktemp("eval") / "oracle"
+    config = EvaluationConfig(perception="oracle", predicate_config=predicate_file, selection_split="train")
+    summary = run_sweep(config, controlled_dataset, out, progress=False, log=quiet)
+    return out, summary
+
+
+def _close(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or abs(a - b) < 1e-9
+
+
+def _nanmean(values) -> float:
+    values = [v for v in values if not math.isnan(v)]
+    return float(np.mean(values)) if values else math.nan
+
+
+def _direct_cells(out, summary):
+    """cell[(group or value row, kind, severity, metric)] recomputed from the saved sequences with
+    predrel_ros.reliability.metrics only (the definitions of tables.py / scores.py, step by step)."""
+    per_episode: dict[tuple, list[float]] = {}
+    for episode in summary["episodes"]:
+        sequences = EpisodeSequences.load(out / "sequences" / f"{episode['name']}.npz")
+        names = np.array([key[0] for key in sequences.keys])
+        known_stream = (sequences.y_ref != metrics.UNK).any(axis=1)
+        for index, condition in enumerate(sequences.conditions):
+            y, c = sequences.y[index], sequences.c[index]
+            group_values: dict[tuple, list[float]] = {}
+            for name in vocabulary.PREDICATES:
+                rows = np.flatnonzero((names == name) & known_stream)
+                if not len(rows):
+                    continue
+                values = {
+                    "prs": metrics.prs(y[rows].ravel(), sequences.y_ref[rows].ravel(), c[rows].ravel()),
+                    "tpc": _nanmean([metrics.tpc(y[r], sequences.y_ref[r], 2) for r in rows]),
+                    "cws": _nanmean([metrics.cws(c[r], sequences.c_clean[r]) for r in rows]),
+                }
+                for metric, value in values.items():
+                    group_values.setdefault((vocabulary.group_of(name), metric), []).append(value)
+            for (group, metric), values in group_values.items():
+                per_episode.setdefault((group, condition.kind, condition.severity, metric), []).append(_nanmean(values))
+            for row in VALUE_ROWS:
+                rows = np.flatnonzero((names == row.predicate) & known_stream)
+                selected = np.isin(sequences.y_ref[rows].ravel(), row.codes)
+                value = metrics.prs(y[rows].ravel()[selected], sequences.y_ref[rows].ravel()[selected],
+                                    c[rows].ravel()[selected]) if selected.any() else math.nan
+                per_episode.setdefault((row.label, condition.kind, condition.severity, "prs"), []).append(value)
+    return {key: _nanmean(values) for key, values in per_episode.items()}
+
+
+def test_every_table_plot_and_file_is_produced(oracle_run):
+    out, summary = oracle_run
+    tables_md = (out / "tables.md").read_text()
+    for number in (8, 9, 10, 11, 12, 13, 14, 15):
+        assert f"## Table {number}:" in tables_md
+    assert "## Findings of the paper" in tables_md
+    html = (out / "report.html").read_text()
+    for name in ("prs_heatmap", "pds_heatmap", "tpc_curves", "calibration", "dis_bars"):
+        png = (out / "plots" / f"{name}.png").read_bytes()
+        assert png.startswith(PNG) and len(png) > 5000
+    assert html.count("data:image/png;base64,") == 5 and "Table 15" in html
+    for name in ("summary.json", "summary.csv", "rows.csv", "action.csv", "dis.csv", "timing.json", "config.json",
+                 "predicates.selected.yaml", "selection.json"):
+        assert (out / name).stat().st_size > 0, name
+    for name in ("full", "no_confidence", "frame_level"):
+        assert (out / "action-models" / f"{name}.json").is_file()
+    saved = json.loads((out / "summary.json").read_text())
+    assert saved["kinds_not_applicable"] == ["blur", "illumination", "low_resolution"]
+    assert len(saved["findings"]) == 8 and all(f["holds"] in (True, False, None) for f in saved["findings"])
+
+
+def test_prs_tpc_cws_tables_equal_the_metric_functions_on_the_saved_sequences(oracle_run):
+    out, summary = oracle_run
+    direct = _direct_cells(out, summary)
+    numbers = summary["tables"]
+    kinds, severities = summary["kinds_evaluated"], [1, 2, 3, 4, 5]
+    groups = vocabulary.GROUPS
+    checked = 0
+    for kind in kinds:
+        for s in severities:
+            expected = _nanmean([direct.get((g, kind, s, "prs"), math.nan) for g in groups])
+            assert _close(numbers["table8"][kind][s], expected)
+            checked += 1
+    assert _close(numbers["clean_prs"], _nanmean([direct[(g, NONE, 0, "prs")] for g in groups]))
+    for group in groups:
+        assert _close(numbers["table9"][group][0], direct.get((group, NONE, 0, "prs"), math.nan))
+        for s in severities:
+            for table, metric in (("table9", "prs"), ("table11", "tpc"), ("table12", "cws")):
+                expected = _nanmean([direct.get((group, kind, s, metric), math.nan) for kind in kinds])
+                assert _close(numbers[table][group][s], expected), (table, group, s)
+                checked += 1
+    for row in VALUE_ROWS:
+        for kind in kinds:
+            scores = {s: direct[(row.label, kind, s, "prs")] for s in severities
+                      if not math.isnan(direct[(row.label, kind, s, "prs")])}
+            expected = metrics.pds(scores, "endpoint") if len(scores) >= 2 else math.nan
+            assert _close(numbers["table10"][row.label][kind], expected), (row.label, kind)
+    assert checked > 60
+    # and the Markdown shows the same numbers
+    tables_md = (out / "tables.md").read_text()
+    occlusion = next(line for line in tables_md.splitlines() if line.startswith("| Occlusion |"))
+    assert occlusion == "| Occlusion | " + " | ".join(f"{numbers['table8']['occlusion'][s]:.2f}"
+                                                      for s in severities) + " |"
+
+
+def test_downstream_table_and_dis_equal_the_metric_functions_on_the_saved_predictions(oracle_run):
+    out, summary = oracle_run
+    numbers = summary["tables"]
+    kinds = summary["kinds_evaluated"]
+    y_true_all, predictions_all = [], []
+    for episode in summary["episodes"]:
+        y_true, predictions = load_predictions(out / "sequences" / f"{episode['name']}.action.npz")
+        y_true_all.append(y_true)
+        predictions_all.append(predictions)
+    n = len(PRIMITIVE_LABELS)
+    y_true = np.concatenate(y_true_all)
+
+    def pooled(variant, kind, severity):
+        y_pred = np.concatenate([p[(variant, kind, severity)][0] for p in predictions_all])
+        p_true = np.concatenate([p[(variant, kind, severity)][1] for p in predictions_all])
+        return y_pred, p_true[y_true >= 0]
+
+    def accuracy(variant, kind, severity):
+        return action_metrics.accuracy(y_true, pooled(variant, kind, severity)[0], n)
+
+    clean = accuracy(action.FULL, NONE, 0)
+    assert _close(numbers["table13"]["Clean predicates"]["accuracy"], clean)
+    assert _close(numbers["table13"]["Clean predicates"]["macro_f1"],
+                  action_metrics.macro_f1(y_true, pooled(action.FULL, NONE, 0)[0], n))
+    assert _close(numbers["table13"]["Degraded predicates, s=3"]["accuracy"],
+                  _nanmean([accuracy(action.FULL, kind, 3) for kind in kinds]))
+    assert _close(numbers["table13"]["Degraded predicates, s=3, without confidence weighting"]["accuracy"],
+                  _nanmean([accuracy(action.NO_CONFIDENCE, kind, 3) for kind in kinds]))
+    assert _close(numbers["table13"]["Mask derived predicates"]["accuracy"],
+                  accuracy(action.mask_variant("derived"), NONE, 0))
+    for name in ("contact", "grasp", "derived"):
+        for kind in kinds:
+            expected_accuracy = metrics.dis_accuracy(clean, accuracy(action.mask_variant(name), kind, 5))
+            expected_prob = metrics.dis_prob(pooled(action.FULL, NONE, 0)[1],
+                                             pooled(action.mask_variant(name), kind, 5)[1])
+            assert _close(numbers["dis"][name][f"{kind}:5"]["dis_accuracy"], expected_accuracy)
+            assert _close(numbers["dis"][name][f"{kind}:5"]["dis_prob"], expected_prob)
+    full = numbers["table15"]["Full framework"]
+    assert _close(full[3], numbers["table13"]["Degraded predicates, s=3"]["accuracy"])
+    assert _close(full[0], _nanmean([numbers["table8"][kind][3] for kind in kinds]))
+
+
+def test_results_do_not_depend_on_the_number_of_jobs(controlled_dataset, predicate_file, tmp_path):
+    runs = {}
+    for jobs in (1, 2):
+        config = EvaluationConfig(perception="oracle", predicate_config=predicate_file, test_split="train",
+                                  kinds=("occlusion", "detection_noise"), severities=(2, 4), action_model="none",
+                                  jobs=jobs)
+        run_sweep(config, controlled_dataset, tmp_path / f"jobs{jobs}", progress=False, log=quiet)
+        runs[jobs] = (tmp_path / f"jobs{jobs}" / "rows.csv").read_text()
+    assert runs[1] == runs[2]
+    assert runs[1].count("\n") > 2 * 2 * 2 * 5
+
+
+def test_perception_sweep_caches_detections_and_reuses_them(controlled_dataset, predicate_file, constant_model,
+                                                            tmp_path):
+    cache = tmp_path / "cache"
+    outcomes = []
+    for name in ("cold", "warm"):
+        config = EvaluationConfig(perception=str(constant_model), predicate_config=predicate_file,
+                                  kinds=("blur", "frame_drop", "detection_noise"), severities=(3, 5),
+                                  action_model="none")
+        summary = run_sweep(config, controlled_dataset, tmp_path / name, cache_dir=cache, progress=False, log=quiet)
+        outcomes.append((summary, (tmp_path / name / "rows.csv").read_text()))
+    (cold, cold_rows), (warm, warm_rows) = outcomes
+    assert cold["timing"]["phases_seconds"]["detector"] > 0
+    assert "detector" not in warm["timing"]["phases_seconds"]           # every detection came from the cache
+    assert warm["timing"]["phases_seconds"]["assembly"] > 0              # tracking still runs per condition
+    assert cold_rows == warm_rows
+    assert len(list(cache.rglob("*.npz"))) == 1 + 2                      # clean + blur 3 and 5
+    assert cold["timing"]["perception_seconds"] > 0 and cold["timing"]["overhead_share_of_perception"] > 0
+    assert (tmp_path / "cold" / "plots" / "prs_heatmap.png").read_bytes().startswith(PNG)
+
+
+def test_a_bag_evaluates_like_its_episode_folder(controlled_dataset, predicate_file, tmp_path):
+    """The same episode read from its rosbag2 bag and from its folder gives the same rows (depth
+    precision differs between the formats but the oracle does not read depth)."""
+    rows = {}
+    for name, data in (("bag", controlled_dataset / "bags" / "ep0000_stack"),
+                       ("folder", controlled_dataset / "episodes" / "ep0000_stack")):
+        config = EvaluationConfig(perception="oracle", predicate_config=predicate_file, kinds=("frame_drop",),
+                                  severities=(3,), action_model="none")
+        run_sweep(config, data, tmp_path / name, progress=False, log=quiet)
+        rows[name] = (tmp_path / name / "rows.csv").read_text()
+    assert rows["bag"] == rows["folder"] and rows["bag"].count("\n") > 10
+
+
+def test_clean_reference_agrees_with_itself_on_the_clean_run(controlled_dataset, predicate_file, tmp_path):
+    config = EvaluationConfig(perception="oracle", predicate_config=predicate_file, reference="clean",
+                              kinds=("detection_noise",), severities=(2, 4), action_model="none")
+    summary = run_sweep(config, controlled_dataset, tmp_path / "clean-ref", progress=False, log=quiet)
+    sequences = EpisodeSequences.load(tmp_path / "clean-ref" / "sequences" / f"{summary['episodes'][0]['name']}.npz")
+    clean = sequences.condition_index(sequences.conditions[0])
+    assert np.array_equal(sequences.y_ref, sequences.y[clean]) and np.array_equal(sequences.c_ref, sequences.c_clean)
+    clean_rows = [row for row in csv_rows(tmp_path / "clean-ref" / "rows.csv")
+                  if row["kind"] == "none" and row["level"] == "predicate" and row["agreement"]]
+    assert clean_rows and all(float(row["agreement"]) == 1.0 for row in clean_rows)
+
+
+def csv_rows(path):
+    import csv
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_rebuilding_from_the_saved_sequences_gives_the_same_tables(oracle_run, tmp_path):
+    import shutil
+
+    from predrel_ros.tools.evaluation.sweep import rebuild_outputs
+
+    out, summary = oracle_run
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    (copy / "tables.md").unlink()
+    (copy / "report.html").unlink()
+    rebuilt = rebuild_outputs(copy, log=quiet)
+    assert (copy / "tables.md").read_text() == (out / "tables.md").read_text()
+    assert json.dumps(rebuilt["tables"], sort_keys=True, default=str) == json.dumps(summary["tables"], sort_keys=True,
+                                                                                    default=str)
+    assert (copy / "report.html").stat().st_size > 0
+    assert json.loads((copy / "summary.json").read_text())["timing"] == summary["timing"]   # the original run's

@@ -1,0 +1,135 @@
+import numpy as np
+import pytest
+
+from predrel_ros.tools.training.data import (AugmentConfig, CompactImage, LabelledImage, boxes_from_masks, collate,
+                                                  epoch_order, prepare, repeat_factors, training_batches)
+
+
+def _frame(box=(40, 30, 100, 90), label=0, height=240, width=320):
+    image = np.full((height, width, 3), 200, np.uint8)
+    mask = np.zeros((height, width), bool)
+    x1, y1, x2, y2 = box
+    mask[y1:y2, x1:x2] = True
+    image[mask] = (255, 0, 0)
+    return LabelledImage(image, [label], mask[None])
+
+
+def test_without_augmentation_the_frame_is_letterboxed_like_inference():
+    sample = prepare(_frame(), (256, 320))
+    assert sample.image.shape == (3, 256, 320)
+    assert sample.boxes.tolist() == [[40.0, 38.0, 100.0, 98.0]]  # 8 rows of padding on top
+    assert float(sample.image[0, 0, 0]) == pytest.approx(114 / 255)
+    assert sample.masks.shape == (1, 64, 80)
+    # the prototype-resolution mask covers the same place, a quarter of the size
+    assert sample.masks[0, 10:24, 10:25].min() > 0.99 and float(sample.masks[0].sum()) == pytest.approx(15 * 15, abs=1)
+
+
+def test_flip_mirrors_boxes_and_swaps_classes():
+    rng = np.random.default_rng(0)
+    augment = AugmentConfig(flip_probability=1.0, flip_classes=(1, 0), scale_jitter=0.0, translate=0.0,
+                            hue_shift=0.0, saturation_gain=0.0, value_gain=0.0, blur_probability=0.0,
+                            noise_probability=0.0)
+    sample = prepare(_frame(label=0), (256, 320), rng=rng, augment=augment)
+    assert sample.labels.tolist() == [1]
+    assert sample.boxes.tolist() == [[220.0, 38.0, 280.0, 98.0]]
+
+
+def test_augmentation_is_deterministic_given_the_seed_and_keeps_boxes_tight():
+    frame = _frame()
+    a = prepare(frame, (256, 320), rng=np.random.default_rng(5), augment=AugmentConfig())
+    b = prepare(frame, (256, 320), rng=np.random.default_rng(5), augment=AugmentConfig())
+    assert np.array_equal(a.image.numpy(), b.image.numpy()) and np.array_equal(a.boxes.numpy(), b.boxes.numpy())
+    x1, y1, x2, y2 = a.boxes[0].tolist()
+    assert 0 <= x1 < x2 <= 320 and 0 <= y1 < y2 <= 256
+
+
+def test_instances_pushed_out_of_view_are_dropped():
+    sample = prepare(_frame(box=(0, 0, 3, 3)), (256, 320), min_pixels=16)
+    assert sample.labels.shape == (0,) and sample.masks.shape == (0, 64, 80)
+
+
+def test_collate_pads_instances_and_marks_the_real_ones(frames):
+    samples = [prepare(f, (256, 320)) for f in frames[:3]]
+    batch = collate(samples)
+    counts = [s.labels.shape[0] for s in samples]
+    assert batch.images.shape == (3, 3, 256, 320)
+    assert batch.valid.sum(1).tolist() == counts and batch.boxes.shape[1] == max(counts)
+
+
+def test_training_batches_follow_the_epoch_order(frames):
+    compact = [CompactImage(f) for f in frames]
+    order = epoch_order(np.ones(len(frames)), np.random.default_rng(0))
+    assert sorted(order.tolist()) == list(range(len(frames)))
+    batches = list(training_batches(compact, order, 3, (256, 320), np.random.default_rng(0), AugmentConfig(), 16))
+    assert len(batches) == len(frames) // 3
+    labelled = [_single(label) for label in (0, 1, 2)]
+    repeated = np.array([2, 2, 0, 1, 1, 1, 0])              # frames repeat and come out of order; 7th dropped
+    batches = list(training_batches(labelled, repeated, 3, (256, 320), None, None, 16))
+    assert [batch.labels[:, 0].tolist() for batch in batches] == [[2, 2, 0], [1, 1, 1]]
+
+
+def _single(label):
+    return CompactImage(_frame(label=label))
+
+
+def test_repeat_factors_draw_frames_of_rare_classes_more_often():
+    images = [_single(0)] * 9 + [_single(1)]  # class 1 in a tenth of the frames
+    factors = repeat_factors(images, 2, threshold=0.4, min_pixels=16)
+    assert factors[:9].tolist() == [1.0] * 9 and factors[9] == pytest.approx(2.0)
+    assert repeat_factors(images, 2, threshold=0.0, min_pixels=16).tolist() == [1.0] * 10
+    counts = np.bincount(np.concatenate([epoch_order(np.array([1.0, 2.5]), np.random.default_rng(s))
+                                         for s in range(400)]), minlength=2)
+    assert counts[0] == 400 and counts[1] == pytest.approx(1000, rel=0.05)
+
+
+def test_instances_too_small_to_see_do_not_count_as_present():
+    tiny = CompactImage(_frame(box=(0, 0, 2, 2), label=1))
+    factors = repeat_factors([_single(0)] * 3 + [tiny], 2, threshold=0.5, min_pixels=16)
+    assert factors.tolist() == [1.0] * 4
+
+
+def test_compact_images_round_trip(frames):
+    restored = CompactImage(frames[0]).expand()
+    assert np.array_equal(restored.masks, frames[0].masks) and np.array_equal(restored.labels, frames[0].labels)
+
+
+def test_boxes_from_masks_are_pixel_edges():
+    mask = np.zeros((1, 10, 10), bool)
+    mask[0, 2:5, 3:9] = True
+    assert boxes_from_masks(mask).tolist() == [[3, 2, 9, 5]]
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="uint8"):
+        LabelledImage(np.zeros((4, 4, 3), np.float32), [], np.zeros((0, 4, 4), bool))
+    with pytest.raises(ValueError, match="labels"):
+        LabelledImage(np.zeros((4, 4, 3), np.uint8), [0, 1], np.zeros((1, 4, 4), bool))
+    with pytest.raises(ValueError, match="flip_classes"):
+        AugmentConfig(flip_classes=(0, 0))
+    with pytest.raises(ValueError, match="flip_probability"):
+        AugmentConfig(flip_probability=1.5)
+
+
+class _ThirdOfTheHueCircle:
+    """An rng whose photometric draw turns the hue by 2/3 * hue_shift (here 1/3 of the circle: red
+    becomes green); every other draw is neutral (the middle of its range, no random event)."""
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        if size == 3:
+            return np.array([2 / 3, 0.0, 0.0])
+        return (low + high) / 2
+
+    def random(self, size=None):
+        return 1.0
+
+
+def test_colour_jitter_rotates_hue_and_keeps_geometry():
+    rng = _ThirdOfTheHueCircle()
+    augment = AugmentConfig(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.5, saturation_gain=0.0,
+                            value_gain=0.0, blur_probability=0.0, noise_probability=0.0)
+    plain = prepare(_frame(), (256, 320))
+    jittered = prepare(_frame(), (256, 320), rng=rng, augment=augment)
+    assert np.array_equal(plain.boxes.numpy(), jittered.boxes.numpy())
+    red = plain.image[:, 60, 60].numpy()
+    shifted = jittered.image[:, 60, 60].numpy()
+    assert red.argmax() == 0 and shifted.argmax() == 1  # pure red turned green
