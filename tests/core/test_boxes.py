@@ -37,3 +37,8 @@ def test_class_aware_nms_properties(rows, threshold):
     for i in set(range(len(rows))) - set(kept.tolist()):  # each suppressed box has a better kept twin
         assert any(same[i, k] and iou[i, k] > threshold and scores[k] >= scores[i] for k in kept)
     assert list(scores[kept]) == sorted(scores[kept], reverse=True)
+
+
+def test_identical_empty_boxes_still_match():
+    iou = box_iou(np.array([[5, 5, 5, 5]]), np.array([[5, 5, 5, 5], [0, 0, 10, 10]]))
+    assert iou.tolist() == [[1.0, 0.0]]

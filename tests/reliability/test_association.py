@@ -3,7 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from predrel_ros.core.entities import Entity
-from predrel_ros.reliability.association import associate, box_iou
+from predrel_ros.reliability.association import associate
 
 
 def entity(id_, label, box, role="manipulated_object"):
@@ -32,11 +32,6 @@ def test_classes_gate_the_match_unless_the_vocabularies_are_disjoint():
     assert associate([entity(7, "cup", (1, 0, 10, 10))], reference) == {7: 1}      # no shared class name
     assert associate([entity(7, "cube", (8, 8, 18, 18))], reference, min_iou=0.3) == {}   # IoU 4/196
     assert associate([], reference) == {} and associate(reference, []) == {}
-
-
-def test_identical_empty_boxes_still_match():
-    iou = box_iou(np.array([[5, 5, 5, 5]]), np.array([[5, 5, 5, 5], [0, 0, 10, 10]]))
-    assert iou.tolist() == [[1.0, 0.0]]
 
 
 def test_renamed_keeps_the_estimates_of_associated_entities_in_the_other_sides_ids():

@@ -1,4 +1,9 @@
-"""Box IoU and class-aware non-maximum suppression in numpy (torchvision does not import here)."""
+"""Box IoU and class-aware non-maximum suppression in numpy (torchvision does not import here).
+
+The one box IoU of the package: tracking, NMS, hand de-duplication, association of evaluated with
+reference entities and the detection metrics all use `box_iou`. (Training has a differentiable
+torch IoU of its own in tools/training/boxes.py.)
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -10,16 +15,19 @@ def box_area(boxes: np.ndarray) -> np.ndarray:
 
 
 def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(N, M) intersection over union of x1, y1, x2, y2 boxes; 0 where the union is empty."""
+    """(N, M) intersection over union of x1, y1, x2, y2 boxes; 0 where the union is empty, except
+    that two identical boxes have IoU 1 also when they are empty (an entity hidden entirely, its box
+    collapsed to a point, is still itself)."""
     a = np.asarray(a, dtype=np.float64).reshape(-1, 4)
     b = np.asarray(b, dtype=np.float64).reshape(-1, 4)
+    identical = np.all(a[:, None, :] == b[None, :, :], axis=2)
     x1 = np.maximum(a[:, None, 0], b[None, :, 0])
     y1 = np.maximum(a[:, None, 1], b[None, :, 1])
     x2 = np.minimum(a[:, None, 2], b[None, :, 2])
     y2 = np.minimum(a[:, None, 3], b[None, :, 3])
     inter = (x2 - x1).clip(0) * (y2 - y1).clip(0)
     union = box_area(a)[:, None] + box_area(b)[None, :] - inter
-    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    return np.where(identical, 1.0, np.divide(inter, union, out=np.zeros_like(inter), where=union > 0))
 
 
 def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarray:

@@ -28,7 +28,7 @@ import numpy as np
 from scipy import optimize
 
 from predrel_ros.predicates import vocabulary
-from predrel_ros.predicates.config import read_data, write_data
+from predrel_ros.core.config_io import read_data, write_data
 from predrel_ros.predicates.estimate import EVIDENCE_FACTORS, PredicateEstimate
 
 

@@ -24,18 +24,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from predrel_ros.core.entities import Entity
-from predrel_ros.core import boxes as nms
+from predrel_ros.core.boxes import box_iou
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
-
-
-def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """IoU of every box of a (N x 4) with every box of b (M x 4) (`perception.nms.box_iou`), except
-    that two identical boxes have IoU 1 also when they are empty: an entity hidden entirely is still
-    itself."""
-    a = np.asarray(a, dtype=np.float64).reshape(-1, 4)
-    b = np.asarray(b, dtype=np.float64).reshape(-1, 4)
-    identical = np.all(a[:, None, :] == b[None, :, :], axis=2)
-    return np.where(identical, 1.0, nms.box_iou(a, b))
 
 
 #: box IoU an entity needs with its partner by default (the reliability node's `match_iou`)

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Mapping
 
-from predrel_ros.predicates.config import ConfigFile, read_data, write_data
+from predrel_ros.core.config_io import ConfigFile, read_data, write_data
 from predrel_ros.reliability.calibration import CalibrationSummary
 
 OK, WARN, ERROR = "OK", "WARN", "ERROR"

@@ -18,7 +18,8 @@ from predrel_ros.tools.evaluation.sequences import EpisodeSequences
 from predrel_ros.tools.evaluation.sweep import run_sweep
 from predrel_ros.core.frame import PRIMITIVE_LABELS
 from predrel_ros.predicates import vocabulary
-from predrel_ros.predicates.config import PredicateConfig, write_data
+from predrel_ros.core.config_io import write_data
+from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.reliability import metrics
 
 PNG = b"\x89PNG\r\n\x1a\n"

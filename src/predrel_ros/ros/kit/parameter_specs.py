@@ -182,7 +182,7 @@ def node_matches(key: str, node_name: str, namespace: str = "") -> bool:
 def read_params_file(path: str | Path, node_name: str, namespace: str = "") -> dict[str, Any]:
     """The ros__parameters a ROS 2 params file gives node `namespace/node_name` (later matching
     sections override earlier ones, as in rcl). Nested mappings become dotted names."""
-    from predrel_ros.predicates.config import read_data
+    from predrel_ros.core.config_io import read_data
 
     path = Path(path)
     try:

@@ -51,7 +51,7 @@ def load_perception_config(path: Path | None, overrides: dict):
     """PerceptionConfig from an optional file plus dotted-key overrides ({"backend.name": "onnxruntime"})."""
     from predrel_ros.core.errors import UserError
     from predrel_ros.perception.config import PerceptionConfig
-    from predrel_ros.predicates.config import read_data
+    from predrel_ros.core.config_io import read_data
 
     data: dict = {}
     if path is not None:

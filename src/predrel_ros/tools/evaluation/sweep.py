@@ -40,7 +40,8 @@ from predrel_ros.tools.evaluation.front_ends import ORACLE_NOT_APPLICABLE, PERCE
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences
 from predrel_ros.core.frame import PRIMITIVE_LABELS
 from predrel_ros.predicates import vocabulary
-from predrel_ros.predicates.config import PredicateConfig, write_data
+from predrel_ros.core.config_io import write_data
+from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.reliability.calibration import calibration_summary
 
 Log = Callable[[str], None]
