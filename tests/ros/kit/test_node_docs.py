@@ -31,6 +31,10 @@ def test_node_doc_tables_are_up_to_date():
         "docs/nodes.md node tables are out of date: python -m predrel_ros.ros.kit.node_docs docs/nodes.md"
 
 
+def test_the_readme_holds_no_generated_tables():
+    assert "<!-- BEGIN generated:" not in (ROOT / "README.md").read_text()
+
+
 def stale(text: str) -> str:
     """`text` with the first generated table row changed, as after a node's spec changed."""
     start = text.index("<!-- BEGIN generated:")
