@@ -26,7 +26,7 @@ BENCH_TARGETS ?=
 help:
 	@echo "make setup      install Debian build tools, .venv (ROS 2 Kilted wheels + pinned packages) and"
 	@echo "                build the package with colcon into install/ (fast when nothing changed)"
-	@echo "make demo       run the demo (see README: Quick start)"
+	@echo "make demo       run the demo (see docs/nodes.md: The demo)"
 	@echo "make test       tests not marked slow, plus the slow ones marked ci  (PYTEST_ARGS=... to add)"
 	@echo "make test-all   every test, slow ones included"
 	@echo "make bench      run the benchmarks (BENCH_TARGETS='conversions transport' to choose);"

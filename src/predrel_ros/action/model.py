@@ -29,7 +29,7 @@ from predrel_ros.core.errors import UserError
 
 FORMAT_NAME = "predrel-action-model"
 FORMAT_VERSION = 1
-#: the packaged model (trained on the controlled set; README "Downstream action recognition")
+#: the packaged model (trained on the controlled set; docs/predicates.md, docs/results.md "Action recognition")
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "primitive-recognizer.json"
 #: its variant trained without confidences (`predrel action fit --no-confidence`; the paper's ablation)
 NO_CONFIDENCE_MODEL = DEFAULT_MODEL.with_name("primitive-recognizer-noconf.json")

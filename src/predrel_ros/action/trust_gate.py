@@ -1,4 +1,4 @@
-"""When to assert a recognized primitive: the action node's trust gate (DESIGN.md, runtime trust).
+"""When to assert a recognized primitive: the action node's trust gate (docs/design.md, runtime trust).
 
 An estimate is untrusted when
 - its probability is below `min_probability`, or

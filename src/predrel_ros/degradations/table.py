@@ -95,7 +95,7 @@ SCHEMA: dict[str, tuple[Column, ...]] = {
 
 #: Defaults. Starting points: ImageNet-C (imagecorruptions) severities, adapted to 320x240..640x480
 #: robot frames so that severity 5 is clearly degraded while the manipulation stays recognisable
-#: (checked on contact sheets, `predrel degrade preview`). See README "Degradations".
+#: (checked on contact sheets, `predrel degrade preview`). See docs/degradations.md.
 DEFAULT_VALUES: dict[str, dict[str, tuple[float, ...]]] = {
     BLUR: {
         "gaussian_sigma_px": (0.0, 1.0, 1.5, 2.0, 3.0, 4.0),

@@ -2,6 +2,24 @@
 
 Every predicate value has a string label (what people and messages read: "T", "In", "GC") and a
 small integer code (what the metrics compare). `UNK` (code -1) means the evidence was insufficient.
+
+What the labels stand for (the README's glossary; the rules are in `rules`):
+
+- T / N: true / no (false): the relation holds / does not (contact and the derived predicates).
+- UNK: unknown, insufficient evidence (an entity missing or invisible, too few window samples, an
+  UNK operand, a confidence under the floor).
+- static, per ordered pair (subject, object), first that holds in priority In > Sup > Ab > Be > Ar:
+  In: inside (the subject contained in a container); Sup: support, on a surface (resting on it,
+  in contact); Ab / Be: above / below; Ar: around (near, without a more specific relation);
+  none: no static relation.
+- dynamic, per pair over the window: GC: getting close (distance falls); MA: moving apart
+  (distance grows); MT: moving together (both move alike); FMT: fixed-moving together (one moves
+  in contact with the other, which stays fixed); HT: halting together (both moved, both stopped);
+  S: stable (the relative configuration does not change).
+- derived (T / N / UNK): grasp(hand, object): contact T and dynamic MT or FMT; release(hand,
+  object): the event on the frame contact turns T -> N while dynamic is not MT; active_hand(hand):
+  the hand touches, approaches or moves with one of its objects; containment_event(object,
+  container) / support_event(object, surface): the event on the frame In / Sup begins.
 """
 from __future__ import annotations
 

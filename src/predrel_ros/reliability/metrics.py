@@ -1,5 +1,11 @@
 """Predicate reliability metrics of paper 3.5, exactly as defined there, over numpy arrays of frames.
 
+PRS: Predicate Reliability Score (3.5.1); PDS: Predicate Degradation Sensitivity (3.5.2); TPC:
+Temporal Predicate Consistency, here reference-aware (transitions matched against the reference's);
+TPC-S: its self form, which needs no reference (3.5.3); CWS: Confidence-Weighted predicate
+Stability (3.5.4); DIS: Downstream Impact Score (3.5.5); Phi = [PRS, PDS, TPC, CWS, DIS], the
+aggregate reliability profile (3.5.6).
+
 Predicate values are small integer codes (`predrel_ros.predicates.vocabulary`), `UNK = -1`.
 UNK handling (paper 4.5): frames whose reference is UNK are excluded from the agreement scores
 (PRS, TPC's reference transitions); a degraded UNK against a known reference is a disagreement.

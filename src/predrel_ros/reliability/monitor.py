@@ -7,7 +7,7 @@ frames counted):
 
 - `ground_truth`: the reference is the ground-truth predicates (controlled set, annotated bags);
 - `clean_twin`: the reference is the clean twin pipeline's predicates (same frames, no degradation);
-- `self`: no reference (a live robot): reference-free evidence only (DESIGN.md).
+- `self`: no reference (a live robot): reference-free evidence only (docs/design.md, "Runtime trust").
 
 Entities. Each side's predicates name entities by that side's track ids, and two pipelines that
 track independently (the clean twin, the ground truth) number the same object differently as soon

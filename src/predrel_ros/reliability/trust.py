@@ -16,7 +16,7 @@ confidence that the clean pipeline shows as well are no degradation, and where t
 agreement falls.
 
 Without a reference (a live robot) the paper's metrics cannot be computed, but four signals remain
-(see DESIGN.md, "Reliability without a clean twin"):
+(see docs/design.md, "Runtime trust: reliability without a clean twin"):
 - temporal self-consistency TPC-S over the rolling window (flicker);
 - the confidence level, and its drop against the clean profile of the same predicate;
 - the calibrated expected agreement: each confidence mapped to the agreement observed at that

@@ -1,5 +1,5 @@
-"""The README's node tables are generated from the code, and the code's TopicSpecs are the nodes'
-real endpoints."""
+"""The node tables of docs/nodes.md are generated from the code, and the code's TopicSpecs are the
+nodes' real endpoints."""
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,7 @@ require_ros()
 from rclpy.parameter import Parameter  # noqa: E402
 
 from node_graph import scene_model  # noqa: E402
-from predrel_ros.ros.kit import node_docs as readme_tables  # noqa: E402
+from predrel_ros.ros.kit import node_docs  # noqa: E402
 from predrel_ros.ros.nodes.degrade_node import DegradeNode  # noqa: E402
 from predrel_ros.ros.nodes.perception_node import PerceptionNode  # noqa: E402
 from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
@@ -19,20 +19,43 @@ from predrel_ros.ros.kit.topic_specs import PUBLISHES  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+ROOT = Path(__file__).resolve().parents[3]
+NODES_DOC = ROOT / node_docs.DOC
 #: endpoints rclpy gives every node
 BUILTIN = {"/rosout", "/parameter_events"}
 
 
-def test_readme_tables_are_up_to_date():
-    text = README.read_text()
-    assert readme_tables.update(text) == text, \
-        "README node tables are out of date: python -m predrel_ros.ros.kit.node_docs README.md"
+def test_node_doc_tables_are_up_to_date():
+    text = NODES_DOC.read_text()
+    assert node_docs.update(text) == text, \
+        "docs/nodes.md node tables are out of date: python -m predrel_ros.ros.kit.node_docs docs/nodes.md"
 
 
-def test_update_refuses_a_readme_without_the_markers():
+def test_the_readme_holds_no_generated_tables():
+    assert "<!-- BEGIN generated:" not in (ROOT / "README.md").read_text()
+
+
+def stale(text: str) -> str:
+    """`text` with the first generated table row changed, as after a node's spec changed."""
+    start = text.index("<!-- BEGIN generated:")
+    row = text.index("\n| `", start) + 1
+    return text[:row] + "| `renamed" + text[row + len("| `"):]
+
+
+def test_update_rewrites_a_stale_table(tmp_path):
+    text = NODES_DOC.read_text()
+    assert node_docs.update(stale(text)) == text
+    doc = tmp_path / "nodes.md"
+    doc.write_text(stale(text))
+    assert node_docs.main(["--check", str(doc)]) == 1
+    assert node_docs.main([str(doc)]) == 0
+    assert doc.read_text() == text
+    assert node_docs.main(["--check", str(doc)]) == 0
+
+
+def test_update_refuses_a_doc_without_the_markers():
     with pytest.raises(ValueError, match="no generated block"):
-        readme_tables.update("# nothing here\n", ["replay_node"])
+        node_docs.update("# nothing here\n", ["replay_node"])
 
 
 def endpoints(node):

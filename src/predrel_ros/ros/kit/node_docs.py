@@ -1,9 +1,11 @@
-"""The README's per-node topic and parameter tables, generated from each node module's `TOPICS` and
-`PARAMETERS` (so the documentation cannot drift from the code; tests/ros/kit/test_node_docs.py
-fails when it does).
+"""The per-node topic and parameter tables of docs/nodes.md, generated from each node module's
+`TOPICS` and `PARAMETERS` (so the documentation cannot drift from the code;
+tests/ros/kit/test_node_docs.py fails when it does).
 
-    python -m predrel_ros.ros.kit.node_docs README.md          # rewrite the generated blocks
-    python -m predrel_ros.ros.kit.node_docs --check README.md  # exit 1 if they are out of date
+    python -m predrel_ros.ros.kit.node_docs docs/nodes.md          # rewrite the generated blocks
+    python -m predrel_ros.ros.kit.node_docs --check docs/nodes.md  # exit 1 if they are out of date
+
+The path defaults to `DOC` (docs/nodes.md, relative to the repository root).
 
 A generated block sits between `<!-- BEGIN generated: NODE -->` and `<!-- END generated: NODE -->`;
 add a node to `DOCUMENTED_NODES` and put an empty pair of markers where its tables belong. The params
@@ -21,7 +23,10 @@ from typing import Sequence
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.topic_specs import PUBLISHES, TopicSpec
 
-#: node modules (predrel_ros.ros.nodes.<name>) whose tables the README holds
+#: the document holding the generated tables, relative to the repository root
+DOC = Path("docs") / "nodes.md"
+
+#: node modules (predrel_ros.ros.nodes.<name>) whose tables DOC holds
 DOCUMENTED_NODES = ("replay_node", "degrade_node", "perception_node", "predicate_node", "reliability_node",
                     "action_node", "dashboard_node")
 
@@ -86,22 +91,23 @@ def update(text: str, nodes: Sequence[str] = DOCUMENTED_NODES) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("readme", type=Path)
+    parser.add_argument("doc", type=Path, nargs="?", default=DOC,
+                        help=f"the document with the generated blocks (default: {DOC})")
     parser.add_argument("--check", action="store_true", help="exit 1 when the tables are out of date")
     args = parser.parse_args(argv)
-    text = args.readme.read_text()
+    text = args.doc.read_text()
     try:
         updated = update(text)
     except ValueError as error:
-        print(f"readme_tables: error: {error}", file=sys.stderr)
+        print(f"node_docs: error: {args.doc}: {error}", file=sys.stderr)
         return 1
     if args.check:
         if updated != text:
-            print(f"{args.readme}: the node tables are out of date; run python -m predrel_ros.ros.kit.node_docs "
-                  f"{args.readme}", file=sys.stderr)
+            print(f"{args.doc}: the node tables are out of date; run python -m predrel_ros.ros.kit.node_docs "
+                  f"{args.doc}", file=sys.stderr)
             return 1
         return 0
-    args.readme.write_text(updated)
+    args.doc.write_text(updated)
     return 0
 
 

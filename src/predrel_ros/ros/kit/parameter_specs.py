@@ -1,8 +1,8 @@
 """What a node's parameters are: name, type, default, description, valid values (no rclpy here).
 
-Each node module lists its parameters as `ParameterSpec`s; `nodes.parameters.NodeParameters`
-declares them on the rclpy node (descriptions, ranges, read-only unless `runtime`), and the README
-tables are generated from the same specs (`nodes.readme_tables`), so the documentation cannot drift.
+Each node module lists its parameters as `ParameterSpec`s; `ros.kit.parameters.NodeParameters`
+declares them on the rclpy node (descriptions, ranges, read-only unless `runtime`), and the tables of
+docs/nodes.md are generated from the same specs (`ros.kit.node_docs`), so the documentation cannot drift.
 
 Validation refuses a bad value with a message that names the parameter, the value and what is
 allowed; at start that becomes a `UserError` (exit 1), at runtime the reason of a refused
@@ -117,7 +117,7 @@ class ParameterSpec:
         return value
 
     def allowed(self) -> str:
-        """The allowed values in words (README tables)."""
+        """The allowed values in words (the docs/nodes.md tables)."""
         if self.choices:
             return ", ".join(self.choices)
         low, high = _number(self.minimum), _number(self.maximum)

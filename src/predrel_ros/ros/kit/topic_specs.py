@@ -1,4 +1,4 @@
-"""What a node publishes and subscribes, as data: README tables are generated from it and tests
+"""What a node publishes and subscribes, as data: docs/nodes.md tables are generated from it and tests
 compare it with the node's real endpoints, so the documentation cannot drift (no rclpy here)."""
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ def _check_schedule(text: str) -> None:
 
 PARAMETERS = (
     ParameterSpec("schedule", "none", "degradation schedule of the degraded twin: none, KIND:SEVERITY, "
-                  "sweep:KINDS:PERIOD[:SEVERITIES] or segments:FRAME=COND,... (README: Degradations); a change "
+                  "sweep:KINDS:PERIOD[:SEVERITIES] or segments:FRAME=COND,... (docs/degradations.md); a change "
                   "at runtime applies from the next frame, sweeps start there", runtime=True, check=_check_schedule),
     ParameterSpec("seed", 0, "seed of the degradations' random parts", minimum=0, maximum=2**32 - 1),
     ParameterSpec("occlusion_targets", "entities", "what occlusion covers: entities (the boxes of the latest "

@@ -1,6 +1,6 @@
 """perception_node: camera frames -> tracked entities (`predrel_ros/EntityArray`), with a debug overlay.
 
-The work is `predrel_ros.perception.Perceiver` (backend, YOLO-seg decoding, tracking, roles,
+The work is `predrel_ros.perception.perceiver.Perceiver` (backend, YOLO-seg decoding, tracking, roles,
 visibility, 3D points), configured by a perception YAML (`config`, default `config/perceiver.yaml`:
 the project's embedded model) and a few parameters that override it. The model loads once at start;
 the log says which backend was chosen and why.
@@ -57,9 +57,9 @@ EXPIRY_PERIOD_S = 0.2
 BACKEND_CHOICES = ("", "auto", "tensorrt", "onnxruntime", "pytorch")
 
 PARAMETERS = (
-    ParameterSpec("config", DEFAULT_CONFIG, "perception YAML (predrel_ros.perception.PerceptionConfig: model, "
-                  "labels, role map, backend, decoder, tracker, depth, ...); a bare file name is looked up in "
-                  "the package's config/ folder"),
+    ParameterSpec("config", DEFAULT_CONFIG, "perception YAML (predrel_ros.perception.config.PerceptionConfig: "
+                  "model, labels, role map, backend, decoder, tracker, depth, ...); a bare file name is looked up "
+                  "in the package's config/ folder"),
     ParameterSpec("backend", "", "inference backend; empty: the config's (auto picks tensorrt > onnxruntime > "
                   "pytorch, the first usable here with a model file it loads)", choices=BACKEND_CHOICES),
     ParameterSpec("model_path", "", "model file or folder (model.onnx, labels.txt, roles.yaml); empty: the "

@@ -11,7 +11,7 @@ modes (`reference_mode`):
   `clean/predicates`); the same metrics against the clean twin;
 - `self`: no reference (a live robot): TPC-S, confidence, UNK rate, calibrated expected
   agreement and logic-rule violations, judged against the clean profile (`clean_profile`) when
-  one is given (DESIGN.md, "Reliability without a clean twin").
+  one is given (docs/design.md, "Runtime trust: reliability without a clean twin").
 
 Entities. The two sides name entities by their own track ids (the clean twin runs a tracker of its
 own, the ground truth has its ids), so with `associate` (default) the node also takes the entities

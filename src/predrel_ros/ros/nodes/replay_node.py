@@ -90,7 +90,7 @@ PARAMETERS = (
     ParameterSpec("start_offset_s", 0.0, "skip the source's first seconds", minimum=0.0),
     ParameterSpec("max_frames", 0, "play at most this many frames per pass (0: all)", minimum=0),
     ParameterSpec("schedule", "none", "degradation schedule of the degraded twin: none, KIND:SEVERITY, "
-                  "sweep:KINDS:PERIOD[:SEVERITIES] or segments:FRAME=COND,... (README: Degradations); a change "
+                  "sweep:KINDS:PERIOD[:SEVERITIES] or segments:FRAME=COND,... (docs/degradations.md); a change "
                   "at runtime applies from the next frame, sweeps start there", runtime=True, check=_check_schedule),
     ParameterSpec("seed", 0, "seed of the degradations' random parts (same seed, same frames)", minimum=0,
                   maximum=2**32 - 1),
