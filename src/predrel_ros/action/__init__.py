@@ -6,7 +6,7 @@ classifier and its model file), `training` (fit on train, select on val), `strea
 streams of dataset episodes from oracle or perceived entities, clean or degraded), `evaluation`
 (offline accuracy / macro-F1 / true-class probabilities for Table 13 and DIS), `metrics`,
 `trust_gate` (ActionConfig and when an estimate is trusted), `recognizer` (the live, per-frame
-ActionRecognizer), `commands` (`predrel action`).
+ActionRecognizer). The CLI is `predrel_ros.tools.cli.action` (`predrel action`).
 """
 from predrel_ros.action.encoding import (FRAME_SLOTS, PAIR_KINDS, TemporalSpec, TemporalWindow, encode_frame,
                                              encode_sequence, expand_masked, feature_names)

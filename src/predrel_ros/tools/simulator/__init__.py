@@ -5,7 +5,8 @@ grasp state), never from the 2D extraction rules, so evaluating the extractor on
 circular. Modules: `config` (all thresholds and ranges), `scene` and `mjcf` (what is on the table
 and its MuJoCo model), `simulator` (physics, hands, grasps), `primitives` and `templates` (scripted
 episodes), `rendering` (RGB, depth, masks, visibility), `ground_truth` (the predicate rules),
-`episode` (one episode end to end), `generate` (datasets), `stats` and `commands` (`predrel dataset`).
+`episode` (one episode end to end), `generate` (datasets), and `stats`; the CLI
+is `predrel_ros.tools.cli.dataset` (`predrel dataset`).
 
 Importing this package picks MuJoCo's offscreen backend (see `gl.py`) before MuJoCo loads.
 """
