@@ -11,6 +11,6 @@ Modules: `config` (EvaluationConfig), `data` (dataset folders, episodes, bags), 
 `action` (recognizer conditions, DIS), `episode_run` (one episode, in a worker), `tables` (Tables
 8-15, findings), `plots`, `report` (HTML), `sweep` (the whole run), `tracking`
 with `tracking_metrics` and `synthetic_tracks` (`predrel track-eval`); the CLI is
-`predrel_ros.tools.cli.eval`, the benchmark `predrel_ros.tools.benchmarks.eval`. Evaluated entities are matched to the reference's per frame by
-`predrel_ros.reliability.association`. Nothing is imported here, so `predrel --help` stays fast.
+`predrel_ros.tools.cli.eval`, the benchmark `predrel_ros.tools.benchmarks.eval`. Evaluated entities
+are matched to the reference's per frame by `predrel_ros.reliability.association`. Nothing is imported here, so `predrel --help` stays fast.
 """
