@@ -44,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="degradation kinds to sweep, comma-separated (default occlusion); each kind plays "
                              "the episode once per severity 0..5")
     parser.add_argument("--frames", type=int, default=DEFAULT_FRAMES,
-                        help=f"frames of the demo episode (default {DEFAULT_FRAMES}, {DEFAULT_FRAMES / 30:g} s at 30 fps)")
+                        help=f"frames of the demo episode (default {DEFAULT_FRAMES}, "
+                             f"{DEFAULT_FRAMES / 30:g} s at 30 fps)")
     parser.add_argument("--model", default="",
                         help="perception model (directory or .onnx); default: the package's default model")
     parser.add_argument("--out", type=Path, default=Path("demo-results"),
