@@ -141,7 +141,8 @@ def _replay_and_perception(context, executor, bag: Path, model_dir: Path, schedu
             executor.remove_node(node)
             node.destroy_node()
     stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in entities]
-    receive_to_publish = [done - received_at[stamp] for stamp, done in zip(stamps, latency) if stamp in received_at]
+    receive_to_publish = [done - received_at[stamp] for stamp, done in zip(stamps, latency, strict=False)
+                          if stamp in received_at]
     return ReplayPerceptionTimes(replay.next_index, len(entities), replay_seconds, inference, worker,
                                  receive_to_publish)
 
@@ -211,7 +212,7 @@ def time_predicate_nodes(scene, width: int, height: int, window: int) -> tuple[d
                 spin_until(executor, lambda: _reference_waiting(reliability.monitor.snapshot_counters()), 5)
                 entities_pub.publish(conversions.entities_to_msg(occluded, frame_index=t, image_width=width,
                                                                  image_height=height, source="perception"))
-                spin_until(executor, lambda: len(actions) > t and len(reports) > t, 5)
+                spin_until(executor, lambda t=t: len(actions) > t and len(reports) > t, 5)
             counts = {"actions": len(actions), "reports": len(reports),
                       "report_entries_last_frame": len(reports[-1].predicates) + len(reports[-1].groups)}
         finally:

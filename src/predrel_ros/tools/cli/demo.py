@@ -28,8 +28,16 @@ from pathlib import Path
 
 from predrel_ros.core.errors import UserError
 from predrel_ros.degradations.table import KINDS, SEVERITIES
-from predrel_ros.tools.demo import (DEFAULT_FRAMES, RUN_FILE, TEMPLATE, default_cache_dir, demo_episode, demo_profile,
-                                    format_summary, sweep_schedule)
+from predrel_ros.tools.demo import (
+    DEFAULT_FRAMES,
+    RUN_FILE,
+    TEMPLATE,
+    default_cache_dir,
+    demo_episode,
+    demo_profile,
+    format_summary,
+    sweep_schedule,
+)
 
 EXAMPLES = """examples:
   predrel demo                                   occlusion sweep 0..5, live dashboard, summary + plot

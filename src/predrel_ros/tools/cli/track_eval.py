@@ -15,8 +15,15 @@ import argparse
 import json
 from pathlib import Path
 
-from predrel_ros.tools.evaluation.tracking import (KINDS, dataset_sequences, evaluate_conditions, ground_truth_detector,
-                                                   model_detector, plot_scores, synthetic_sequences)
+from predrel_ros.tools.evaluation.tracking import (
+    KINDS,
+    dataset_sequences,
+    evaluate_conditions,
+    ground_truth_detector,
+    model_detector,
+    plot_scores,
+    synthetic_sequences,
+)
 
 EXAMPLES = """examples:
   predrel track-eval --synthetic 10                          tracker on 10 synthetic episodes
