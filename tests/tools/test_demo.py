@@ -1,4 +1,3 @@
-import argparse
 from pathlib import Path
 
 import model_builders
@@ -66,19 +65,6 @@ def test_the_summary_table():
     assert lines[3] == ("occlusion 5          60    0.50/0.41    0.60/0.50    0.40/0.30    0.30/0.20"
                         "               25%/75%                     -    0.40       0.10    -  ")
     assert lines[-1].startswith("agreement/PRS: ")
-
-
-@pytest.mark.parametrize("kinds, frames, rate, message", [
-    ("fog", 60, 0.0, r"--kinds must name some of"),
-    ("", 60, 0.0, r"--kinds must name some of"),
-    ("blur", 10, 0.0, r"--frames must be at least 24"),
-    ("blur", 60, -1.0, r"--rate must be >= 0"),
-])
-def test_bad_options_are_refused(kinds, frames, rate, message):
-    args = argparse.Namespace(kinds=kinds, frames=frames, rate=rate, model="", out=Path("x"), cache_dir=None,
-                              regenerate=False, display="lines")
-    with pytest.raises(UserError, match=message):
-        demo.main(args)
 
 
 def test_the_clean_profile_is_measured_once_per_model_with_the_nodes_window(controlled_dataset, tmp_path,

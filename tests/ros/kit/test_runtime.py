@@ -14,7 +14,7 @@ from sensor_msgs.msg import Image  # noqa: E402
 
 from predrel_ros.ros.run import processes  # noqa: E402
 from predrel_ros.ros.run.echo_relay import ECHO_QOS  # noqa: E402
-from predrel_ros.ros.kit.runtime import spin_until  # noqa: E402
+from predrel_ros.ros.kit.runtime import fresh_context, spin_until  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -52,3 +52,9 @@ def test_a_node_shuts_down_in_order_on_sigint_and_sigterm(signum, ros_context, r
     finally:
         processes.stop_node(node)
     assert "Traceback" not in node.stdout.read()
+
+
+def test_a_fresh_context_is_its_own_and_is_shut_down_on_leaving():
+    with fresh_context() as (context, executor):
+        assert context.ok() and context is not rclpy.get_default_context() and executor.context is context
+    assert not context.ok()

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from predrel_ros.core.errors import UserError
-from predrel_ros.ros.run import runner as runner_module
 from predrel_ros.ros.run.run_file import NodeSpec, RunFile, load_run_file
 from predrel_ros.ros.run.runner import Runner, format_commands, node_command, node_process_environment
 
@@ -233,13 +232,3 @@ def test_print_shows_every_command(tmp_path):
     assert text.splitlines()[0] == "# ns/a (optional; output prefixed)"
     assert text.splitlines()[1].startswith(f"A=1 {sys.executable} -c ")
     assert text.splitlines()[1].endswith("--ros-args -r __node:=a -r __ns:=/ns -p 's:=\"x y\"'")
-
-
-def test_main_refuses_a_bad_timeout(tmp_path):
-    import argparse
-    path = tmp_path / "p.run.yaml"
-    path.write_text("nodes: [{name: a, executable: echo_relay}]\n")
-    args = argparse.Namespace(run_file=str(path), assignments=[], log_dir=None, shutdown_timeout=0.0,
-                              print_only=False, namespace="")
-    with pytest.raises(UserError, match=r"--shutdown-timeout must lie in \(0, 600\]"):
-        runner_module.main(args)

@@ -6,14 +6,16 @@ then destroyed and shut down in order, so a node can still log its summary from 
 A `UserError` while building the node (a bad parameter) is printed without a traceback, exit 1.
 A node ends the loop itself by setting its attribute `exit_code` (e.g. a replay that played its
 last frame): `run_node` then shuts down the same way and returns that code.
-`spin_until` spins an executor until a condition holds (tools and tests that wait for messages).
+`spin_until` spins an executor until a condition holds (tools and tests that wait for messages);
+`fresh_context` gives tools that build nodes in their own process a context and executor of their own.
 """
 from __future__ import annotations
 
 import signal
 import sys
 import time
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 #: the longest time Python waits inside rcl before it can act on a signal
 SPIN_PERIOD_S = 0.1
@@ -70,3 +72,20 @@ def spin_until(executor, condition: Callable[[], bool], timeout_s: float) -> boo
             return condition()
         executor.spin_once(timeout_sec=min(0.05, remaining))
     return True
+
+
+@contextmanager
+def fresh_context() -> Iterator[tuple]:
+    """(context, executor): an rclpy Context of its own, initialised, with a SingleThreadedExecutor
+    on it; both are shut down on leaving (nodes built on it are the caller's to destroy)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    executor = SingleThreadedExecutor(context=context)
+    try:
+        yield context, executor
+    finally:
+        executor.shutdown()
+        rclpy.try_shutdown(context=context)

@@ -14,7 +14,7 @@ TARGETS: dict[str, tuple[str, str]] = {
                      "per-frame cost of each degradation kind and severity at 320x240 and 640x480"),
     "conversions": ("predrel_ros.tools.benchmarks.conversions",
                     "ROS message <-> numpy/record conversions (640x480 images, entities, predicates)"),
-    "transport": ("predrel_ros.ros.run.transport_check",
+    "transport": ("predrel_ros.tools.benchmarks.transport",
                   "image + predicate round trip between two processes over DDS"),
     "action": ("predrel_ros.tools.benchmarks.action",
                "action recognizer per frame (encoding, model, trust gate) vs predicate extraction"),

@@ -6,17 +6,18 @@ big-endian data; the baseline is the common `msg.data = array.array('B', frame.t
 with the last 10 messages kept alive as in a publisher's queue (the allocator then behaves differently).
 rclpy's own serialize/deserialize of the same message is shown for scale (it is paid on every
 publish/receive whatever the conversion does). Records: an EntityArray of --entities entities with
-masks and a PredicateArray of --predicates estimates, both directions.
+masks and a PredicateArray of --predicates estimates, both directions. The calls timed are
+ros/run/conversion_probes.py's.
 """
 from __future__ import annotations
 
 import argparse
-import array
 import time
 from typing import Callable
 
 import numpy as np
 
+from predrel_ros.core.entities import Entity
 from predrel_ros.tools.benchmarks.report import peak_rss_mb, summarize
 
 ENCODINGS = ("rgb8", "bgra8", "mono8", "16UC1", "32FC1")
@@ -40,87 +41,59 @@ def _time(fn: Callable[[int], object], repeats: int) -> dict:
     return summarize(seconds)
 
 
-def run(args: argparse.Namespace) -> dict:
-    from rclpy.serialization import deserialize_message, serialize_message
-    from sensor_msgs.msg import Image
+def _queued(call: Callable[[int], object]) -> Callable[[int], None]:
+    """`call` whose results stay alive for the next 10 calls, like messages in a publisher's queue."""
+    alive: list = []
 
-    from predrel_ros.core.entities import Entity
-    from predrel_ros.msg import EntityArray, PredicateArray
-    from predrel_ros.ros.messages import conversions
-    from predrel_ros.ros.run.transport_check import make_frame, make_predicates
+    def step(i: int) -> None:
+        alive.append(call(i))
+        del alive[:-10]
+    return step
+
+
+def _entity(k: int, width: int, height: int) -> Entity:
+    y, x = divmod(k * 53, max(1, width - 80))
+    mask = np.zeros((height, width), bool)
+    yy, xx = np.ogrid[:height, :width]
+    cy, cx = 40 + (y * 37) % (height - 80), 40 + x
+    mask[(yy - cy) ** 2 + (xx - cx) ** 2 < 35 ** 2] = True
+    return Entity(id=k, label="cube", role="manipulated_object", box=(cx - 35, cy - 35, cx + 35, cy + 35),
+                  mask=mask, score=0.9)
+
+
+def run(args: argparse.Namespace) -> dict:
+    from predrel_ros.ros.run import conversion_probes as probes
+    from predrel_ros.ros.run.transport_check import make_predicates
 
     rng = np.random.default_rng(0)
     h, w, n = args.height, args.width, args.repeats
+    few = max(20, n // 5)  # repeats of the slower cases
     result: dict = {"width": w, "height": h, "images": {}}
     for name in ENCODINGS:
-        enc = conversions.image_encoding(name)
-        frames = [make_frame(rng, enc, h, w) for _ in range(4)]
-        received = [deserialize_message(serialize_message(conversions.numpy_to_image(f, name)), Image)
-                    for f in frames]
-        result["images"][name] = {
-            "encode": _time(lambda i: conversions.numpy_to_image(frames[i % 4], name), n),
-            "decode_received": _time(lambda i: conversions.image_to_numpy(received[i % 4]), n),
-            "rclpy_serialize": _time(lambda i: serialize_message(received[i % 4]), max(20, n // 5)),
-            "rclpy_deserialize": _time(
-                lambda i, data=serialize_message(received[0]): deserialize_message(data, Image), max(20, n // 5)),
-        }
-    rgb = [make_frame(rng, conversions.image_encoding("rgb8"), h, w) for _ in range(4)]
-
-    def baseline(i: int) -> Image:
-        msg = Image()
-        msg.data = array.array("B", rgb[i % 4].tobytes())
-        return msg
-
-    alive: list[Image] = []  # like a publisher's queue: the last 10 messages stay allocated
-
-    def queued(make: Callable[[int], Image]) -> Callable[[int], None]:
-        def step(i: int) -> None:
-            alive.append(make(i))
-            del alive[:-10]
-        return step
-
+        calls = probes.image_calls(probes.random_images(rng, name, h, w, 4), name)
+        result["images"][name] = {case: _time(call, few if case.startswith("rclpy_") else n)
+                                  for case, call in calls.items()}
+    rgb = probes.random_images(rng, "rgb8", h, w, 4)
+    encode, baseline = probes.encoder(rgb, "rgb8"), probes.array_baseline(rgb)
     rgb8 = result["images"]["rgb8"]
     rgb8["baseline_array_tobytes"] = _time(baseline, n)
-    rgb8["encode_10_alive"] = _time(queued(lambda i: conversions.numpy_to_image(rgb[i % 4], "rgb8")), n)
-    rgb8["baseline_array_tobytes_10_alive"] = _time(queued(baseline), n)
+    rgb8["encode_10_alive"] = _time(_queued(encode), n)
+    rgb8["baseline_array_tobytes_10_alive"] = _time(_queued(baseline), n)
     rgb8["encode_vs_baseline"] = rgb8["encode"]["median_ms"] / rgb8["baseline_array_tobytes"]["median_ms"]
     rgb8["encode_vs_baseline_10_alive"] = (rgb8["encode_10_alive"]["median_ms"]
                                            / rgb8["baseline_array_tobytes_10_alive"]["median_ms"])
+    rgb8["decode_padded_rows"] = _time(probes.padded_rows_decode(rgb[0], pad=64), n)
+    result["images"]["16UC1"]["decode_big_endian_swap"] = _time(
+        probes.big_endian_decode(probes.random_images(rng, "16UC1", h, w, 1)[0]), n)
 
-    padded = conversions.numpy_to_image(rgb[0], "rgb8")
-    pad = 64
-    rows = np.zeros((h, w * 3 + pad), np.uint8)
-    rows[:, :w * 3] = rgb[0].reshape(h, -1)
-    padded.step, padded.data = w * 3 + pad, rows.tobytes()
-    result["images"]["rgb8"]["decode_padded_rows"] = _time(lambda i: conversions.image_to_numpy(padded), n)
-    big = conversions.numpy_to_image(make_frame(rng, conversions.image_encoding("16UC1"), h, w).astype(">u2"),
-                                     "16UC1")
-    result["images"]["16UC1"]["decode_big_endian_swap"] = _time(lambda i: conversions.image_to_numpy(big), n)
-
-    def entity(k: int) -> Entity:
-        y, x = divmod(k * 53, max(1, w - 80))
-        mask = np.zeros((h, w), bool)
-        yy, xx = np.ogrid[:h, :w]
-        cy, cx = 40 + (y * 37) % (h - 80), 40 + x
-        mask[(yy - cy) ** 2 + (xx - cx) ** 2 < 35 ** 2] = True
-        return Entity(id=k, label="cube", role="manipulated_object",
-                      box=(cx - 35, cy - 35, cx + 35, cy + 35), mask=mask, score=0.9)
-
-    entities = [entity(k) for k in range(args.entities)]
-    entity_msg = deserialize_message(serialize_message(conversions.entities_to_msg(
-        entities, frame_index=0, image_width=w, image_height=h, source="benchmark")), EntityArray)
+    entities = [_entity(k, w, h) for k in range(args.entities)]
     estimates = [e for i in range(0, args.predicates, 5) for e in make_predicates(i)][:args.predicates]
-    predicate_msg = deserialize_message(serialize_message(conversions.predicates_to_msg(
-        estimates, frame_index=0, source="benchmark")), PredicateArray)
+    calls = probes.record_calls(entities, estimates, w, h)
     result["records"] = {
-        f"entities_to_msg_{len(entities)}_with_masks": _time(lambda i: conversions.entities_to_msg(
-            entities, frame_index=i, image_width=w, image_height=h, source="benchmark"), max(20, n // 5)),
-        f"entities_from_msg_{len(entities)}_with_masks": _time(
-            lambda i: conversions.entities_from_msg(entity_msg), max(20, n // 5)),
-        f"predicates_to_msg_{len(estimates)}": _time(lambda i: conversions.predicates_to_msg(
-            estimates, frame_index=i, source="benchmark"), n),
-        f"predicates_from_msg_{len(estimates)}": _time(
-            lambda i: conversions.predicates_from_msg(predicate_msg), n),
+        f"entities_to_msg_{len(entities)}_with_masks": _time(calls["entities_to_msg"], few),
+        f"entities_from_msg_{len(entities)}_with_masks": _time(calls["entities_from_msg"], few),
+        f"predicates_to_msg_{len(estimates)}": _time(calls["predicates_to_msg"], n),
+        f"predicates_from_msg_{len(estimates)}": _time(calls["predicates_from_msg"], n),
     }
     result["peak_rss_mb"] = peak_rss_mb()
     return result

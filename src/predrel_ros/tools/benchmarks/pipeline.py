@@ -14,15 +14,13 @@ Two measurements in one run, one after the other, on the same machine and DDS se
    increments over the window) and each process's CPU (cores used, from /proc).
 
 The result holds both and their ratios (pipeline / relay: latency median and p95, output rate).
-The graph runs in a namespace of its own, so other graphs on the machine do not disturb it.
+The graph runs in a namespace of its own, so other graphs on the machine do not disturb it. The ROS
+side of both (the relay, the graph and the node watching it) is ros/run/graph_probes.py.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import signal
-import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -98,67 +96,35 @@ class Arrivals:
                 "latency_ms": summarize(self.latencies) if self.latencies else None}
 
 
-def _stamp_latency(node, header) -> float:
-    now = node.get_clock().now().nanoseconds
-    return (now - (header.stamp.sec * 1_000_000_000 + header.stamp.nanosec)) / 1e9
-
-
 def measure_relay(seconds: float) -> dict:
     """The bare relay: this process -> echo_relay -> this process, 320x240 rgb8 at 30 Hz."""
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from sensor_msgs.msg import Image
-    from std_msgs.msg import Header
+    from predrel_ros.ros.run.graph_probes import ImageRelay
 
-    from predrel_ros.ros.messages import conversions
-    from predrel_ros.ros.run import processes
-    from predrel_ros.ros.run.echo_relay import ECHO_QOS
-    from predrel_ros.ros.kit.runtime import spin_until
-
-    namespace = f"/predrel_bench_relay_{os.getpid()}"
-    relay = processes.start_node("echo_relay", ["-r", f"__ns:={namespace}"], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node("bench_relay", namespace=namespace, context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
     arrivals = Arrivals()
     arrivals.recording = True                # on_echo keeps the echoes of frames sent in the window only
     in_window: set[tuple[int, int]] = set()  # stamps of the frames sent in the window
     frames = [np.random.default_rng(i).integers(0, 256, (HEIGHT, WIDTH, 3), dtype=np.uint8) for i in range(8)]
 
-    def on_echo(msg: Image) -> None:
-        if (msg.header.stamp.sec, msg.header.stamp.nanosec) in in_window:
-            arrivals.add(_stamp_latency(node, msg.header))
-    try:
-        publisher = node.create_publisher(Image, "image", ECHO_QOS)
-        subscription = node.create_subscription(Image, "image_echo", on_echo, ECHO_QOS)
-        if not spin_until(executor, lambda: relay.poll() is None and publisher.get_subscription_count() > 0
-                          and subscription.get_publisher_count() > 0, 30.0):
-            raise UserError("echo_relay did not connect within 30 s (DDS discovery failed)")
+    def on_echo(stamp: tuple[int, int], latency_s: float) -> None:
+        if stamp in in_window:
+            arrivals.add(latency_s)
+    with ImageRelay(on_echo) as relay:
         period = 1.0 / RATE_HZ
         meter = None
         start = time.monotonic()
         warmup_frames = int(RATE_HZ)  # one second before the window opens
         total = warmup_frames + int(seconds * RATE_HZ)
         for index in range(total):
-            spin_until(executor, lambda: time.monotonic() >= start + index * period, period + 1.0)
+            relay.spin_until(lambda: time.monotonic() >= start + index * period, period + 1.0)
             if index == warmup_frames:
                 meter = CpuMeter({"relay": relay.pid, "benchmark": os.getpid()})
                 window_start = time.monotonic()
-            header = Header(frame_id="bench", stamp=node.get_clock().now().to_msg())
+            stamp = relay.publish(frames[index % len(frames)])  # its echo arrives while the relay spins
             if index >= warmup_frames:
-                in_window.add((header.stamp.sec, header.stamp.nanosec))
-            publisher.publish(conversions.numpy_to_image(frames[index % len(frames)], "rgb8", header=header))
+                in_window.add(stamp)
         window = time.monotonic() - window_start + period  # the last frame's period included
         cores = meter.cores()
-        spin_until(executor, lambda: len(arrivals.times) >= len(in_window), 5.0)  # the last copies arrive
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-        processes.stop_node(relay)
+        relay.spin_until(lambda: len(arrivals.times) >= len(in_window), 5.0)  # the last copies arrive
     result = arrivals.result(window)
     sent = len(in_window)
     result.update({"sent": sent, "lost": max(sent - result["received"], 0), "cpu_cores": cores,
@@ -178,84 +144,40 @@ def _counter_increments(before: dict[str, dict[str, int]], after: dict[str, dict
 
 def measure_pipeline(bag: Path, seconds: float, warmup_timeout: float, schedule: str, model: str,
                      log_dir: Path) -> dict:
-    import rclpy
-    from diagnostic_msgs.msg import DiagnosticArray
-    from rclpy.executors import SingleThreadedExecutor
-
-    from predrel_ros.msg import ActionEstimate, FrameInfo, PredicateArray
-    from predrel_ros.ros.nodes.dashboard_node import node_status
-    from predrel_ros.ros.kit.qos import STREAM_QOS
-    from predrel_ros.ros.run.run_file import load_run_file
-    from predrel_ros.ros.run.runner import Runner
-    from predrel_ros.ros.kit.runtime import spin_until
     from predrel_ros.core.package_files import config_file
+    from predrel_ros.ros.run.graph_probes import WatchedGraph
 
-    namespace = f"predrel_bench_pipeline_{os.getpid()}"
-    run = load_run_file(config_file(RUN_FILE), {
-        "bag": str(bag), "schedule": schedule, "rate": "1.0", "loop": "true", "passes": "0", "model": model},
-        namespace=namespace)
-    log_dir.mkdir(parents=True, exist_ok=True)
-    runner_log = open(log_dir / "runner.log", "w")
-    runner = Runner(run, log_dir, out=runner_log, err=runner_log)
-    status: list[int] = []
-    thread = threading.Thread(target=lambda: status.append(runner.run()), name="pipeline runner", daemon=True)
-
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node("bench_pipeline", namespace=f"/{namespace}", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
     arrivals = {topic: Arrivals() for topic in OUTPUTS}
     frames_published = Arrivals()
-    counters: dict[str, dict[str, int]] = {}
-    prefix = f"/{namespace}/"
+    first_action = Arrivals()
+    first_action.recording = True
 
-    def on_diagnostics(msg: DiagnosticArray) -> None:
-        for status_msg in msg.status:
-            if status_msg.name.startswith(prefix):
-                view = node_status(status_msg)
-                if view.counters:
-                    counters[status_msg.name[len(prefix):]] = dict(view.counters)
-
-    for topic in OUTPUTS:
-        kind = ActionEstimate if topic.endswith("action") else PredicateArray
-        node.create_subscription(kind, topic, lambda msg, t=topic: arrivals[t].add(_stamp_latency(node, msg.header)),
-                                 STREAM_QOS)
-    node.create_subscription(FrameInfo, "degraded/frame_info", lambda msg: frames_published.add(0.0), STREAM_QOS)
-    node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
-    thread.start()
-    try:
-        first_output = Arrivals()
-        first_output.recording = True
-        node.create_subscription(ActionEstimate, "degraded/action", lambda msg: first_output.add(0.0), STREAM_QOS)
-        if not spin_until(executor, lambda: bool(first_output.times) or not thread.is_alive(), warmup_timeout):
+    def on_output(topic: str, latency_s: float) -> None:
+        arrivals[topic].add(latency_s)
+        if topic == "degraded/action":
+            first_action.add(0.0)
+    values = {"bag": str(bag), "schedule": schedule, "rate": "1.0", "loop": "true", "passes": "0", "model": model}
+    with WatchedGraph(config_file(RUN_FILE), values, f"predrel_bench_pipeline_{os.getpid()}", log_dir, OUTPUTS,
+                      on_output, lambda: frames_published.add(0.0)) as graph:
+        if not graph.spin_until(lambda: bool(first_action.times) or not graph.running(), warmup_timeout):
             raise UserError(f"the pipeline produced no action within {warmup_timeout:g} s; logs in {log_dir}")
-        if not thread.is_alive():
-            raise UserError(f"the pipeline stopped before the measurement (status {status}); logs in {log_dir}")
-        spin_until(executor, lambda: False, 3.0)  # past the first frames' start-up costs
-        before = {name: dict(values) for name, values in counters.items()}
-        pids = {spec.label[len(namespace) + 1:]: process.process.pid
-                for spec, process in ((p.spec, p) for p in runner.processes)}
-        meter = CpuMeter({**pids, "benchmark": os.getpid()})
+        if not graph.running():
+            raise UserError(f"the pipeline stopped before the measurement (status {graph.status}); logs in {log_dir}")
+        graph.spin_until(lambda: False, 3.0)  # past the first frames' start-up costs
+        before = {name: dict(values) for name, values in graph.counters.items()}
+        meter = CpuMeter({**graph.process_ids(), "benchmark": os.getpid()})
         window_start = time.monotonic()
         for target in (*arrivals.values(), frames_published):
             target.recording = True
-        spin_until(executor, lambda: not thread.is_alive(), seconds)
+        graph.spin_until(lambda: not graph.running(), seconds)
         for target in (*arrivals.values(), frames_published):
             target.recording = False
         window = time.monotonic() - window_start
         cores = meter.cores()
-        spin_until(executor, lambda: False, 1.5)  # one more /diagnostics round
-        dropped = _counter_increments(before, counters)
-        if not thread.is_alive():
-            raise UserError(f"the pipeline stopped during the measurement (status {status}); logs in {log_dir}")
-    finally:
-        runner.request_stop(signal.SIGINT)
-        thread.join(run.shutdown_timeout_s + 10)
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-        runner_log.close()
+        graph.spin_until(lambda: False, 1.5)  # one more /diagnostics round
+        dropped = _counter_increments(before, graph.counters)
+        if not graph.running():
+            raise UserError(f"the pipeline stopped during the measurement (status {graph.status}); logs in {log_dir}")
     published = len(frames_published.times)
     outputs = {topic: arrivals[topic].result(window) for topic in OUTPUTS}
     return {"frames_published": published, "input_rate_hz": round(published / window, 2), "outputs": outputs,

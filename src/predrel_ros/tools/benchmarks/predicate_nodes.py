@@ -15,7 +15,7 @@ predicates, reference, entities, reference entities, with a report of every stre
 action node. Baselines in the same run, in a pass of their own: the library calls alone on the same
 data (`PredicateExtractor.update`; `ReliabilityMonitor.add_reference` + `add_reference_entities` +
 `add_evaluated_entities` + `add_evaluated` + `report`; `ActionRecognizer.update`). The ratio node /
-library is what the ROS layer adds.
+library is what the ROS layer adds. The node pass is ros/run/node_probes.py's `time_predicate_nodes`.
 """
 from __future__ import annotations
 
@@ -25,8 +25,6 @@ import time
 from predrel_ros.tools.benchmarks.report import peak_rss_mb, summarize
 
 CAMERA_PERIOD_MS = 1000.0 / 30.0
-#: the reliability node's callbacks of one frame in clean_twin mode with association
-RELIABILITY_CALLBACKS = ("_on_predicates", "_on_reference", "_on_entities", "_on_reference_entities")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,22 +48,6 @@ def _scene(frames: int, width: int, height: int):
         occluded = occlude_entities(entities, degrader.occluder_mask((height, width), targets=entities))
         out.append((entities, occluded, extractor.update(t, entities)))
     return out
-
-
-def _timed(cls, name: str, methods: tuple[str, ...], times: dict[str, list[float]]):
-    """A subclass of node class `cls` whose callbacks `methods` add their durations to times[name]
-    (per frame: the durations of one frame's callbacks are summed by the caller)."""
-    def wrap(method_name):
-        method = getattr(cls, method_name)
-
-        def timed(self, msg):
-            start = time.perf_counter()
-            try:
-                return method(self, msg)
-            finally:
-                times[name].append(time.perf_counter() - start)
-        return timed
-    return type(f"Timed{cls.__name__}", (cls,), {m: wrap(m) for m in methods})
 
 
 def _library_pass(scene, window: int) -> dict[str, list[float]]:
@@ -99,81 +81,14 @@ def _library_pass(scene, window: int) -> dict[str, list[float]]:
     return times
 
 
-def _node_pass(scene, width: int, height: int, window: int) -> tuple[dict[str, list[float]], dict]:
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.parameter import Parameter
-
-    from predrel_ros.msg import ActionEstimate, EntityArray, PredicateArray, ReliabilityReport
-    from predrel_ros.ros.messages import conversions
-    from predrel_ros.ros.nodes.action_node import ActionNode
-    from predrel_ros.ros.nodes.predicate_node import PredicateNode
-    from predrel_ros.ros.kit.qos import STREAM_QOS
-    from predrel_ros.ros.nodes.reliability_node import ReliabilityNode
-    from predrel_ros.ros.kit.runtime import spin_until
-
-    times: dict[str, list[float]] = {"predicates": [], "reliability": [], "action": []}
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    executor = SingleThreadedExecutor(context=context)
-    nodes = []
-    try:
-        predicates = _timed(PredicateNode, "predicates", ("_on_entities",), times)(context=context)
-        reliability = _timed(ReliabilityNode, "reliability", RELIABILITY_CALLBACKS, times)(
-            context=context, parameter_overrides=[Parameter("reference_mode", value="clean_twin"),
-                                                  Parameter("window", value=window)])
-        action = _timed(ActionNode, "action", ("_on_predicates",), times)(context=context)
-        sink = rclpy.create_node("sink", context=context)
-        actions, reports = [], []
-        sink.create_subscription(ActionEstimate, "action", actions.append, STREAM_QOS)
-        sink.create_subscription(ReliabilityReport, "reliability", reports.append, STREAM_QOS)
-        entities_pub = sink.create_publisher(EntityArray, "entities", STREAM_QOS)
-        reference_pub = sink.create_publisher(PredicateArray, "reference", STREAM_QOS)
-        reference_entities_pub = sink.create_publisher(EntityArray, "reference_entities", STREAM_QOS)
-        nodes = [predicates, reliability, action, sink]
-        for node in nodes:
-            executor.add_node(node)
-        # every subscription matched before the first frame: entities go to the predicate and the
-        # reliability node, predicates to the reliability and the action node
-        spin_until(executor, lambda: entities_pub.get_subscription_count() >= 2 and reference_pub.get_subscription_count()
-                   and reference_entities_pub.get_subscription_count()
-                   and predicates.predicates_publisher.get_subscription_count() >= 2, 10)
-        for t, (entities, occluded, clean) in enumerate(scene):
-            reference_pub.publish(conversions.predicates_to_msg(clean, frame_index=t, source="clean"))
-            reference_entities_pub.publish(conversions.entities_to_msg(entities, frame_index=t, image_width=width,
-                                                                       image_height=height, source="clean"))
-            spin_until(executor, lambda: _reference_waiting(reliability.monitor.snapshot_counters()), 5)
-            entities_pub.publish(conversions.entities_to_msg(occluded, frame_index=t, image_width=width,
-                                                             image_height=height, source="perception"))
-            spin_until(executor, lambda: len(actions) > t and len(reports) > t, 5)
-        counts = {"actions": len(actions), "reports": len(reports),
-                  "report_entries_last_frame": len(reports[-1].predicates) + len(reports[-1].groups)}
-    finally:
-        for node in nodes:
-            executor.remove_node(node)
-            node.destroy_node()
-        executor.shutdown()
-        rclpy.try_shutdown(context=context)
-    frames = len(scene)
-    # the reliability node runs four callbacks per frame (one per part): sum them
-    parts = len(RELIABILITY_CALLBACKS)
-    calls = times["reliability"]
-    times["reliability"] = [sum(calls[i:i + parts]) for i in range(0, parts * frames, parts)]
-    return times, counts
-
-
-def _reference_waiting(counters: dict) -> bool:
-    """Both reference parts of the frame have reached the reliability node."""
-    return counters["pending_reference"] >= 1 and counters["pending_reference_entities"] >= 1
-
-
 def run(args: argparse.Namespace) -> dict:
     from predrel_ros.core.errors import UserError
+    from predrel_ros.ros.run.node_probes import time_predicate_nodes
 
     if args.frames < 10 or args.width < 64 or args.height < 48 or args.window < 2:
         raise UserError("need --frames >= 10, --width >= 64, --height >= 48, --window >= 2")
     scene = _scene(args.frames, args.width, args.height)
-    nodes, counts = _node_pass(scene, args.width, args.height, args.window)
+    nodes, counts = time_predicate_nodes(scene, args.width, args.height, args.window)
     library = _library_pass(scene, args.window)
     result = {"image": f"{args.width}x{args.height}", "entities": 8, "frames": args.frames,
               "reliability_window": args.window, "messages": counts, "nodes": {}}
