@@ -17,7 +17,7 @@ pytestmark = pytest.mark.ros
 
 def test_unknown_node_names_the_source_file():
     with pytest.raises(UserError, match=r"no node executable .*/lib/predrel_ros/no_such_node; colcon generates "
-                                        r"it from src/predrel_ros/nodes/no_such_node.py"):
+                                        r"it from src/predrel_ros/ros/nodes/no_such_node.py"):
         processes.node_executable("no_such_node")
 
 
