@@ -17,15 +17,16 @@ from predrel_ros.tools.evaluation.sweep import run_sweep
 
 #: summary.json fields that record how the run was parallelised (and where it wrote), not what it found
 PARALLELISM = {"evaluation": ("jobs", "scheduler")}
-#: ... and those that measure seconds: they differ between any two runs
-MEASURED = {"selection": ("seconds", "timings"), "action_models": ("seconds", "timings", "files")}
+#: ... those that measure seconds (they differ between any two runs), and the paths under --out
+MEASURED = {"selection": ("seconds", "timings"), "action_models": ("seconds", "timings")}
+PATHS = {"action_models": ("files",)}
 
 
 def comparable(summary: dict) -> dict:
     """summary.json without the parallelism, the wall/CPU seconds and the --out paths (docs/fleet-evaluation.md)."""
     summary = json.loads(json.dumps(summary))
     del summary["timing"]
-    for section, fields in {**PARALLELISM, **MEASURED}.items():
+    for section, fields in [*PARALLELISM.items(), *MEASURED.items(), *PATHS.items()]:
         for field in fields:
             summary["settings"][section].pop(field, None)
     for episode in summary["episodes"]:
@@ -84,16 +85,15 @@ def test_local_cluster_gives_the_results_of_one_job(controlled_dataset, predicat
     assert main(arguments + ["--out", str(tmp_path / "jobs1"), "--jobs", "1"]) == 0
     assert main(arguments + ["--out", str(tmp_path / "dask2"), "--scheduler", "local:2"]) == 0
     one, dask = tmp_path / "jobs1", tmp_path / "dask2"
-    for name in ("tables.md", "rows.csv", "summary.csv", "action.csv"):
+    sequences = sorted(p.relative_to(one) for p in (one / "sequences").iterdir())
+    for name in ["tables.md", "rows.csv", "summary.csv", "action.csv", "dis.csv", *sequences]:
         assert (dask / name).read_bytes() == (one / name).read_bytes(), name
     summary_one, summary_dask = (json.loads((out / "summary.json").read_text()) for out in (one, dask))
     assert comparable(summary_dask) == comparable(summary_one)
     assert summary_dask["settings"]["evaluation"]["scheduler"] == "local:2"
     assert (summary_dask["timing"]["scheduler"], summary_dask["timing"]["dask_workers"]) == ("local:2", 2)
     assert summary_one["timing"]["scheduler"] is None
-    names = [sorted(p.name for p in (out / "sequences").iterdir()) for out in (one, dask)]
-    assert names[0] == names[1]
-    assert not list((dask / "sequences").glob(".*"))   # no temporary file left
+    assert sorted(p.relative_to(dask) for p in (dask / "sequences").iterdir()) == sequences   # and no temporary file
 
 
 def _row_keys(path) -> Counter:
@@ -115,11 +115,11 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_no_row(controlled_dataset,
             Client(cluster) as client:
         episodes = [json.loads((tmp_path / "jobs1" / "summary.json").read_text())["episodes"][0]["name"]]
         client.register_plugin(DieAfterEpisode(episodes[0], str(marker)))
-        summary = run_sweep(EvaluationConfig(**config, scheduler=cluster.scheduler_address), controlled_dataset,
-                            tmp_path / "dask", progress=False, log=quiet)
+        run_sweep(EvaluationConfig(**config, scheduler=cluster.scheduler_address), controlled_dataset,
+                  tmp_path / "dask", progress=False, log=quiet)
     assert marker.is_file()   # a worker did die after its unit had written its sequences
     rows, expected = _row_keys(tmp_path / "dask" / "rows.csv"), _row_keys(tmp_path / "jobs1" / "rows.csv")
     assert rows == expected and set(rows.values()) == {1}
     assert (tmp_path / "dask" / "tables.md").read_text() == (tmp_path / "jobs1" / "tables.md").read_text()
-    assert [e["name"] for e in summary["episodes"]] == \
-        [e["name"] for e in json.loads((tmp_path / "jobs1" / "summary.json").read_text())["episodes"]]
+    saved = [json.loads((tmp_path / out / "summary.json").read_text()) for out in ("dask", "jobs1")]
+    assert comparable(saved[0]) == comparable(saved[1])
