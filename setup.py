@@ -23,6 +23,7 @@ setup(
         "hands": ["onnxruntime>=1.17"],  # MediaPipe hand models (bundled as ONNX, perception/hands.py)
         "torch": ["torch>=2.1"],
         "eval": ["matplotlib>=3.7"],
+        "dask": ["dask[distributed]>=2024.1"],  # predrel eval --scheduler
         "test": ["pytest>=7,<9", "hypothesis>=6.90"],
     },
     entry_points={"console_scripts": ["predrel = predrel_ros.tools.cli.main:main"]},

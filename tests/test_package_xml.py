@@ -18,6 +18,7 @@ ROSDEP_KEYS = {
     "rosbags": "python3-rosbags-pip", "scipy": "python3-scipy", "sensor_msgs": "sensor_msgs",
     "std_msgs": "std_msgs", "threadpoolctl": "python3-threadpoolctl", "torch": "python3-torch",
     "tqdm": "python3-tqdm", "yaml": "python3-yaml", "mujoco": None, "tensorrt": None,
+    "dask": None, "distributed": None,
 }
 
 

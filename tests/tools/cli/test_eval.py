@@ -15,6 +15,8 @@ def test_help_shows_examples(capsys):
     (["--perception", "/nonexistent/model.onnx"], "does not exist"),
     (["--perception", "oracle", "--predicate-config", "/nonexistent/predicates.yaml"], "cannot read"),
     (["--perception", "oracle", "--reference", "clean", "--data", "/nonexistent"], "no such file"),
+    (["--scheduler", "local:0"], "local:N needs"), (["--scheduler", "http://host:8786"], "Dask scheduler address"),
+    (["--scheduler", "local:2", "--jobs", "2"], "give one of them"),
 ])
 def test_bad_input_is_an_error_without_traceback(controlled_dataset, tmp_path, capsys, arguments, message):
     code = main(["eval", "--data", str(controlled_dataset), "--out", str(tmp_path / "out"), "--no-progress",

@@ -46,6 +46,16 @@ def constant_yoloseg_model(folder: Path, boxes, class_ids, scores, labels, heigh
 
 
 @pytest.fixture(scope="session")
+def predicate_file(tmp_path_factory) -> str:
+    """A predicate YAML of the default thresholds (no selection on val: the tiny set has no val split)."""
+    from predrel_ros.core.config_io import write_data
+    from predrel_ros.predicates.config import PredicateConfig
+
+    return str(write_data(tmp_path_factory.mktemp("config") / "predicates.yaml",
+                          {"predicates": PredicateConfig().to_dict()}))
+
+
+@pytest.fixture(scope="session")
 def constant_model(controlled_dataset, tmp_path_factory) -> Path:
     """A model folder detecting the test episode's first-frame entities (class = their label)."""
     from predrel_ros.sources.dataset import open_dataset

@@ -18,8 +18,6 @@ from predrel_ros.tools.evaluation.sequences import EpisodeSequences
 from predrel_ros.tools.evaluation.sweep import run_sweep
 from predrel_ros.core.frame import PRIMITIVE_LABELS
 from predrel_ros.predicates import vocabulary
-from predrel_ros.core.config_io import write_data
-from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.reliability import metrics
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -27,12 +25,6 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 def quiet(_message: str) -> None:
     pass
-
-
-@pytest.fixture(scope="module")
-def predicate_file(tmp_path_factory):
-    return str(write_data(tmp_path_factory.mktemp("config") / "predicates.yaml",
-                          {"predicates": PredicateConfig().to_dict()}))
 
 
 @pytest.fixture(scope="module")

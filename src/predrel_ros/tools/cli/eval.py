@@ -22,6 +22,8 @@ EXAMPLES = """examples:
       --action-model none
   predrel eval --data data/controlled --out runs/mine --perception /models/best.onnx \\
       --perception-config my-perception.yaml
+  predrel eval --data data/controlled --out runs/eval --scheduler local:4   (4 Dask workers on this machine)
+  predrel eval --data /shared/data --out /shared/runs/eval --scheduler tcp://scheduler:8786
   predrel eval --rebuild runs/eval                      (tables, plots, report again from the saved sequences)
 
 outputs in --out: report.html (everything on one page), tables.md (Tables 8-15 and the findings),
@@ -66,6 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fit (on the clean train split of this pipeline; default), committed (the packaged "
                              "model), none, or a model file")
     parser.add_argument("--jobs", type=int, default=1, help="episodes evaluated in parallel (processes)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="evaluate on a Dask cluster instead of --jobs: a scheduler address (tcp://host:8786) "
+                             "or local:N (N worker processes here, one thread each); --data, --out and --cache "
+                             "must be paths the workers share (docs/fleet-evaluation.md)")
     parser.add_argument("--max-episodes", type=int, help="evaluate only the first N test episodes (a quick estimate)")
     parser.add_argument("--seed", type=int, default=0, help="degradation seed; episode i of a split uses seed + i")
     parser.add_argument("--cache", type=Path, help="detection cache folder (default OUT/cache)")
@@ -95,7 +101,8 @@ def main(args: argparse.Namespace) -> int:
             perception=args.perception, perception_config=args.perception_config,
             predicate_config=args.predicate_config, seed=args.seed, match_iou=args.match_iou,
             test_split=args.split, selection_split=args.selection_split, train_split=args.train_split,
-            action_model=args.action_model, jobs=args.jobs, max_episodes=args.max_episodes)
+            action_model=args.action_model, jobs=args.jobs, max_episodes=args.max_episodes,
+            scheduler=args.scheduler)
     except (ValueError, argparse.ArgumentTypeError) as error:
         raise UserError(str(error)) from None
     command = "predrel eval " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 2 else ""

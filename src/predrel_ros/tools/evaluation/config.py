@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 
 from predrel_ros.degradations import KINDS, MAX_SEVERITY
 from predrel_ros.reliability.association import MIN_IOU
+from predrel_ros.tools.evaluation.fleet import check_scheduler
 
 GROUND_TRUTH = "gt"
 CLEAN = "clean"
@@ -47,6 +48,8 @@ class EvaluationConfig:
     action_model: "fit" (fit the recognizers on the train split's clean predicates of this very
         pipeline), "committed" (the packaged model), "none", or a model file.
     jobs: episodes evaluated in parallel (worker processes).
+    scheduler: None, or the Dask cluster the episodes are evaluated on instead (`evaluation.fleet`): a
+        scheduler address (tcp://host:8786) or local:N (a LocalCluster of N worker processes); with jobs 1.
     max_episodes: evaluate only the first N episodes of the test split (a quick estimate); None: all.
     """
 
@@ -68,6 +71,7 @@ class EvaluationConfig:
     action_model: str = FIT
     jobs: int = 1
     max_episodes: int | None = None
+    scheduler: str | None = None
 
     def __post_init__(self) -> None:
         kinds = tuple(self.kinds)
@@ -99,12 +103,22 @@ class EvaluationConfig:
             raise ValueError(f"max_episodes must be >= 1, got {self.max_episodes}")
         if self.jobs < 1:
             raise ValueError(f"jobs must be >= 1, got {self.jobs}")
+        if self.scheduler is not None:
+            check_scheduler(self.scheduler)
+            if self.jobs != 1:
+                raise ValueError(f"jobs {self.jobs} and scheduler {self.scheduler!r}: give one of them (the Dask "
+                                 f"workers are the parallelism)")
         if not 0 <= self.seed < 2**31:
             raise ValueError(f"seed must lie in 0..2**31-1, got {self.seed}")
 
     @property
     def oracle(self) -> bool:
         return self.perception == ORACLE
+
+    @property
+    def parallel(self) -> bool:
+        """Whether episodes run in other processes (--jobs > 1 or a Dask cluster)."""
+        return self.jobs > 1 or self.scheduler is not None
 
     def to_dict(self) -> dict:
         return asdict(self)

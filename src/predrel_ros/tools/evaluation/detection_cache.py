@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Sequence
 
@@ -26,6 +25,7 @@ import cv2
 import numpy as np
 
 from predrel_ros.perception.detections import Detections
+from predrel_ros.tools.evaluation.sequences import save_atomically
 
 FORMAT = "predrel-detection-cache/1"
 
@@ -118,8 +118,4 @@ class DetectionCache:
     def put(self, key: str, detections: Sequence[Detections], shape: tuple[int, int]) -> None:
         if self.root is None:
             return
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
-        np.savez(temporary, **pack(detections, shape))
-        os.replace(temporary, path)
+        save_atomically(self._path(key), pack(detections, shape), compressed=False)

@@ -22,7 +22,7 @@ from predrel_ros.tools.evaluation import action, scores
 from predrel_ros.tools.evaluation.config import GROUND_TRUTH, EvaluationConfig
 from predrel_ros.tools.evaluation.data import EpisodeSource, LoadedEpisode, load_episode
 from predrel_ros.tools.evaluation.front_ends import ConditionRun, NotApplicable, Timer, make_front_end
-from predrel_ros.tools.evaluation.sequences import EpisodeSequences, StreamIndex, scope_keys
+from predrel_ros.tools.evaluation.sequences import EpisodeSequences, StreamIndex, save_atomically, scope_keys
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.estimate import PredicateEstimate
@@ -73,6 +73,14 @@ def init_worker(spec: SweepSpec) -> None:
     _state["spec"] = spec
     _state["front_end"] = make_front_end(config.perception, config.perception_config, spec.cache_dir, spec.threads)
     _state["predicate_config"] = PredicateConfig.from_dict(spec.predicate_config)
+
+
+def ensure_worker(spec: SweepSpec, token: str) -> None:
+    """`init_worker(spec)` unless this process is set up already for the map named `token` (a Dask worker
+    runs the units of several maps, `evaluation.fleet`)."""
+    if _state.get("token") != token:
+        init_worker(spec)
+        _state["token"] = token
 
 
 def front_end():
@@ -237,7 +245,7 @@ def _save_predictions(path: Path, y_true: np.ndarray, predictions: dict) -> None
     for (variant, kind, severity), (y_pred, p_true) in predictions.items():
         arrays[f"y_pred|{variant}|{kind}|{severity}"] = y_pred.astype(np.int8)
         arrays[f"p_true|{variant}|{kind}|{severity}"] = p_true
-    np.savez_compressed(path, **arrays)
+    save_atomically(path, arrays)
 
 
 def load_predictions(path: str | Path) -> tuple[np.ndarray, dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]]]:

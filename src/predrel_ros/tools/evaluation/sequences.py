@@ -16,6 +16,8 @@ recompute any number of the report with `predrel_ros.reliability.metrics` direct
 """
 from __future__ import annotations
 
+import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -25,6 +27,18 @@ import numpy as np
 from predrel_ros.degradations import Condition
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate, stream_key
+
+
+def save_atomically(path: str | Path, arrays: dict[str, np.ndarray], compressed: bool = True) -> Path:
+    """np.savez(_compressed) to a temporary name beside `path`, then renamed: a reader (or a unit run
+    again after its worker died, `evaluation.fleet`) never sees a partial file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp.npz")
+    (np.savez_compressed if compressed else np.savez)(temporary, **arrays)
+    os.replace(temporary, path)
+    return path
+
 
 StreamKey = tuple[str, int, int]
 _NAMES = tuple(vocabulary.PREDICATES)
@@ -51,18 +65,15 @@ class EpisodeSequences:
         return self.conditions.index(condition)
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(
-            path, episode=np.array(self.episode), scenario_group=np.array(self.scenario_group),
+        return save_atomically(path, dict(
+            episode=np.array(self.episode), scenario_group=np.array(self.scenario_group),
             key_name=np.array([_NAMES.index(k[0]) for k in self.keys], dtype=np.int8).reshape(-1),
             key_subject=np.array([k[1] for k in self.keys], dtype=np.int64).reshape(-1),
             key_object=np.array([k[2] for k in self.keys], dtype=np.int64).reshape(-1),
             condition_kind=np.array([c.kind for c in self.conditions]),
             condition_severity=np.array([c.severity for c in self.conditions], dtype=np.int64),
             y=self.y, c=self.c, present=self.present, delivered=self.delivered, y_ref=self.y_ref,
-            c_ref=self.c_ref, c_clean=self.c_clean, reference=np.array(self.reference))
-        return path
+            c_ref=self.c_ref, c_clean=self.c_clean, reference=np.array(self.reference)))
 
     @classmethod
     def load(cls, path: str | Path) -> "EpisodeSequences":

@@ -18,22 +18,25 @@ recognizer, writing, and the main process's aggregation and report) is the evalu
 """
 from __future__ import annotations
 
+import contextlib
 import csv
+import dataclasses
 import json
 import math
 import multiprocessing
+import os
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from predrel_ros import __version__
 from predrel_ros.degradations import NONE
 from predrel_ros.core.errors import UserError
-from predrel_ros.tools.evaluation import action, episode_run, plots, report, scores, tables
+from predrel_ros.tools.evaluation import action, episode_run, fleet, plots, report, scores, tables
 from predrel_ros.tools.evaluation.config import COMMITTED, FIT, NO_ACTION, EvaluationConfig
 from predrel_ros.tools.evaluation.data import EpisodeSource, resolve_data
 from predrel_ros.tools.evaluation.front_ends import ORACLE_NOT_APPLICABLE, PERCEPTION_PHASES, make_front_end
@@ -51,8 +54,13 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _map(spec: episode_run.SweepSpec, function, items: Sequence, jobs: int, description: str, progress: bool) -> list:
-    """function(item) for every item, in order; in `jobs` spawned worker processes when jobs > 1."""
+def _map(spec: episode_run.SweepSpec, function, items: Sequence, jobs: int, description: str, progress: bool,
+         cluster: fleet.Fleet | None = None) -> list:
+    """function(item) for every item, in order; on the Dask `cluster` when given, else in `jobs` spawned
+    worker processes when jobs > 1."""
+    if cluster is not None and items:   # a remote worker has its own working directory
+        items = [dataclasses.replace(item, path=os.path.abspath(item.path)) for item in items]
+        return cluster.map(spec, function, items, description, progress)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -78,6 +86,25 @@ def _map(spec: episode_run.SweepSpec, function, items: Sequence, jobs: int, desc
     return results
 
 
+def _worker_threads(config: EvaluationConfig) -> int:
+    """CPU threads of each worker: the machine's cores shared by --jobs or local:N workers; 1 on a
+    cluster (one thread per worker process, docs/fleet-evaluation.md)."""
+    if config.scheduler is None:
+        return episode_run.worker_threads(config.jobs)
+    local = fleet.local_workers(config.scheduler)
+    return episode_run.worker_threads(local) if local else 1
+
+
+@contextlib.contextmanager
+def _cluster(config: EvaluationConfig, log: Log) -> Iterator[fleet.Fleet | None]:
+    if config.scheduler is None:
+        yield None
+        return
+    with fleet.connect(config.scheduler) as cluster:
+        log(f"Dask scheduler {config.scheduler}: {cluster.workers()} workers")
+        yield cluster
+
+
 def _sum_timings(timings: Sequence[dict]) -> dict[str, float]:
     total: dict[str, float] = defaultdict(float)
     for item in timings:
@@ -94,17 +121,18 @@ def _load_predicate_config(path: str) -> PredicateConfig:
 
 
 def select_predicate_config(config: EvaluationConfig, sources: Sequence[EpisodeSource], cache_dir: str | None,
-                            progress: bool, log: Log) -> tuple[PredicateConfig, dict]:
+                            progress: bool, log: Log,
+                            cluster: fleet.Fleet | None = None) -> tuple[PredicateConfig, dict]:
     """Thresholds and confidence weights selected on the clean `sources` (see the module docstring)."""
     from predrel_ros.predicates import selection
 
     started = time.perf_counter()
     spec = episode_run.SweepSpec(config, PredicateConfig().to_dict(), cache_dir, None,
-                                 threads=episode_run.worker_threads(config.jobs))
+                                 threads=_worker_threads(config))
     timings = []
-    if not config.oracle and config.jobs > 1:
+    if not config.oracle and config.parallel:
         timings += _map(spec, episode_run.warm_detections, list(sources), config.jobs,
-                        "selection: clean detections", progress)
+                        "selection: clean detections", progress, cluster)
     single = episode_run.SweepSpec(config, spec.predicate_config, cache_dir, None, threads=0)
     prepared = _map(single, episode_run.selection_sequence, list(sources), 1, "selection: clean entities", progress)
     sequences = [sequence for sequence, _ in prepared]
@@ -122,7 +150,8 @@ def select_predicate_config(config: EvaluationConfig, sources: Sequence[EpisodeS
 
 
 def build_action_models(config: EvaluationConfig, data, predicate_config: PredicateConfig, cache_dir: str | None,
-                        progress: bool, log: Log) -> tuple[action.ActionModels | None, dict]:
+                        progress: bool, log: Log,
+                        cluster: fleet.Fleet | None = None) -> tuple[action.ActionModels | None, dict]:
     if config.action_model == NO_ACTION:
         return None, {"models": "none"}
     if config.action_model == COMMITTED:
@@ -135,9 +164,9 @@ def build_action_models(config: EvaluationConfig, data, predicate_config: Predic
                         f"{config.selection_split!r} splits; give --action-model committed, a model file, or none")
     started = time.perf_counter()
     spec = episode_run.SweepSpec(config, predicate_config.to_dict(), cache_dir, None,
-                                 threads=episode_run.worker_threads(config.jobs))
+                                 threads=_worker_threads(config))
     produced = _map(spec, episode_run.clean_stream, list(train) + list(val), config.jobs,
-                    "recognizer: clean train/val predicates", progress)
+                    "recognizer: clean train/val predicates", progress, cluster)
     streams = [stream for stream, _ in produced]
     if all(label is None for stream in streams for label in stream.labels):
         log("the train/val episodes have no primitive labels: no recognizer, no downstream rows")
@@ -208,7 +237,7 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
     wall_started = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    cache = str(cache_dir if cache_dir is not None else out / "cache") if not config.oracle else None
+    cache = os.path.abspath(cache_dir if cache_dir is not None else out / "cache") if not config.oracle else None
     data = resolve_data(data_path, config.test_split)
     test = data.split(config.test_split)[:config.max_episodes]
     perception_description = {"front_end": "oracle (ground-truth entities)"}
@@ -219,28 +248,32 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
     log(f"evaluating {len(test)} {config.test_split} episodes of {data.description} with "
         f"{config.perception} perception, reference {config.reference}")
 
-    if config.predicate_config:
-        predicate_config, selection_record = _load_predicate_config(config.predicate_config), \
-            {"from_file": config.predicate_config}
-    else:
-        sources = data.split(config.selection_split)
-        if not sources:
-            raise UserError(f"no {config.selection_split!r} episodes to select thresholds on ({data.description}); "
-                            f"give --predicate-config FILE (e.g. config/predicates.yaml) or --selection-split")
-        predicate_config, selection_record = select_predicate_config(config, sources, cache, progress, log)
-    write_data(out / "predicates.selected.yaml", {"predicates": predicate_config.to_dict()})
-    write_data(out / "selection.json", _json_safe(selection_record))
+    with _cluster(config, log) as cluster:
+        if config.predicate_config:
+            predicate_config, selection_record = _load_predicate_config(config.predicate_config), \
+                {"from_file": config.predicate_config}
+        else:
+            sources = data.split(config.selection_split)
+            if not sources:
+                raise UserError(f"no {config.selection_split!r} episodes to select thresholds on ({data.description}); "
+                                f"give --predicate-config FILE (e.g. config/predicates.yaml) or --selection-split")
+            predicate_config, selection_record = select_predicate_config(config, sources, cache, progress, log,
+                                                                          cluster)
+        write_data(out / "predicates.selected.yaml", {"predicates": predicate_config.to_dict()})
+        write_data(out / "selection.json", _json_safe(selection_record))
 
-    models, models_record = build_action_models(config, data, predicate_config, cache, progress, log)
-    if models is not None:
-        models_record["files"] = models.save(out / "action-models")
-        models_record["origin"] = models.origin
+        models, models_record = build_action_models(config, data, predicate_config, cache, progress, log, cluster)
+        if models is not None:
+            models_record["files"] = models.save(out / "action-models")
+            models_record["origin"] = models.origin
 
-    spec = episode_run.SweepSpec(config, predicate_config.to_dict(), cache, str(out / "sequences"), models,
-                                 threads=episode_run.worker_threads(config.jobs))
-    sweep_started = time.perf_counter()
-    results = _map(spec, episode_run.evaluate_episode, list(test), config.jobs, "sweep", progress)
-    sweep_wall = time.perf_counter() - sweep_started
+        spec = episode_run.SweepSpec(config, predicate_config.to_dict(), cache, os.path.abspath(out / "sequences"),
+                                     models, threads=_worker_threads(config))
+        sweep_started = time.perf_counter()
+        results = _map(spec, episode_run.evaluate_episode, list(test), config.jobs, "sweep", progress, cluster)
+        sweep_wall = time.perf_counter() - sweep_started
+        workers = cluster.workers() if cluster is not None else None
+    _check_sequences(out, results)
 
     aggregation_started = time.perf_counter()
     summary = write_outputs(config, data.description, results, out, models, selection_record, models_record, command,
@@ -252,6 +285,7 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
     overhead = worker.get("episode_total", 0.0) - perception + aggregation_seconds
     timing = {
         "test_episodes": len(results), "test_frames": sum(r.frames for r in results), "jobs": config.jobs,
+        "scheduler": config.scheduler, "dask_workers": workers,
         "phases_seconds": worker, "perception_seconds": perception, "aggregation_and_outputs_seconds": aggregation_seconds,
         "evaluator_overhead_seconds": overhead,
         "overhead_share_of_perception": overhead / perception if perception > 0 else None,
@@ -268,6 +302,15 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
             f"({100 * overhead / perception:.1f} % of perception)")
     log(f"wrote {out / 'report.html'}, {out / 'tables.md'}, {out / 'summary.json'}")
     return summary
+
+
+def _check_sequences(out: Path, results: Sequence[episode_run.EpisodeResult]) -> None:
+    """Every episode's sequences file is here (Dask workers write them into --out: a shared folder)."""
+    missing = [r.episode for r in results if not (out / "sequences" / f"{r.episode}.npz").is_file()]
+    if missing:
+        raise UserError(f"{out / 'sequences'} lacks the sequences of {len(missing)} episodes ({', '.join(missing[:3])}"
+                        f"{', ...' if len(missing) > 3 else ''}): the workers wrote them where this machine does not "
+                        f"see them; give an --out (and --cache) on a filesystem they share at the same path")
 
 
 def _finish(out: Path, summary: dict, timing: dict) -> None:
