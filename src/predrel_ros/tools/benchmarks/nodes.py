@@ -60,7 +60,8 @@ def _bare_publish(context, executor, repeats: int = 200) -> dict:
     import rclpy
     from sensor_msgs.msg import Image
 
-    from predrel_ros.ros.messages import conversions
+    from predrel_ros.ros.messages.fields import header_at
+    from predrel_ros.ros.messages.images import numpy_to_image
     from predrel_ros.ros.kit.qos import image_qos
     from predrel_ros.ros.kit.runtime import spin_until
 
@@ -72,11 +73,11 @@ def _bare_publish(context, executor, repeats: int = 200) -> dict:
     executor.add_node(node)
     spin_until(executor, lambda: publisher.get_subscription_count() > 0, 10)
     rgb = np.random.default_rng(1).integers(0, 256, (HEIGHT, WIDTH, 3), dtype=np.uint8)
-    header = conversions.header_at(1, "cam")
+    header = header_at(1, "cam")
     seconds = []
     for _ in range(repeats):
         start = time.perf_counter()
-        publisher.publish(conversions.numpy_to_image(rgb, "rgb8", header))
+        publisher.publish(numpy_to_image(rgb, "rgb8", header))
         seconds.append(time.perf_counter() - start)
         executor.spin_once(timeout_sec=0.01)
     executor.remove_node(node)

@@ -110,7 +110,7 @@ def measure_relay(seconds: float) -> dict:
     from sensor_msgs.msg import Image
     from std_msgs.msg import Header
 
-    from predrel_ros.ros.messages import conversions
+    from predrel_ros.ros.messages.images import numpy_to_image
     from predrel_ros.ros.run import processes
     from predrel_ros.ros.run.echo_relay import ECHO_QOS
     from predrel_ros.ros.kit.runtime import spin_until
@@ -150,7 +150,7 @@ def measure_relay(seconds: float) -> dict:
             header = Header(frame_id="bench", stamp=node.get_clock().now().to_msg())
             if index >= warmup_frames:
                 in_window.add((header.stamp.sec, header.stamp.nanosec))
-            publisher.publish(conversions.numpy_to_image(frames[index % len(frames)], "rgb8", header=header))
+            publisher.publish(numpy_to_image(frames[index % len(frames)], "rgb8", header=header))
         window = time.monotonic() - window_start + period  # the last frame's period included
         cores = meter.cores()
         spin_until(executor, lambda: len(arrivals.times) >= len(in_window), 5.0)  # the last copies arrive

@@ -105,7 +105,8 @@ def _node_pass(scene, width: int, height: int, window: int) -> tuple[dict[str, l
     from rclpy.parameter import Parameter
 
     from predrel_ros.msg import ActionEstimate, EntityArray, PredicateArray, ReliabilityReport
-    from predrel_ros.ros.messages import conversions
+    from predrel_ros.ros.messages.entities import entities_to_msg
+    from predrel_ros.ros.messages.predicates import predicates_to_msg
     from predrel_ros.ros.nodes.action_node import ActionNode
     from predrel_ros.ros.nodes.predicate_node import PredicateNode
     from predrel_ros.ros.kit.qos import STREAM_QOS
@@ -139,12 +140,12 @@ def _node_pass(scene, width: int, height: int, window: int) -> tuple[dict[str, l
                    and reference_entities_pub.get_subscription_count()
                    and predicates.predicates_publisher.get_subscription_count() >= 2, 10)
         for t, (entities, occluded, clean) in enumerate(scene):
-            reference_pub.publish(conversions.predicates_to_msg(clean, frame_index=t, source="clean"))
-            reference_entities_pub.publish(conversions.entities_to_msg(entities, frame_index=t, image_width=width,
-                                                                       image_height=height, source="clean"))
+            reference_pub.publish(predicates_to_msg(clean, frame_index=t, source="clean"))
+            reference_entities_pub.publish(entities_to_msg(entities, frame_index=t, image_width=width,
+                                                           image_height=height, source="clean"))
             spin_until(executor, lambda: _reference_waiting(reliability.monitor.snapshot_counters()), 5)
-            entities_pub.publish(conversions.entities_to_msg(occluded, frame_index=t, image_width=width,
-                                                             image_height=height, source="perception"))
+            entities_pub.publish(entities_to_msg(occluded, frame_index=t, image_width=width,
+                                                 image_height=height, source="perception"))
             spin_until(executor, lambda: len(actions) > t and len(reports) > t, 5)
         counts = {"actions": len(actions), "reports": len(reports),
                   "report_entries_last_frame": len(reports[-1].predicates) + len(reports[-1].groups)}
