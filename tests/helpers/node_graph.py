@@ -73,12 +73,12 @@ def fuzz(executor, publisher, messages: Sequence, counted: Callable[[], int], bu
 
 def entity_msg(frame, index=None, degradation=None):
     """The EntityArray of a dataset frame's ground-truth entities (`frame_index` = index, else the frame's)."""
-    from predrel_ros.ros.messages import conversions
+    from predrel_ros.ros.messages.entities import entities_to_msg
 
     height, width = frame.entities[0].mask.shape
-    return conversions.entities_to_msg(frame.entities, frame_index=frame.index if index is None else index,
-                                       image_width=width, image_height=height, source="ground_truth",
-                                       degradation=degradation)
+    return entities_to_msg(frame.entities, frame_index=frame.index if index is None else index,
+                           image_width=width, image_height=height, source="ground_truth",
+                           degradation=degradation)
 
 
 def malformed_entities(episode, count):

@@ -21,7 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # launch_test loads th
 from launch_fixtures import launch_file, stand_in_model, workspace  # noqa: E402
 from predrel_ros.core.frame import CameraIntrinsics  # noqa: E402
 from predrel_ros.msg import ActionEstimate, EntityArray, PredicateArray, ReliabilityReport  # noqa: E402
-from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info  # noqa: E402
+from predrel_ros.ros.messages.fields import header_at  # noqa: E402
+from predrel_ros.ros.messages.images import numpy_to_image  # noqa: E402
 from predrel_ros.ros.kit.qos import STREAM_QOS, image_qos  # noqa: E402
 
 NAMESPACE = "robot_under_test"
@@ -55,9 +57,9 @@ class TestGraph(unittest.TestCase):
             next_frame = time.monotonic()
             while time.monotonic() < deadline and min(len(m) for m in received.values()) < 15:
                 if time.monotonic() >= next_frame:
-                    header = conversions.header_at(node.get_clock().now().nanoseconds, "camera")
-                    images.publish(conversions.numpy_to_image(frame, "rgb8", header=header))
-                    infos.publish(conversions.intrinsics_to_camera_info(camera, header=header))
+                    header = header_at(node.get_clock().now().nanoseconds, "camera")
+                    images.publish(numpy_to_image(frame, "rgb8", header=header))
+                    infos.publish(intrinsics_to_camera_info(camera, header=header))
                     next_frame += 1 / 15
                 rclpy.spin_once(node, timeout_sec=0.01)
         finally:

@@ -55,7 +55,7 @@ def test_install_alone_imports_as_on_a_robot():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep)
                                         if p and Path(p).resolve() != (ROOT / "src").resolve())
-    code = ("import predrel_ros.msg, predrel_ros.ros.messages.conversions as c; "
+    code = ("import predrel_ros.msg, predrel_ros.ros.messages.entities as c; "
             "from predrel_ros.msg import Entity, EntityArray, Predicate, PredicateArray, PredicateReliability, "
             "ReliabilityReport, DegradationState, ActionEstimate; print(c.__file__)")
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd="/", capture_output=True, text=True,

@@ -101,7 +101,8 @@ class Degrader:
 
     def parameters(self) -> dict[str, float]:
         """The concrete parameters of this condition, from the table: DegradationState's
-        parameter_names/values (`nodes.conversions.degradation_to_msg(kind, severity, seed, parameters())`).
+        parameter_names/values (`predrel_ros.ros.messages.degradations.degradation_to_msg(kind,
+        severity, seed, parameters())`).
 
         Blur adds `reference_size_px` (its pixel sizes are given at that shorter image side);
         illumination reports the column of the variant it applies.

@@ -27,10 +27,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
+
 from predrel_ros.core.errors import UserError
-from predrel_ros.ros.messages import bag_messages as messages
+from predrel_ros.core.frame import CAMERA_FRAME_ID, Frame
+from predrel_ros.ros.messages.actions import ground_truth_action_to_msg, primitive_from_msg
+from predrel_ros.ros.messages.camera_info import camera_info_to_camera, intrinsics_to_camera_info
+from predrel_ros.ros.messages.entities import entities_from_msg, entities_to_msg
+from predrel_ros.ros.messages.fields import header_at, stamp_to_ns
+from predrel_ros.ros.messages.images import depth_image_to_metres, image_to_rgb8, numpy_to_image
+from predrel_ros.ros.messages.message_classes import ROSBAGS, typestore
+from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg
 from predrel_ros.sources.dataset import EpisodeMeta
-from predrel_ros.core.frame import Frame
 
 EPISODE_META_KEY = "predrel_ros.episode_meta"
 STORAGES = ("mcap", "sqlite3")
@@ -65,7 +73,7 @@ class BagWriter:
         if self.path.exists():
             raise UserError(f"{self.path} already exists; a bag is written to a new folder")
         self.topics = topics
-        self.store = messages.typestore()
+        self.store = typestore()
         plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
         self._writer = Writer(self.path, version=9, storage_plugin=plugin)
         if storage == "mcap":
@@ -87,22 +95,27 @@ class BagWriter:
     def write(self, frame: Frame) -> None:
         stamp = frame.stamp_ns
         topics = self.topics
-        self._write(topics.color, messages.image_message(frame.rgb, stamp), stamp)
+        header = header_at(stamp, CAMERA_FRAME_ID, classes=ROSBAGS)
+        self._write(topics.color, numpy_to_image(frame.rgb, "rgb8", header, classes=ROSBAGS), stamp)
         if frame.camera is not None:
-            info = messages.camera_info_message(frame.camera, stamp)
+            info = intrinsics_to_camera_info(frame.camera, header_at(stamp, frame.camera.frame_id, classes=ROSBAGS),
+                                             classes=ROSBAGS)
             self._write(topics.color_info, info, stamp)
         if frame.depth is not None:
-            self._write(topics.depth, messages.image_message(frame.depth, stamp), stamp)
+            self._write(topics.depth, numpy_to_image(frame.depth, "32FC1", header, classes=ROSBAGS), stamp)
             if frame.camera is not None:
                 self._write(topics.depth_info, info, stamp)
         if frame.entities is not None:
-            self._write(topics.entities, messages.entity_array_message(
-                frame.entities, frame.index, stamp, frame.width, frame.height), stamp)
+            self._write(topics.entities, entities_to_msg(
+                frame.entities, frame_index=frame.index, image_width=frame.width, image_height=frame.height,
+                source="ground_truth", header=header, classes=ROSBAGS), stamp)
         if frame.predicates is not None:
-            self._write(topics.predicates, messages.predicate_array_message(
-                frame.predicates, frame.index, stamp), stamp)
+            self._write(topics.predicates, predicates_to_msg(
+                frame.predicates, frame_index=frame.index, source="ground_truth", header=header,
+                classes=ROSBAGS), stamp)
         if frame.primitive is not None:
-            self._write(topics.action, messages.action_message(frame.primitive, frame.index, stamp), stamp)
+            self._write(topics.action, ground_truth_action_to_msg(frame.primitive, frame.index, header,
+                                                                  classes=ROSBAGS), stamp)
 
     def close(self) -> Path:
         self._writer.close()
@@ -127,7 +140,7 @@ def _bag_typestore(connections):
     of other packages with embedded definitions deserialize)."""
     from rosbags.typesys import get_types_from_msg
 
-    store = messages.typestore()
+    store = typestore()
     unknown = {}
     for connection in connections:
         if connection.msgtype in store.types or not connection.msgdef.data:
@@ -186,7 +199,7 @@ class BagReader:
             for connection, _, raw in reader.messages(connections=wanted):
                 message = store.deserialize_cdr(raw, connection.msgtype)
                 role = roles[connection.topic]
-                stamp = messages.stamp_ns_of(message)
+                stamp = stamp_to_ns(message.header)
                 pending.setdefault(stamp, {})[role] = message
                 if role == "color":
                     colour_stamps = [s for s, parts in pending.items() if "color" in parts]
@@ -205,15 +218,23 @@ class BagReader:
                     parts[role] = pending[nearest].pop(role)
         for old in [s for s in pending if s < stamp - self.slop_ns and "color" not in pending[s]]:
             del pending[old]
-        if "color_info" in parts:
-            state["camera"] = messages.camera_from_message(parts["color_info"])
+        try:
+            if "color_info" in parts:
+                state["camera"] = camera_info_to_camera(parts["color_info"])
+            rgb = _owned(image_to_rgb8(parts["color"]))
+            depth = _owned(depth_image_to_metres(parts["depth"])) if "depth" in parts else None
+            entities = entities_from_msg(parts["entities"]) if "entities" in parts else None
+            predicates = predicates_from_msg(parts["predicates"]) if "predicates" in parts else None
+            primitive = primitive_from_msg(parts["action"]) if "action" in parts else None
+        except ValueError as error:
+            raise UserError(f"{self.path}: the frame at {stamp} ns: {error}") from None
         index = state["index"]
         state["index"] += 1
-        return Frame(
-            index=index, stamp_ns=stamp, rgb=messages.image_from_message(parts["color"]),
-            depth=messages.image_from_message(parts["depth"]) if "depth" in parts else None,
-            camera=state["camera"],
-            entities=messages.entities_from_message(parts["entities"]) if "entities" in parts else None,
-            predicates=messages.predicates_from_message(parts["predicates"]) if "predicates" in parts else None,
-            primitive=messages.primitive_from_message(parts["action"]) if "action" in parts else None,
-            source="bag")
+        return Frame(index=index, stamp_ns=stamp, rgb=rgb, depth=depth, camera=state["camera"], entities=entities,
+                     predicates=predicates, primitive=primitive, source="bag")
+
+
+def _owned(pixels: np.ndarray) -> np.ndarray:
+    """`pixels`, copied when they are a read-only view of a message's data (so a frame's arrays are
+    writable and do not keep the bag's raw message alive)."""
+    return pixels if pixels.flags.writeable else pixels.copy()

@@ -35,13 +35,15 @@ def default_cache_dir() -> Path:
 
 
 def _source_files() -> list[Path]:
-    """The code and message definitions an episode depends on."""
+    """The code and message definitions an episode depends on (its bags are written by the
+    message conversions)."""
+    import predrel_ros.ros.messages as conversions
     import predrel_ros.tools.simulator as controlled
     import predrel_ros.sources as io
-    from predrel_ros.ros.messages.bag_messages import message_directory
+    from predrel_ros.ros.messages.message_classes import message_directory
 
     files: list[Path] = []
-    for package in (controlled, io):
+    for package in (controlled, io, conversions):
         files += sorted(Path(package.__file__).parent.glob("*.py"))
     files += sorted(message_directory().glob("*.msg"))
     return files

@@ -19,7 +19,9 @@ from predrel_ros.action import ActionConfig, ActionRecognizer, PrimitiveModel  #
 from predrel_ros.core.errors import UserError  # noqa: E402
 from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 from predrel_ros.msg import ActionEstimate, PredicateArray, ReliabilityReport  # noqa: E402
-from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
+from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg  # noqa: E402
+from predrel_ros.ros.messages.reliability import reliability_report_from_msg, reliability_report_to_msg  # noqa: E402
 from predrel_ros.action.model import DEFAULT_MODEL, NO_CONFIDENCE_MODEL  # noqa: E402
 from predrel_ros.ros.nodes.action_node import PREDICATES, RELIABILITY, UNTRUSTED, ActionNode, model_file  # noqa: E402
 from predrel_ros.ros.kit.frame_counters import MALFORMED, OUT_OF_ORDER, PROCESSED  # noqa: E402
@@ -51,10 +53,10 @@ def scenario(controlled_dataset):
         monitor.add_reference_entities(frame.frame_index, frame.clean)
         monitor.add_evaluated_entities(frame.frame_index, frame.degraded)
         monitor.add_evaluated(frame.frame_index, degraded, frame.kind, frame.severity)
-        frames.append((conversions.predicates_to_msg(degraded, frame_index=frame.frame_index, source="perception",
-                                                     degradation=conversions.degradation_to_msg(frame.kind,
-                                                                                                frame.severity)),
-                       conversions.reliability_report_to_msg(monitor.report(streams=False))))
+        frames.append((predicates_to_msg(degraded, frame_index=frame.frame_index, source="perception",
+                                         degradation=degradation_to_msg(frame.kind,
+                                                                        frame.severity)),
+                       reliability_report_to_msg(monitor.report(streams=False))))
     return frames, len(episodes[0])
 
 
@@ -88,9 +90,9 @@ def test_output_equals_the_recognizer_with_the_reports_trust(ros_context, ros_ex
         run_until(ros_executor, lambda: len(actions) == i + 1, 5, f"action {i}")
     trusted = {}
     for i, ((predicates, _), action) in enumerate(zip(frames, actions)):
-        trust = conversions.reliability_report_from_msg(delivered(frames[i - 1][1])).trust() if i else None
+        trust = reliability_report_from_msg(delivered(frames[i - 1][1])).trust() if i else None
         expected = expected_recognizer.update(predicates.frame_index,
-                                              conversions.predicates_from_msg(delivered(predicates)), trust)
+                                              predicates_from_msg(delivered(predicates)), trust)
         assert action.frame_index == predicates.frame_index
         assert action.primitive == expected.primitive and list(action.class_names) == list(expected.class_names)
         np.testing.assert_allclose(action.probabilities, expected.probabilities, atol=1e-6)

@@ -13,7 +13,10 @@ from rclpy.parameter import Parameter  # noqa: E402
 
 from predrel_ros.core.entities import Entity  # noqa: E402
 from predrel_ros.msg import EntityArray, PredicateArray, PredicateReliability, ReliabilityReport  # noqa: E402
-from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.messages.actions import action_to_msg  # noqa: E402
+from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
+from predrel_ros.ros.messages.entities import entities_to_msg  # noqa: E402
+from predrel_ros.ros.messages.predicates import predicates_to_msg  # noqa: E402
 from predrel_ros.ros.kit import diagnostics
 from predrel_ros.ros.nodes.dashboard_node import DashboardNode  # noqa: E402
 from predrel_ros.ros.kit.qos import LATCHED_QOS, STREAM_QOS  # noqa: E402
@@ -25,7 +28,7 @@ pytestmark = pytest.mark.ros
 
 def report(frame: int, severity: int, trust: int) -> ReliabilityReport:
     msg = ReliabilityReport(frame_index=frame, window=30, reference_mode="clean_twin",
-                            degradation=conversions.degradation_to_msg("occlusion", severity))
+                            degradation=degradation_to_msg("occlusion", severity))
     msg.groups = [PredicateReliability(predicate="contact", group="contact", prs=0.5, tpc_s=0.9, mean_confidence=0.7,
                                        samples=30, trust=trust, reason="prs 0.50 < 0.60" if trust else "")]
     return msg
@@ -38,15 +41,14 @@ DEGRADED_IDS = 10
 def predicates(frame: int, severity: int, value: str, ids: int = 0) -> PredicateArray:
     kind = "occlusion" if severity else "none"
     estimate = PredicateEstimate("contact", 1 + ids, 2 + ids, value, 1.0, frame_index=frame)
-    return conversions.predicates_to_msg([estimate], frame_index=frame, source="perception",
-                                         degradation=conversions.degradation_to_msg(kind, severity))
+    return predicates_to_msg([estimate], frame_index=frame, source="perception",
+                             degradation=degradation_to_msg(kind, severity))
 
 
 def entities(frame: int, ids: int = 0) -> EntityArray:
     hand = Entity(id=1 + ids, label="hand", role="right_hand", box=[0.0, 0.0, 20.0, 20.0])
     cube = Entity(id=2 + ids, label="cube", role="manipulated_object", box=[20.0, 0.0, 40.0, 20.0])
-    return conversions.entities_to_msg([hand, cube], frame_index=frame, image_width=64, image_height=48,
-                                       source="perception")
+    return entities_to_msg([hand, cube], frame_index=frame, image_width=64, image_height=48, source="perception")
 
 
 def test_the_dashboard_shows_and_summarises_what_it_receives(ros_context, ros_executor, tmp_path, monkeypatch):
@@ -71,7 +73,7 @@ def test_the_dashboard_shows_and_summarises_what_it_receives(ros_context, ros_ex
         ("degraded_entities", EntityArray, "degraded/entities", STREAM_QOS),
         ("diagnostics", DiagnosticArray, "/diagnostics", 10))}
     assert spin_until(ros_executor, lambda: all(p.get_subscription_count() for p in pubs.values()), 10)
-    pubs["degradation"].publish(conversions.degradation_to_msg("occlusion", 5))
+    pubs["degradation"].publish(degradation_to_msg("occlusion", 5))
     for frame in range(4):
         severity = 1 if frame < 2 else 5
         pubs["clean"].publish(predicates(frame, 0, "T"))
@@ -79,9 +81,9 @@ def test_the_dashboard_shows_and_summarises_what_it_receives(ros_context, ros_ex
         pubs["degraded"].publish(predicates(frame, severity, "T" if severity == 1 else "N", DEGRADED_IDS))
         pubs["degraded_entities"].publish(entities(frame, DEGRADED_IDS))
         pubs["report"].publish(report(frame, severity, 0 if severity == 1 else 2))
-        pubs["truth"].publish(conversions.action_to_msg(frame, ["grasp", "idle"], [1.0, 0.0]))
-        action = conversions.action_to_msg(frame, ["grasp", "idle"], [0.8, 0.2], trusted=severity == 1,
-                                           reason="" if severity == 1 else "contact ERROR")
+        pubs["truth"].publish(action_to_msg(frame, ["grasp", "idle"], [1.0, 0.0]))
+        action = action_to_msg(frame, ["grasp", "idle"], [0.8, 0.2], trusted=severity == 1,
+                               reason="" if severity == 1 else "contact ERROR")
         pubs["action"].publish(action)
     pubs["diagnostics"].publish(DiagnosticArray(status=[diagnostics.status(
         "/degraded/perception", 1, "stale frames", {"image_raw.processed": 4, "image_raw.dropped_stale": 1,

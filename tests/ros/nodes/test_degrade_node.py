@@ -15,7 +15,11 @@ from node_graph import PROBE_QOS, Probe, run_until  # noqa: E402
 from predrel_ros.core.entities import Entity  # noqa: E402
 from predrel_ros.core.frame import CameraIntrinsics  # noqa: E402
 from predrel_ros.msg import DegradationState, EntityArray, FrameInfo  # noqa: E402
-from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics, intrinsics_to_camera_info  # noqa: E402
+from predrel_ros.ros.messages.entities import entities_to_msg  # noqa: E402
+from predrel_ros.ros.messages.fields import header_at, stamp_to_ns  # noqa: E402
+from predrel_ros.ros.messages.frame_info import frame_info_from_msg  # noqa: E402
+from predrel_ros.ros.messages.images import image_to_numpy, numpy_to_image  # noqa: E402
 from predrel_ros.ros.nodes.degrade_node import CAMERA, DegradeNode  # noqa: E402
 from predrel_ros.ros.replay.twin_degrader import TwinDegrader  # noqa: E402
 
@@ -41,7 +45,7 @@ def test_camera_frames_become_twins(ros_context, ros_executor):
         ros_executor.add_node(n)
     run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publish.values()) and
               all(probe.node.count_publishers(t) for t in watched), 10, "the degrade node")
-    publish["clean/entities"].publish(conversions.entities_to_msg(
+    publish["clean/entities"].publish(entities_to_msg(
         [Entity(id=1, label="cube", role="manipulated_object", box=BOX)], frame_index=0, image_width=64,
         image_height=48, source="perception"))
     run_until(ros_executor, lambda: node._targets is not None, 5, "the occlusion targets")
@@ -52,18 +56,18 @@ def test_camera_frames_become_twins(ros_context, ros_executor):
     for k in range(16):
         if k == 12:
             assert node.set_parameters([Parameter("schedule", value="none")])[0].successful
-        header = conversions.header_at(10**9 + k * 33_000_000, "cam")
+        header = header_at(10**9 + k * 33_000_000, "cam")
         rgb = rng.integers(0, 256, (48, 64, 3), dtype=np.uint8)
         images.append(rgb)
-        publish["camera_info"].publish(conversions.intrinsics_to_camera_info(camera, header))
-        publish["depth/image_raw"].publish(conversions.numpy_to_image(np.full((48, 64), 1.5, np.float32), "32FC1", header))
-        publish["image_raw"].publish(conversions.numpy_to_image(rgb, "rgb8", header))
+        publish["camera_info"].publish(intrinsics_to_camera_info(camera, header))
+        publish["depth/image_raw"].publish(numpy_to_image(np.full((48, 64), 1.5, np.float32), "32FC1", header))
+        publish["image_raw"].publish(numpy_to_image(rgb, "rgb8", header))
         run_until(ros_executor, lambda: len(watched["degraded/frame_info"]) == k + 1, 10, f"frame {k}")
     run_until(ros_executor, lambda: len(watched["clean/image_raw"]) == len(watched["clean/camera_info"]) == 16,
               5, "the clean twin")
 
-    clean = [conversions.frame_info_from_msg(m) for m in watched["clean/frame_info"]]
-    degraded = [conversions.frame_info_from_msg(m) for m in watched["degraded/frame_info"]]
+    clean = [frame_info_from_msg(m) for m in watched["clean/frame_info"]]
+    degraded = [frame_info_from_msg(m) for m in watched["degraded/frame_info"]]
     assert [i.frame_index for i in clean] == list(range(16)) == [i.frame_index for i in degraded]
     assert [i.stamp_ns for i in clean] == [i.stamp_ns for i in degraded] == \
         [10**9 + k * 33_000_000 for k in range(16)]
@@ -71,7 +75,7 @@ def test_camera_frames_become_twins(ros_context, ros_executor):
     twins = [expected.degrade(k, rgb, targets=BOX.reshape(1, 4)) for k, rgb in enumerate(images[:12])]
     assert [i.action for i in degraded[:12]] == [t.degraded.action.value for t in twins]
     assert [i.degradation.kind for i in degraded] == ["frame_drop"] * 8 + ["occlusion"] * 4 + ["none"] * 4
-    received = {conversions.stamp_to_ns(m.header): conversions.image_to_numpy(m) for m in watched["degraded/image_raw"]}
+    received = {stamp_to_ns(m.header): image_to_numpy(m) for m in watched["degraded/image_raw"]}
     for info, twin in zip(degraded, twins):
         if twin.degraded.image is None:
             assert info.stamp_ns not in received
@@ -81,6 +85,6 @@ def test_camera_frames_become_twins(ros_context, ros_executor):
     assert not np.array_equal(occluded[8:30, 10:40], images[10][8:30, 10:40])  # the box is covered
     assert len(watched["degraded/depth/image_raw"]) == len(received)
     assert len(watched["clean/camera_info"]) == 16
-    np.testing.assert_allclose(conversions.camera_info_to_intrinsics(watched["clean/camera_info"][0]), camera.K)
+    np.testing.assert_allclose(camera_info_to_intrinsics(watched["clean/camera_info"][0]), camera.K)
     assert [m.kind for m in watched["degradation"]] == ["frame_drop", "occlusion", "none"]
     assert node.counters.stream(CAMERA) == {"in": 16, "processed": 16}

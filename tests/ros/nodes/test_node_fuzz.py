@@ -15,9 +15,13 @@ from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
 
 from node_graph import PROBE_QOS, Probe, fuzz, run_until, scene_model  # noqa: E402
 from predrel_ros.core.frame import CameraIntrinsics  # noqa: E402
-from predrel_ros.msg import EntityArray, FrameInfo, PredicateArray  # noqa: E402
+from predrel_ros.msg import DegradationState, EntityArray, FrameInfo, PredicateArray  # noqa: E402
 from predrel_ros.msg import Entity as EntityMsg  # noqa: E402
-from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info  # noqa: E402
+from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
+from predrel_ros.ros.messages.fields import header_at  # noqa: E402
+from predrel_ros.ros.messages.frame_info import frame_info_to_msg  # noqa: E402
+from predrel_ros.ros.messages.images import numpy_to_image  # noqa: E402
 from predrel_ros.ros.nodes.degrade_node import CAMERA, DegradeNode  # noqa: E402
 from predrel_ros.ros.kit.frame_counters import FAILED, MALFORMED, OUT_OF_ORDER, PROCESSED  # noqa: E402
 from predrel_ros.ros.nodes.perception_node import FRAMES, PerceptionNode  # noqa: E402
@@ -31,7 +35,7 @@ CAMERA_MODEL = CameraIntrinsics(W, H, 30.0, 30.0, 16.0, 12.0, frame_id="cam")
 
 
 def header(k: int):
-    return conversions.header_at(10**9 + k * 10**6, "cam")
+    return header_at(10**9 + k * 10**6, "cam")
 
 
 def bad_images(stamp):
@@ -53,24 +57,24 @@ def bad_depths(stamp):
 
 def bad_camera_infos(stamp):
     for k in ([math.nan] + [0.0] * 8, [0.0] * 9, [math.inf, 0, 16, 0, 30, 12, 0, 0, 1]):
-        info = conversions.intrinsics_to_camera_info(CAMERA_MODEL, stamp)
+        info = intrinsics_to_camera_info(CAMERA_MODEL, stamp)
         info.k = k
         yield info
-    info = conversions.intrinsics_to_camera_info(CAMERA_MODEL, stamp)
+    info = intrinsics_to_camera_info(CAMERA_MODEL, stamp)
     info.width = info.height = 0
     yield info
 
 
 def bad_frame_infos(stamp):
-    good = conversions.degradation_to_msg("blur", 2)
-    yield conversions.frame_info_to_msg(stamp, 1, "fuzz", "deliver", 1, good)  # out of order (stamp too old)
-    msg = conversions.frame_info_to_msg(stamp, 1, "fuzz", "deliver", 1, good)
+    good = degradation_to_msg("blur", 2)
+    yield frame_info_to_msg(stamp, 1, "fuzz", "deliver", 1, good)  # out of order (stamp too old)
+    msg = frame_info_to_msg(stamp, 1, "fuzz", "deliver", 1, good)
     msg.action = "teleport"
     yield msg
     for kind, severity in (("rain", 2), ("blur", 9), ("none", 3)):
-        yield conversions.frame_info_to_msg(stamp, 1, "fuzz", "deliver", 1, conversions.DegradationState(
+        yield frame_info_to_msg(stamp, 1, "fuzz", "deliver", 1, DegradationState(
             kind=kind, severity=severity))
-    yield conversions.frame_info_to_msg(stamp, 1, "fuzz", "deliver", 1, conversions.DegradationState(
+    yield frame_info_to_msg(stamp, 1, "fuzz", "deliver", 1, DegradationState(
         kind="blur", severity=1, parameter_names=["sigma", "extra"], parameter_values=[1.0]))
 
 
@@ -95,9 +99,9 @@ def rejected(node, stream):
 
 def publish_good_frame(publishers, k):
     stamp = header(k)
-    publishers["camera_info"].publish(conversions.intrinsics_to_camera_info(CAMERA_MODEL, stamp))
-    publishers["depth/image_raw"].publish(conversions.numpy_to_image(np.ones((H, W), np.float32), "32FC1", stamp))
-    publishers["image_raw"].publish(conversions.numpy_to_image(np.zeros((H, W, 3), np.uint8), "rgb8", stamp))
+    publishers["camera_info"].publish(intrinsics_to_camera_info(CAMERA_MODEL, stamp))
+    publishers["depth/image_raw"].publish(numpy_to_image(np.ones((H, W), np.float32), "32FC1", stamp))
+    publishers["image_raw"].publish(numpy_to_image(np.zeros((H, W, 3), np.uint8), "rgb8", stamp))
 
 
 def assert_nothing_failed(node):
@@ -119,8 +123,8 @@ def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_ex
         ros_executor.add_node(n)
     run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publishers.values()), 10, "the node")
     # a valid dropped frame far ahead, so that the FrameInfos below come out of order where intended
-    publishers["frame_info"].publish(conversions.frame_info_to_msg(
-        header(10**6), 0, "fuzz", "drop", 0, conversions.degradation_to_msg("frame_drop", 5)))
+    publishers["frame_info"].publish(frame_info_to_msg(
+        header(10**6), 0, "fuzz", "drop", 0, degradation_to_msg("frame_drop", 5)))
     run_until(ros_executor, lambda: node.counters.get(FRAMES, "dropped_by_degradation") == 1, 5, "the FrameInfo")
     for topic, generator, burst in [("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2),
                                     ("camera_info", bad_camera_infos, 2), ("frame_info", bad_frame_infos, 20)]:
@@ -130,8 +134,8 @@ def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_ex
     assert node.counters.get("frame_info", OUT_OF_ORDER) == PER_TOPIC // 6 + 1
     assert_nothing_failed(node)
     # still alive: a good frame with its FrameInfo is processed
-    publishers["frame_info"].publish(conversions.frame_info_to_msg(
-        header(2 * 10**6), 7, "fuzz", "deliver", 7, conversions.degradation_to_msg("none", 0)))
+    publishers["frame_info"].publish(frame_info_to_msg(
+        header(2 * 10**6), 7, "fuzz", "deliver", 7, degradation_to_msg("none", 0)))
     publish_good_frame(publishers, 2 * 10**6)
     run_until(ros_executor, lambda: node.counters.get(FRAMES, PROCESSED) == 1, 10, "a good frame to be processed")
 

@@ -18,7 +18,10 @@ from predrel_ros.degradations import Degrader  # noqa: E402
 from predrel_ros.core.errors import UserError  # noqa: E402
 from predrel_ros.sources.open_source import open_frames  # noqa: E402
 from predrel_ros.msg import EntityArray, FrameInfo  # noqa: E402
-from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.messages.entities import entities_from_msg  # noqa: E402
+from predrel_ros.ros.messages.fields import header_at, stamp_to_ns  # noqa: E402
+from predrel_ros.ros.messages.frame_info import frame_info_from_msg  # noqa: E402
+from predrel_ros.ros.messages.images import numpy_to_image  # noqa: E402
 from predrel_ros.ros.kit.frame_counters import OUTCOMES, PROCESSED  # noqa: E402
 from predrel_ros.ros.nodes.perception_node import FRAMES, PerceptionNode  # noqa: E402
 from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
@@ -65,11 +68,11 @@ def test_entities_of_replayed_frames(ros_context, ros_executor, tiny_bag, model_
     run_until(ros_executor, lambda: len(infos) == len(frames) and frames_accounted(node)
               and node.counters.get(FRAMES, "in") == len(frames), 10, "every frame to be accounted for")
 
-    delivered = [conversions.frame_info_from_msg(m) for m in infos if m.action != "drop"]
+    delivered = [frame_info_from_msg(m) for m in infos if m.action != "drop"]
     assert [m.frame_index for m in entities] == [i.frame_index for i in delivered]
     assert [(m.degradation.kind, m.degradation.severity) for m in entities] == \
         [(i.degradation.kind, i.degradation.severity) for i in delivered]
-    assert [conversions.stamp_to_ns(m.header) for m in entities] == [i.stamp_ns for i in delivered]
+    assert [stamp_to_ns(m.header) for m in entities] == [i.stamp_ns for i in delivered]
     assert {m.source for m in entities} == {"perception"}
     counts = node.counters.stream(FRAMES)
     assert counts == {"in": len(frames), PROCESSED: len(delivered),
@@ -85,7 +88,7 @@ def test_entities_of_replayed_frames(ros_context, ros_executor, tiny_bag, model_
         if info.degradation.kind == "detection_noise":
             expected = Degrader("detection_noise", 5, SEED).apply_entities(expected, info.frame_index,
                                                                            content.rgb.shape)
-        got = conversions.entities_from_msg(msg)
+        got = entities_from_msg(msg)
         assert [(e.id, e.label, e.role) for e in got] == [(e.id, e.label, e.role) for e in expected]
         np.testing.assert_allclose([e.box for e in got], [e.box for e in expected], atol=1e-3)
         assert [e.point3d is not None for e in got] == [e.point3d is not None for e in expected]
@@ -135,7 +138,7 @@ def test_live_images_without_frame_info_are_numbered_here(ros_context, ros_execu
               probe.node.count_publishers("entities") > 0, 10, "the perception node")
     rgb = np.zeros((240, 320, 3), np.uint8)
     for k in range(4):
-        camera.publish(conversions.numpy_to_image(rgb, "rgb8", conversions.header_at(10**9 * (k + 1), "cam")))
+        camera.publish(numpy_to_image(rgb, "rgb8", header_at(10**9 * (k + 1), "cam")))
         run_until(ros_executor, lambda: len(entities) == k + 1, 10, f"entities of image {k}")
     assert [m.frame_index for m in entities] == [0, 1, 2, 3]
     assert {m.degradation.kind for m in entities} == {"none"}
@@ -160,7 +163,7 @@ def test_a_restarted_stream_resets_tracks_and_old_frames_are_skipped(ros_context
     reset = node.perceiver.reset
     node.perceiver.reset = lambda: (resets.append(True), reset())
     rgb = np.zeros((96, 128, 3), np.uint8)
-    header = conversions.header_at(0, "cam")
+    header = header_at(0, "cam")
 
     def frame(index, stamp):
         return PendingFrame(CameraFrame(stamp, Image(header=header), rgb, None, None, None, time.monotonic()), index, None)

@@ -14,7 +14,9 @@ from node_graph import PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, r
 from predrel_ros.core.errors import UserError  # noqa: E402
 from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 from predrel_ros.msg import EntityArray, PredicateArray  # noqa: E402
-from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
+from predrel_ros.ros.messages.entities import entities_from_msg  # noqa: E402
+from predrel_ros.ros.messages.predicates import predicates_from_msg  # noqa: E402
 from predrel_ros.ros.kit.frame_counters import MALFORMED, NO_SUBSCRIBERS, OUT_OF_ORDER, PROCESSED  # noqa: E402
 from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
 from predrel_ros.ros.nodes.predicate_node import ENTITIES, PredicateNode  # noqa: E402
@@ -42,15 +44,15 @@ def start(ros_context, ros_executor, **params):
 
 def test_output_equals_the_extractor_run_directly(ros_context, ros_executor, episode):
     node, publisher, received = start(ros_context, ros_executor)
-    degradation = conversions.degradation_to_msg("occlusion", 3, 7)
+    degradation = degradation_to_msg("occlusion", 3, 7)
     sent = [entity_msg(frame, degradation=degradation) for frame in episode if frame.index % 7 != 3]  # with gaps
     for msg in sent:
         publisher.publish(msg)
     run_until(ros_executor, lambda: len(received) == len(sent), 20, "every frame's predicates")
     extractor = PredicateExtractor()
     for msg, out in zip(sent, received):
-        expected = extractor.update(msg.frame_index, conversions.entities_from_msg(msg))
-        got = conversions.predicates_from_msg(out)
+        expected = extractor.update(msg.frame_index, entities_from_msg(msg))
+        got = predicates_from_msg(out)
         assert out.frame_index == msg.frame_index and out.source == "ground_truth"
         assert (out.degradation.kind, out.degradation.severity, out.degradation.seed) == ("occlusion", 3, 7)
         assert [(e.name, e.subject, e.object, e.value) for e in got] == \
@@ -70,9 +72,9 @@ def test_old_frames_are_skipped_and_a_restarted_stream_starts_a_new_sequence(ros
     assert [m.frame_index for m in received] == [10, 11, 12, 2, 3]
     assert node.counters.stream(ENTITIES) == {PROCESSED: 5, OUT_OF_ORDER: 4, RESTARTS: 1}
     fresh = PredicateExtractor()
-    fresh.update(2, conversions.entities_from_msg(entity_msg(episode[2])))
-    expected = fresh.update(3, conversions.entities_from_msg(entity_msg(episode[3])))
-    assert [e.value for e in conversions.predicates_from_msg(received[-1])] == [e.value for e in expected]
+    fresh.update(2, entities_from_msg(entity_msg(episode[2])))
+    expected = fresh.update(3, entities_from_msg(entity_msg(episode[3])))
+    assert [e.value for e in predicates_from_msg(received[-1])] == [e.value for e in expected]
 
 
 def test_lazy_node_skips_work_without_subscribers(ros_context, ros_executor, episode):

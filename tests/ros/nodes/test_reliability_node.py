@@ -22,7 +22,10 @@ from node_graph import PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, r
 from predrel_ros.core.errors import UserError  # noqa: E402
 from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 from predrel_ros.msg import EntityArray, PredicateArray, ReliabilityReport  # noqa: E402
-from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
+from predrel_ros.ros.messages.entities import entities_from_msg, entities_to_msg  # noqa: E402
+from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg  # noqa: E402
+from predrel_ros.ros.messages.reliability import TRUST_CODES, TRUST_NAMES, reliability_report_from_msg  # noqa: E402
 from predrel_ros.ros.kit import diagnostics
 from predrel_ros.ros.kit.frame_counters import MALFORMED, OUT_OF_ORDER, PROCESSED, UNMATCHED  # noqa: E402
 from predrel_ros.ros.nodes.reliability_node import (ENTITIES, PREDICATES, REFERENCE, REFERENCE_ENTITIES,  # noqa: E402
@@ -69,18 +72,18 @@ def scenario(controlled_dataset, tmp_path_factory):
     clean_extractor, degraded_extractor = PredicateExtractor(), PredicateExtractor()
     frames = []
     for frame in run:
-        degradation = conversions.degradation_to_msg(frame.kind, frame.severity, 3)
+        degradation = degradation_to_msg(frame.kind, frame.severity, 3)
         clean = clean_extractor.update(frame.frame_index, frame.clean)
         degraded = renumbered(degraded_extractor.update(frame.frame_index, frame.degraded))
         index = frame.frame_index
         size = {"frame_index": index, "image_width": frame.width, "image_height": frame.height}
         frames.append(Frame(
-            conversions.predicates_to_msg(degraded, frame_index=index, source="perception", degradation=degradation),
-            conversions.predicates_to_msg(clean, frame_index=index, source="perception"),
-            conversions.predicates_to_msg(frame.references, frame_index=index, source="ground_truth"),
-            conversions.entities_to_msg([dataclasses.replace(e, id=e.id + RENUMBER) for e in frame.degraded],
-                                        source="perception", degradation=degradation, **size),
-            conversions.entities_to_msg(frame.clean, source="perception", **size)))
+            predicates_to_msg(degraded, frame_index=index, source="perception", degradation=degradation),
+            predicates_to_msg(clean, frame_index=index, source="perception"),
+            predicates_to_msg(frame.references, frame_index=index, source="ground_truth"),
+            entities_to_msg([dataclasses.replace(e, id=e.id + RENUMBER) for e in frame.degraded],
+                            source="perception", degradation=degradation, **size),
+            entities_to_msg(frame.clean, source="perception", **size)))
     profile = tmp_path_factory.mktemp("profile") / "clean_profile.json"
     oracle_profile(episodes[1:]).save(profile)
     return frames, len(episodes[0]), profile
@@ -117,7 +120,7 @@ def delivered(msg):
 
 
 def group_levels(msg):
-    return {entry.predicate: conversions.TRUST_NAMES[entry.trust] for entry in msg.groups}
+    return {entry.predicate: TRUST_NAMES[entry.trust] for entry in msg.groups}
 
 
 def test_clean_twin_reports_equal_the_monitor_and_trust_recovers(ros_context, ros_executor, scenario):
@@ -143,8 +146,8 @@ def test_clean_twin_reports_equal_the_monitor_and_trust_recovers(ros_context, ro
     for stream in (PREDICATES, REFERENCE, ENTITIES, REFERENCE_ENTITIES):
         assert node.counters.stream(stream) == {PROCESSED: len(frames)}, stream
     # the twins' ids differ: the streams are keyed by the clean twin's (the reference's) entities
-    clean_ids = {e.id for e in conversions.entities_from_msg(frames[-1].clean_entities)}
-    last = conversions.reliability_report_from_msg(reports[-1])
+    clean_ids = {e.id for e in entities_from_msg(frames[-1].clean_entities)}
+    last = reliability_report_from_msg(reports[-1])
     assert {r.subject for r in last.predicates if not r.pooled} <= clean_ids
 
     # /diagnostics: one status per group with the trust as its level, beside the node's own
@@ -154,7 +157,7 @@ def test_clean_twin_reports_equal_the_monitor_and_trust_recovers(ros_context, ro
     latest = {s.name: s for s in statuses[-1].status}
     for group in GROUPS:
         status = latest[f"/reliability/{group}"]
-        assert diagnostics.level_of(status) == conversions.TRUST_CODES[final[group]]
+        assert diagnostics.level_of(status) == TRUST_CODES[final[group]]
         assert diagnostics.values_of(status)["samples"] != ""
     own = diagnostics.values_of(latest["/reliability"])
     assert own["predicates.processed"] == own["reference.processed"] == own["entities.processed"] == \
@@ -166,12 +169,12 @@ def test_clean_twin_reports_equal_the_monitor_and_trust_recovers(ros_context, ro
                                  profile=CleanProfile.load(profile))
     for frame, msg in zip(frames, reports):
         degraded, clean = frame.degraded, frame.clean
-        offline.add_reference(clean.frame_index, conversions.predicates_from_msg(clean))
-        offline.add_reference_entities(clean.frame_index, conversions.entities_from_msg(frame.clean_entities))
-        offline.add_evaluated_entities(clean.frame_index, conversions.entities_from_msg(frame.degraded_entities))
-        offline.add_evaluated(degraded.frame_index, conversions.predicates_from_msg(degraded),
+        offline.add_reference(clean.frame_index, predicates_from_msg(clean))
+        offline.add_reference_entities(clean.frame_index, entities_from_msg(frame.clean_entities))
+        offline.add_evaluated_entities(clean.frame_index, entities_from_msg(frame.degraded_entities))
+        offline.add_evaluated(degraded.frame_index, predicates_from_msg(degraded),
                               degraded.degradation.kind, degraded.degradation.severity)
-        got = conversions.reliability_report_from_msg(msg)
+        got = reliability_report_from_msg(msg)
         expected = offline.report()
         assert msg.frame_index == degraded.frame_index and msg.reference_mode == "clean_twin"
         assert (msg.degradation.kind, msg.degradation.severity) == (degraded.degradation.kind,
@@ -190,15 +193,15 @@ def test_clean_twin_reports_equal_the_monitor_and_trust_recovers(ros_context, ro
     y, c, y_ref, c_ref = [], [], [], []
     for frame in last:
         degraded, clean = frame.degraded, frame.clean
-        mine = {e.canonical_key: e for e in renumbered_back(conversions.predicates_from_msg(degraded))
+        mine = {e.canonical_key: e for e in renumbered_back(predicates_from_msg(degraded))
                 if e.name == "contact"}
-        ref = {e.canonical_key: e for e in conversions.predicates_from_msg(clean) if e.name == "contact"}
+        ref = {e.canonical_key: e for e in predicates_from_msg(clean) if e.name == "contact"}
         for key in sorted(set(mine) | set(ref)):
             y.append(mine[key].code if key in mine else -1)
             c.append(mine[key].confidence if key in mine else 0.0)
             y_ref.append(ref[key].code if key in ref else -1)
             c_ref.append(ref[key].confidence if key in ref else 0.0)
-    contact = conversions.reliability_report_from_msg(reports[-1]).record("contact")
+    contact = reliability_report_from_msg(reports[-1]).record("contact")
     assert contact.samples == len(y)
     assert contact.prs == pytest.approx(metrics.prs(np.array(y), np.array(y_ref), np.array(c)), abs=FLOAT32)
     assert contact.cws == pytest.approx(metrics.cws(np.array(c), np.array(c_ref)), abs=FLOAT32)
@@ -261,13 +264,13 @@ def test_self_mode_needs_no_reference_and_bad_parameters_are_refused(ros_context
         publishers["predicates"].publish(frame.degraded)
         publishers["entities"].publish(frame.degraded_entities)
     run_until(ros_executor, lambda: len(reports) == n, 10, "reports")
-    last = conversions.reliability_report_from_msg(reports[-1])
+    last = reliability_report_from_msg(reports[-1])
     assert last.reference_mode == "self" and math.isnan(last.record("contact").prs)
     assert set(group_levels(reports[-1]).values()) == {OK}
     seen = len(statuses)                              # frames stopped: after stale_after_s the groups are STALE
     run_until(ros_executor, lambda: len(statuses) > seen + 1, 5, "two more diagnostics")
     latest = {s.name: s for s in statuses[-1].status}
-    assert {diagnostics.level_of(latest[f"/reliability/{g}"]) for g in GROUPS} == {conversions.TRUST_CODES["STALE"]}
+    assert {diagnostics.level_of(latest[f"/reliability/{g}"]) for g in GROUPS} == {TRUST_CODES["STALE"]}
     assert "no frame processed for" in latest["/reliability"].message
     bad = tmp_path / "profile.json"
     bad.write_text('{"format": "something else"}')
@@ -317,7 +320,7 @@ def malformed_predicates(template, count, first_index):
     for i in range(count):
         msg = copy.deepcopy(template)
         msg.frame_index = first_index + i
-        msg.degradation = conversions.degradation_to_msg("blur", 2, 0)
+        msg.degradation = degradation_to_msg("blur", 2, 0)
         kinds[i % len(kinds)](msg)
         yield msg
 

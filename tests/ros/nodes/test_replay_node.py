@@ -15,7 +15,10 @@ from predrel_ros.degradations import Degrader  # noqa: E402
 from predrel_ros.core.errors import UserError  # noqa: E402
 from predrel_ros.sources.open_source import open_frames  # noqa: E402
 from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, FrameInfo, PredicateArray  # noqa: E402
-from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics  # noqa: E402
+from predrel_ros.ros.messages.fields import stamp_to_ns  # noqa: E402
+from predrel_ros.ros.messages.frame_info import frame_info_from_msg  # noqa: E402
+from predrel_ros.ros.messages.images import image_to_numpy  # noqa: E402
 from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
 from predrel_ros.ros.replay.twin_degrader import TwinDegrader  # noqa: E402
 
@@ -47,8 +50,8 @@ def test_every_frame_goes_out_as_twins_with_frame_info_and_ground_truth(ros_cont
     run_until(ros_executor, lambda: len(watched["degraded/frame_info"]) == len(frames) and
               len(watched["ground_truth/action"]) == len(frames), 5, "the last messages")
 
-    clean = [conversions.frame_info_from_msg(m) for m in watched["clean/frame_info"]]
-    degraded = [conversions.frame_info_from_msg(m) for m in watched["degraded/frame_info"]]
+    clean = [frame_info_from_msg(m) for m in watched["clean/frame_info"]]
+    degraded = [frame_info_from_msg(m) for m in watched["degraded/frame_info"]]
     indices = list(range(len(frames)))
     assert [i.frame_index for i in clean] == indices == [i.frame_index for i in degraded]
     assert {(i.action, i.degradation.kind) for i in clean} == {("deliver", "none")}
@@ -60,22 +63,22 @@ def test_every_frame_goes_out_as_twins_with_frame_info_and_ground_truth(ros_cont
     assert [i.action for i in degraded] == [t.degraded.action.value for t in twins]
     assert {"drop", "repeat"} <= {i.action for i in degraded[:18]}
     assert {(i.degradation.kind, i.degradation.severity) for i in degraded[18:]} == {("blur", 3)}
-    images = {conversions.stamp_to_ns(m.header): m for m in watched["degraded/image_raw"]}
+    images = {stamp_to_ns(m.header): m for m in watched["degraded/image_raw"]}
     assert sorted(images) == [i.stamp_ns for i in degraded if i.action != "drop"]
     for info, twin in zip(degraded, twins):
         if info.action == "drop":
             continue
-        pixels = conversions.image_to_numpy(images[info.stamp_ns])
+        pixels = image_to_numpy(images[info.stamp_ns])
         np.testing.assert_array_equal(pixels, twin.degraded.image)
         if info.action == "repeat":
             np.testing.assert_array_equal(pixels, frames[info.source_index].rgb)
     blurred = Degrader("blur", 3, SEED).apply_image(frames[20].rgb, 20)
-    np.testing.assert_array_equal(conversions.image_to_numpy(images[frames[20].stamp_ns]), blurred)
+    np.testing.assert_array_equal(image_to_numpy(images[frames[20].stamp_ns]), blurred)
     assert [(m.kind, m.severity) for m in watched["degradation"]] == [("frame_drop", 5), ("blur", 3)]
 
     # depth and camera info with each published image; the clean twin has every frame
     assert len(watched["degraded/depth/image_raw"]) == len(images) == len(watched["degraded/camera_info"])
-    np.testing.assert_allclose(conversions.camera_info_to_intrinsics(watched["degraded/camera_info"][0]),
+    np.testing.assert_allclose(camera_info_to_intrinsics(watched["degraded/camera_info"][0]),
                                frames[0].camera.K)
     assert len(watched["clean/image_raw"]) == len(frames)
 
@@ -115,7 +118,7 @@ def test_pipeline_pace_runtime_schedule_change_and_loop(ros_context, ros_executo
     run_until(ros_executor, lambda: len(infos) >= 20, 30, "20 paced frames")
     assert changed[0] is True
     assert changed[1][0] is False and "severity" in changed[1][1]
-    frames = [conversions.frame_info_from_msg(m) for m in infos[:20]]
+    frames = [frame_info_from_msg(m) for m in infos[:20]]
     assert [f.frame_index for f in frames] == list(range(20))  # indices keep increasing over loops of 8
     stamps = [f.stamp_ns for f in frames]
     assert stamps == sorted(stamps) and len(set(stamps)) == 20
@@ -163,5 +166,5 @@ def test_an_image_folder_plays_without_camera_info_or_ground_truth(ros_context, 
     run_until(ros_executor, lambda: node.exit_code is not None and len(received) == 3, 20, "three frames")
     assert node.exit_code == 0 and len(infos) == 3 and camera_infos == []
     for msg, rgb in zip(received, images):
-        np.testing.assert_array_equal(conversions.image_to_numpy(msg), rgb)
+        np.testing.assert_array_equal(image_to_numpy(msg), rgb)
     assert not any(p.topic_name.startswith("/ground_truth") for p in node.publishers)

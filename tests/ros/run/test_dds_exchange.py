@@ -16,7 +16,10 @@ from sensor_msgs.msg import Image  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
 
 from predrel_ros.msg import PredicateArray  # noqa: E402
-from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.messages.degradations import (DegradationInfo, degradation_from_msg,  # noqa: E402
+                                                   degradation_to_msg)
+from predrel_ros.ros.messages.images import image_to_numpy, numpy_to_image  # noqa: E402
+from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg  # noqa: E402
 from predrel_ros.ros.run import processes
 from predrel_ros.ros.run.echo_relay import ECHO_QOS  # noqa: E402
 from predrel_ros.predicates.estimate import PredicateEstimate  # noqa: E402
@@ -61,11 +64,11 @@ def test_two_processes_exchange_images_and_predicates(ros_context, ros_executor)
                      PredicateEstimate("static", 4, 7, "In", 0.5),
                      PredicateEstimate("dynamic", 1, 4, "UNK", 0.0),
                      PredicateEstimate("active_hand", 1, -1, "T", 0.9375)]
-        degradation = conversions.degradation_to_msg("occlusion", 4, seed=11, parameters={"fraction": 0.5})
-        image_pub.publish(conversions.numpy_to_image(rgb, "rgb8", header=header))
+        degradation = degradation_to_msg("occlusion", 4, seed=11, parameters={"fraction": 0.5})
+        image_pub.publish(numpy_to_image(rgb, "rgb8", header=header))
         image_pub.publish(padded_big_endian_depth(depth, padding=96))
-        predicate_pub.publish(conversions.predicates_to_msg(estimates, frame_index=17, source="perception",
-                                                            header=header, degradation=degradation))
+        predicate_pub.publish(predicates_to_msg(estimates, frame_index=17, source="perception",
+                                                header=header, degradation=degradation))
         assert spin_until(ros_executor, lambda: len(images) >= 2 and len(predicate_arrays) >= 1, TIMEOUT_S), \
             f"echoes missing: {len(images)} images, {len(predicate_arrays)} predicate arrays"
 
@@ -73,18 +76,18 @@ def test_two_processes_exchange_images_and_predicates(ros_context, ros_executor)
         assert (rgb_echo.width, rgb_echo.height, rgb_echo.encoding) == (640, 480, "rgb8")
         assert (rgb_echo.header.frame_id, rgb_echo.header.stamp.sec, rgb_echo.header.stamp.nanosec) == \
             ("camera_optical", 1234, 5678)
-        np.testing.assert_array_equal(conversions.image_to_numpy(rgb_echo), rgb)
+        np.testing.assert_array_equal(image_to_numpy(rgb_echo), rgb)
         # echo_relay decoded the padded big-endian rows and re-encoded them packed, in its byte order
         assert (depth_echo.encoding, depth_echo.step) == ("16UC1", 640 * 2)
-        np.testing.assert_array_equal(conversions.image_to_numpy(depth_echo), depth)
+        np.testing.assert_array_equal(image_to_numpy(depth_echo), depth)
 
         (predicate_echo,) = predicate_arrays
         assert (predicate_echo.frame_index, predicate_echo.source, predicate_echo.header.frame_id) == \
             (17, "perception", "camera_optical")
         for estimate in estimates:
             estimate.frame_index = 17
-        assert conversions.predicates_from_msg(predicate_echo) == estimates
-        assert conversions.degradation_from_msg(predicate_echo.degradation) == conversions.DegradationInfo(
+        assert predicates_from_msg(predicate_echo) == estimates
+        assert degradation_from_msg(predicate_echo.degradation) == DegradationInfo(
             "occlusion", 4, 11, {"fraction": 0.5})
     finally:
         returncode = processes.stop_node(echo)

@@ -13,7 +13,7 @@ require_ros()
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 
-from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.messages.images import image_to_numpy, numpy_to_image  # noqa: E402
 from predrel_ros.ros.kit.runtime import spin_until  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -48,9 +48,9 @@ def test_predrel_run_starts_a_named_remapped_node_and_stops_it_on_sigint(tmp_pat
             "the node did not subscribe to the remapped /cam/rgb"
         assert spin_until(ros_executor, lambda: ("echo", "/probe") in node.get_node_names_and_namespaces(), 10)
         pixels = np.arange(48, dtype=np.uint8).reshape(4, 4, 3)
-        publisher.publish(conversions.numpy_to_image(pixels, "rgb8"))
+        publisher.publish(numpy_to_image(pixels, "rgb8"))
         assert spin_until(ros_executor, lambda: bool(echoes), 10)
-        np.testing.assert_array_equal(conversions.image_to_numpy(echoes[0]), pixels)
+        np.testing.assert_array_equal(image_to_numpy(echoes[0]), pixels)
     finally:
         runner.send_signal(signal.SIGINT)
         out, err = runner.communicate(timeout=30)

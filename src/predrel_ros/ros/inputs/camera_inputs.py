@@ -17,7 +17,9 @@ from typing import Callable
 import numpy as np
 from sensor_msgs.msg import CameraInfo, Image
 
-from predrel_ros.ros.messages import conversions
+from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics
+from predrel_ros.ros.messages.fields import stamp_to_ns
+from predrel_ros.ros.messages.images import depth_image_to_metres, image_to_rgb8
 from predrel_ros.ros.kit.frame_counters import UNSYNCHRONISED
 from predrel_ros.ros.kit.node_base import PredrelNode
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
@@ -107,7 +109,7 @@ class CameraInputs:
     # -- validation --------------------------------------------------------------------------------
     def _rgb(self, msg: Image) -> np.ndarray:
         try:
-            rgb = conversions.image_to_rgb8(msg)
+            rgb = image_to_rgb8(msg)
             if rgb.size == 0:
                 raise ValueError(f"the image is empty ({msg.width}x{msg.height})")
             return rgb
@@ -118,7 +120,7 @@ class CameraInputs:
 
     @staticmethod
     def _depth(msg: Image) -> np.ndarray:
-        depth = conversions.depth_image_to_metres(msg)
+        depth = depth_image_to_metres(msg)
         if depth.size == 0:
             raise ValueError(f"the depth image is empty ({msg.width}x{msg.height})")
         return depth
@@ -127,7 +129,7 @@ class CameraInputs:
     def _intrinsics(msg: CameraInfo) -> np.ndarray:
         if msg.width == 0 or msg.height == 0:
             raise ValueError(f"CameraInfo has no image size ({msg.width}x{msg.height})")
-        return conversions.camera_info_to_intrinsics(msg)
+        return camera_info_to_intrinsics(msg)
 
     # -- without depth ---------------------------------------------------------------------------
     def _on_sticky_info(self, msg: CameraInfo) -> None:
@@ -140,13 +142,13 @@ class CameraInputs:
             latest, latest_K = self._latest_info
             if (latest.width, latest.height) == (msg.width, msg.height):
                 info, K = latest, latest_K
-        self._on_frame(CameraFrame(conversions.stamp_to_ns(msg.header), msg, rgb, None, info, K, time.monotonic()))
+        self._on_frame(CameraFrame(stamp_to_ns(msg.header), msg, rgb, None, info, K, time.monotonic()))
 
     # -- with depth: builtin synchroniser ----------------------------------------------------------
     def _add(self, topic: str, msg) -> None:
         checks = {IMAGE: self._rgb, DEPTH: self._depth, INFO: self._intrinsics}
         checks[topic](msg)  # ValueError: counted malformed by the guarded callback
-        self.synchroniser.add(topic, conversions.stamp_to_ns(msg.header), msg)
+        self.synchroniser.add(topic, stamp_to_ns(msg.header), msg)
 
     def _on_set(self, messages: list) -> None:
         image, depth_msg, info = messages
@@ -162,7 +164,7 @@ class CameraInputs:
             if self._on_malformed_image is not None:
                 self._on_malformed_image(image)
             raise
-        self._on_frame(CameraFrame(conversions.stamp_to_ns(image.header), image, rgb, depth, info, K,
+        self._on_frame(CameraFrame(stamp_to_ns(image.header), image, rgb, depth, info, K,
                                    time.monotonic()))
 
     # -- with depth: message_filters --------------------------------------------------------------

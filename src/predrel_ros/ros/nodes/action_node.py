@@ -35,7 +35,9 @@ from predrel_ros.action import ActionConfig, ActionRecognizer, PrimitiveModel
 from predrel_ros.action.model import DEFAULT_MODEL, NO_CONFIDENCE_MODEL
 from predrel_ros.core.errors import UserError
 from predrel_ros.msg import ActionEstimate, PredicateArray, ReliabilityReport
-from predrel_ros.ros.messages import conversions
+from predrel_ros.ros.messages.actions import action_to_msg
+from predrel_ros.ros.messages.predicates import predicates_from_msg
+from predrel_ros.ros.messages.reliability import reliability_report_from_msg
 from predrel_ros.ros.kit.frame_counters import NO_SUBSCRIBERS, PROCESSED
 from predrel_ros.ros.kit.frame_order import admit, restart_after_parameter
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
@@ -126,7 +128,7 @@ class ActionNode(PredrelNode):
             self.subscription(ReliabilityReport, "reliability", self._on_reliability, STREAM_QOS, stream=RELIABILITY)
 
     def _on_reliability(self, msg: ReliabilityReport) -> None:
-        report = conversions.reliability_report_from_msg(msg)            # ValueError: counted malformed
+        report = reliability_report_from_msg(msg)            # ValueError: counted malformed
         if not admit(self, self.report_order, RELIABILITY, report.frame_index, "the trust held", lambda: None):
             return                                                       # an older report: the newer is kept
         self.report_order.accept(report.frame_index)
@@ -149,7 +151,7 @@ class ActionNode(PredrelNode):
         if self.params["lazy"] and not wanted(self.action_publisher):
             self.count(PREDICATES, NO_SUBSCRIBERS)
             return
-        estimates = conversions.predicates_from_msg(msg)                 # ValueError: counted malformed
+        estimates = predicates_from_msg(msg)                 # ValueError: counted malformed
         frame_index = int(msg.frame_index)
         if not admit(self, self.order, PREDICATES, frame_index, "action recognition", self.recognizer.reset):
             return
@@ -159,7 +161,7 @@ class ActionNode(PredrelNode):
         trusted, reason = result.trusted, result.reason
         if missing:
             trusted, reason = False, "; ".join(part for part in (missing, reason) if part)
-        self.action_publisher.publish(conversions.action_to_msg(
+        self.action_publisher.publish(action_to_msg(
             frame_index, result.class_names, result.probabilities, trusted, reason, header=msg.header))
         self.count(PREDICATES, PROCESSED)
         if not trusted:

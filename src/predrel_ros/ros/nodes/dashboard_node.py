@@ -28,7 +28,9 @@ from predrel_ros.tools.dashboard.view import (ActionView, Condition, DashboardSt
                                         trust_name)
 from predrel_ros.core.errors import UserError
 from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, PredicateArray, ReliabilityReport
-from predrel_ros.ros.messages import conversions
+from predrel_ros.ros.messages.degradations import degradation_from_msg
+from predrel_ros.ros.messages.entities import entities_from_msg
+from predrel_ros.ros.messages.predicates import predicates_from_msg
 from predrel_ros.ros.kit.diagnostics import level_of, values_of
 from predrel_ros.ros.kit.frame_counters import OUTCOMES
 from predrel_ros.ros.kit.node_base import PredrelNode
@@ -84,7 +86,7 @@ TOPICS = (
 
 
 def condition_of(msg: DegradationState) -> Condition:
-    info = conversions.degradation_from_msg(msg)
+    info = degradation_from_msg(msg)
     return Condition(info.kind, info.severity)
 
 
@@ -176,13 +178,13 @@ class DashboardNode(PredrelNode):
         self.state.on_predicates(f"{side}/predicates", int(msg.frame_index))
         if self.recorder is not None:
             self.recorder.add_predicates(side, int(msg.frame_index), condition_of(msg.degradation),
-                                         conversions.predicates_from_msg(msg))
+                                         predicates_from_msg(msg))
         self.count(f"{side}/predicates", "processed")
 
     def _on_entities(self, side: str, msg: EntityArray) -> None:
         if self.recorder is not None:
             self.recorder.add_entities(side, int(msg.frame_index),
-                                       conversions.entities_from_msg(msg, decode_masks=False))
+                                       entities_from_msg(msg, decode_masks=False))
         self.count(f"{side}/entities", "processed")
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 from predrel_ros.degradations import NONE, parse_schedule
 from predrel_ros.msg import DegradationState, EntityArray
 from predrel_ros.ros.inputs import camera_inputs
-from predrel_ros.ros.messages import conversions
+from predrel_ros.ros.messages.degradations import degradation_to_msg
 from predrel_ros.ros.inputs.camera_inputs import CameraFrame, CameraInputs
 from predrel_ros.ros.kit.frame_counters import (DROPPED_BY_DEGRADATION, DROPPED_STALE, FAILED, MALFORMED, OUT_OF_ORDER,
                                               PROCESSED)
@@ -77,7 +77,7 @@ class DegradeNode(PredrelNode):
         self.streams = {prefix: StreamPublishers(self, prefix, p["image_qos"], p["image_qos_depth"])
                         for prefix in ("clean", "degraded")}
         self.degradation_publisher = self.publisher(DegradationState, "degradation", LATCHED_QOS)
-        self._clean = conversions.degradation_to_msg(NONE, 0)
+        self._clean = degradation_to_msg(NONE, 0)
         self._last_condition: tuple[str, int] | None = None
         self._targets: np.ndarray | None = None
         if p["occlusion_targets"] == "entities":
@@ -115,8 +115,7 @@ class DegradeNode(PredrelNode):
         self.next_index += 1
         twin = self.twin.degrade(index, frame.rgb, targets=self._targets, payload=frame)
         current = twin.degraded.degrader
-        degradation = conversions.degradation_to_msg(current.kind, current.severity, current.seed,
-                                                     current.parameters())
+        degradation = degradation_to_msg(current.kind, current.severity, current.seed, current.parameters())
         if (current.kind, current.severity) != self._last_condition:
             self._last_condition = (current.kind, current.severity)
             self.degradation_publisher.publish(degradation)

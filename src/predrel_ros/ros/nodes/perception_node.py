@@ -31,7 +31,11 @@ from predrel_ros.degradations import DETECTION_NOISE, NONE, Degrader
 from predrel_ros.core.errors import UserError
 from predrel_ros.msg import EntityArray, FrameInfo
 from predrel_ros.ros.inputs import camera_inputs
-from predrel_ros.ros.messages import conversions
+from predrel_ros.ros.messages.degradations import degradation_to_msg
+from predrel_ros.ros.messages.entities import entities_to_msg
+from predrel_ros.ros.messages.fields import stamp_to_ns
+from predrel_ros.ros.messages.frame_info import FrameInfoData, frame_info_from_msg
+from predrel_ros.ros.messages.images import numpy_to_image
 from predrel_ros.ros.inputs.camera_inputs import CameraFrame, CameraInputs
 from predrel_ros.ros.kit.frame_counters import (DROPPED_BY_DEGRADATION, DROPPED_STALE, FAILED, IMAGE_LOST, MALFORMED,
                                               NO_FRAME_INFO, OUT_OF_ORDER, PROCESSED)
@@ -96,7 +100,7 @@ TOPICS = (
 class PendingFrame:
     frame: CameraFrame
     frame_index: int
-    info: conversions.FrameInfoData | None
+    info: FrameInfoData | None
 
 
 class PerceptionNode(PredrelNode):
@@ -127,8 +131,8 @@ class PerceptionNode(PredrelNode):
         self.source_name = p["source_name"]
         self.inference = LatencyWindow()
         self._noise: dict[tuple[str, int, int], Degrader] = {}
-        self._none = conversions.degradation_to_msg(NONE, 0)
-        self._matcher: ImageInfoMatcher[CameraFrame, conversions.FrameInfoData] = ImageInfoMatcher()
+        self._none = degradation_to_msg(NONE, 0)
+        self._matcher: ImageInfoMatcher[CameraFrame, FrameInfoData] = ImageInfoMatcher()
         self._own_index = 0
         self._last: tuple[int, int] | None = None  # (frame_index, stamp_ns) of the last processed frame
         self.worker: NewestFrameWorker[PendingFrame] = NewestFrameWorker(
@@ -148,7 +152,7 @@ class PerceptionNode(PredrelNode):
         return self._frame_info is not None and (self._frame_info_expected or self._frame_info.get_publisher_count() > 0)
 
     def _on_frame_info(self, msg: FrameInfo) -> None:
-        info = conversions.frame_info_from_msg(msg)  # ValueError: frame_info.malformed
+        info = frame_info_from_msg(msg)  # ValueError: frame_info.malformed
         self._frame_info_expected = True
         try:
             if info.action == "drop":
@@ -178,7 +182,7 @@ class PerceptionNode(PredrelNode):
         if not self._expects_frame_info():
             self.count(FRAMES, "in")
             self.count(FRAMES, MALFORMED)
-        elif self._matcher.discard_image(conversions.stamp_to_ns(msg.header)) is not None:
+        elif self._matcher.discard_image(stamp_to_ns(msg.header)) is not None:
             self.count(FRAMES, MALFORMED)
 
     def _account(self, matched: Matched) -> None:
@@ -216,7 +220,7 @@ class PerceptionNode(PredrelNode):
             degradation = item.info.degradation_msg
             entities = self._detection_noise(item.info, entities, frame)
         height, width = frame.shape
-        self.entities_publisher.publish(conversions.entities_to_msg(
+        self.entities_publisher.publish(entities_to_msg(
             entities, frame_index=index, image_width=width, image_height=height, source=self.source_name,
             header=frame.header, degradation=degradation))
         self._last = (index, frame.stamp_ns)
@@ -224,9 +228,9 @@ class PerceptionNode(PredrelNode):
         self.latency.add(time.monotonic() - frame.received)
         if wanted(self.overlay_publisher):
             overlay = self._draw_entities(frame.rgb[:, :, ::-1], entities)
-            self.overlay_publisher.publish(conversions.numpy_to_image(overlay, "bgr8", frame.header))
+            self.overlay_publisher.publish(numpy_to_image(overlay, "bgr8", frame.header))
 
-    def _detection_noise(self, info: conversions.FrameInfoData, entities, frame: CameraFrame):
+    def _detection_noise(self, info: FrameInfoData, entities, frame: CameraFrame):
         noise = info.degradation
         if noise.kind != DETECTION_NOISE or noise.severity == 0:
             return entities

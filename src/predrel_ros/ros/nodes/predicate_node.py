@@ -24,7 +24,9 @@ import time
 
 from predrel_ros.core.errors import UserError
 from predrel_ros.msg import EntityArray, PredicateArray
-from predrel_ros.ros.messages import conversions
+from predrel_ros.ros.messages.degradations import checked_degradation_from_msg
+from predrel_ros.ros.messages.entities import entities_from_msg
+from predrel_ros.ros.messages.predicates import predicates_to_msg
 from predrel_ros.ros.kit.frame_counters import NO_SUBSCRIBERS, PROCESSED
 from predrel_ros.ros.kit.frame_order import admit, restart_after_parameter
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
@@ -84,15 +86,15 @@ class PredicateNode(PredrelNode):
         if self.params["lazy"] and not wanted(self.predicates_publisher):
             self.count(ENTITIES, NO_SUBSCRIBERS)
             return
-        entities = conversions.entities_from_msg(msg)            # ValueError: counted malformed
-        conversions.checked_degradation_from_msg(msg.degradation)
+        entities = entities_from_msg(msg)            # ValueError: counted malformed
+        checked_degradation_from_msg(msg.degradation)
         frame_index = int(msg.frame_index)
         if not admit(self, self.order, ENTITIES, frame_index, "predicate extraction", self.extractor.reset):
             return
         image_size = (int(msg.image_width), int(msg.image_height)) if msg.image_width and msg.image_height else None
         estimates = self.extractor.update(frame_index, entities, image_size)   # ValueError: nothing changed
         self.order.accept(frame_index)
-        self.predicates_publisher.publish(conversions.predicates_to_msg(
+        self.predicates_publisher.publish(predicates_to_msg(
             estimates, frame_index=frame_index, source=self.params["source_name"] or msg.source, header=msg.header,
             degradation=msg.degradation))
         self.count(ENTITIES, PROCESSED)

@@ -56,7 +56,10 @@ from typing import Mapping
 
 from predrel_ros.core.errors import UserError
 from predrel_ros.msg import EntityArray, PredicateArray, ReliabilityReport
-from predrel_ros.ros.messages import conversions
+from predrel_ros.ros.messages.degradations import checked_degradation_from_msg
+from predrel_ros.ros.messages.entities import entities_from_msg
+from predrel_ros.ros.messages.predicates import predicates_from_msg
+from predrel_ros.ros.messages.reliability import TRUST_CODES, reliability_report_to_msg
 from predrel_ros.ros.kit import diagnostics
 from predrel_ros.ros.kit.frame_counters import OUT_OF_ORDER, PROCESSED, UNMATCHED
 from predrel_ros.ros.kit.frame_order import restart_after_parameter
@@ -217,15 +220,15 @@ class ReliabilityNode(PredrelNode):
     # -- input: the parts of a frame ----------------------------------------------------------------
     def _on_predicates(self, msg: PredicateArray) -> None:
         start = time.perf_counter()
-        estimates = conversions.predicates_from_msg(msg)                 # ValueError: counted malformed
-        info = conversions.checked_degradation_from_msg(msg.degradation)
+        estimates = predicates_from_msg(msg)                 # ValueError: counted malformed
+        info = checked_degradation_from_msg(msg.degradation)
         self._fed(self.monitor.add_evaluated(msg.frame_index, estimates, info.kind, info.severity,
                                              tag=(msg.header, msg.degradation)), start)
 
     def _on_reference(self, msg: PredicateArray) -> None:
         start = time.perf_counter()
-        references = conversions.predicates_from_msg(msg)               # ValueError: counted malformed
-        conversions.checked_degradation_from_msg(msg.degradation)
+        references = predicates_from_msg(msg)               # ValueError: counted malformed
+        checked_degradation_from_msg(msg.degradation)
         self._fed(self.monitor.add_reference(msg.frame_index, references), start)
 
     def _on_entities(self, msg: EntityArray) -> None:
@@ -260,7 +263,7 @@ class ReliabilityNode(PredrelNode):
             return
         report = self.monitor.report(streams=self.params["report_streams"])
         header, degradation = report.tag
-        self.report_publisher.publish(conversions.reliability_report_to_msg(report, header, degradation))
+        self.report_publisher.publish(reliability_report_to_msg(report, header, degradation))
         self.latency.add(time.perf_counter() - start)
 
     def _count_waiting_frames(self) -> None:
@@ -308,10 +311,10 @@ class ReliabilityNode(PredrelNode):
             name = f"{prefix}/{group}"
             if age is not None:
                 waiting = "waiting for the first frame" if age == float("inf") else f"no frame for {age:.1f} s"
-                statuses.append(diagnostics.status(name, conversions.TRUST_CODES[STALE], waiting))
+                statuses.append(diagnostics.status(name, TRUST_CODES[STALE], waiting))
                 continue
             if record is None:
-                statuses.append(diagnostics.status(name, conversions.TRUST_CODES[STALE],
+                statuses.append(diagnostics.status(name, TRUST_CODES[STALE],
                                                    f"no {group} predicates in the last {report.window} frames"))
                 continue
             values: dict[str, object] = {metric: getattr(record, metric) for metric in (
@@ -320,7 +323,7 @@ class ReliabilityNode(PredrelNode):
                 if member.pooled and member.group == group:
                     values[f"trust.{member.predicate}"] = member.trust
             values["frame_index"] = report.frame_index
-            statuses.append(diagnostics.status(name, conversions.TRUST_CODES[record.trust],
+            statuses.append(diagnostics.status(name, TRUST_CODES[record.trust],
                                                record.reason or record.trust, values))
         return statuses
 
@@ -328,8 +331,8 @@ class ReliabilityNode(PredrelNode):
 def _entities(msg: EntityArray) -> list:
     """The entities of an EntityArray without their masks: association and identity switches read
     boxes, classes and visibility only (ValueError, counted malformed, for a bad message)."""
-    entities = conversions.entities_from_msg(msg, decode_masks=False)
-    conversions.checked_degradation_from_msg(msg.degradation)
+    entities = entities_from_msg(msg, decode_masks=False)
+    checked_degradation_from_msg(msg.degradation)
     return entities
 
 

@@ -28,10 +28,14 @@ from rclpy.duration import Duration
 
 from predrel_ros.degradations import NONE, parse_schedule
 from predrel_ros.core.errors import UserError
-from predrel_ros.core.frame import CAMERA_FRAME_ID, PRIMITIVE_LABELS, Frame
+from predrel_ros.core.frame import CAMERA_FRAME_ID, Frame
 from predrel_ros.sources.open_source import open_frames, source_kind
 from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, PredicateArray, ReliabilityReport
-from predrel_ros.ros.messages import conversions
+from predrel_ros.ros.messages.actions import ground_truth_action_to_msg
+from predrel_ros.ros.messages.degradations import degradation_to_msg
+from predrel_ros.ros.messages.entities import entities_to_msg
+from predrel_ros.ros.messages.fields import header_at
+from predrel_ros.ros.messages.predicates import predicates_to_msg
 from predrel_ros.ros.kit.frame_counters import DROPPED_BY_DEGRADATION, OUT_OF_ORDER, PROCESSED
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
@@ -152,7 +156,7 @@ class ReplayNode(PredrelNode):
                         "predicates": self.publisher(PredicateArray, "ground_truth/predicates", STREAM_QOS),
                         "action": self.publisher(ActionEstimate, "ground_truth/action", STREAM_QOS)}
         self.degradation_publisher = self.publisher(DegradationState, "degradation", LATCHED_QOS)
-        self._clean = conversions.degradation_to_msg(NONE, 0)
+        self._clean = degradation_to_msg(NONE, 0)
         self._last_condition: tuple | None = None
         self._pace = threading.Condition()
         self._paced_index = -1
@@ -284,7 +288,7 @@ class ReplayNode(PredrelNode):
             stamp = self.get_clock().now().nanoseconds
         else:
             stamp = self._first.stamp_ns + item.time_ns
-        return conversions.header_at(stamp, frame_id)
+        return header_at(stamp, frame_id)
 
     def _publish(self, item: ReplayFrame) -> bool:
         """Publish one frame's twins and ground truth; True when the degraded image went out."""
@@ -294,8 +298,7 @@ class ReplayNode(PredrelNode):
         header = self._header(item)
         twin = self.twin.degrade(index, frame.rgb, targets=frame.entities, payload=frame)
         current = twin.degraded.degrader
-        degradation = conversions.degradation_to_msg(current.kind, current.severity, current.seed,
-                                                     current.parameters())
+        degradation = degradation_to_msg(current.kind, current.severity, current.seed, current.parameters())
         self._announce(current, degradation)
         if self._gt is not None:
             self._publish_ground_truth(frame, index, header)
@@ -326,16 +329,14 @@ class ReplayNode(PredrelNode):
     def _publish_ground_truth(self, frame: Frame, index: int, header) -> None:
         gt = self._gt
         if frame.entities is not None and wanted(gt["entities"]):
-            gt["entities"].publish(conversions.entities_to_msg(
+            gt["entities"].publish(entities_to_msg(
                 frame.entities, frame_index=index, image_width=frame.width, image_height=frame.height,
                 source="ground_truth", header=header))
         if frame.predicates is not None and wanted(gt["predicates"]):
-            gt["predicates"].publish(conversions.predicates_to_msg(frame.predicates, frame_index=index,
-                                                                   source="ground_truth", header=header))
+            gt["predicates"].publish(predicates_to_msg(frame.predicates, frame_index=index,
+                                                       source="ground_truth", header=header))
         if frame.primitive is not None and wanted(gt["action"]):
-            gt["action"].publish(conversions.action_to_msg(
-                index, PRIMITIVE_LABELS, [float(label == frame.primitive) for label in PRIMITIVE_LABELS],
-                header=header))
+            gt["action"].publish(ground_truth_action_to_msg(frame.primitive, index, header))
 
     def _flush(self) -> None:
         """Wait until subscribers acknowledged the reliable messages (the last FrameInfos)."""

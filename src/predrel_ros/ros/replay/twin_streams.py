@@ -15,7 +15,9 @@ from std_msgs.msg import Header
 
 from predrel_ros.core.frame import CameraIntrinsics
 from predrel_ros.msg import DegradationState, FrameInfo
-from predrel_ros.ros.messages import conversions
+from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info
+from predrel_ros.ros.messages.frame_info import frame_info_to_msg
+from predrel_ros.ros.messages.images import numpy_to_image
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
 from predrel_ros.ros.kit.qos import STREAM_QOS, image_qos
 from predrel_ros.ros.kit.topic_specs import IMAGE_QOS_TEXT, PUBLISHES, STREAM_QOS_TEXT, TopicSpec
@@ -57,8 +59,7 @@ class StreamPublishers:
                 degradation: DegradationState, rgb: np.ndarray | None, depth: np.ndarray | None = None,
                 camera: CameraIntrinsics | CameraInfo | None = None) -> Published:
         """Publish one frame (rgb None: dropped, only its FrameInfo goes out)."""
-        self.frame_info.publish(conversions.frame_info_to_msg(header, frame_index, source, action, source_index,
-                                                              degradation))
+        self.frame_info.publish(frame_info_to_msg(header, frame_index, source, action, source_index, degradation))
         published = Published()
         if rgb is None:
             return published
@@ -68,13 +69,13 @@ class StreamPublishers:
                                   distortion_model=camera.distortion_model, d=camera.d, k=camera.k, r=camera.r,
                                   p=camera.p, binning_x=camera.binning_x, binning_y=camera.binning_y, roi=camera.roi)
             else:
-                info = conversions.intrinsics_to_camera_info(camera, header)
+                info = intrinsics_to_camera_info(camera, header)
             self.camera_info.publish(info)
         if depth is not None and wanted(self.depth):
-            self.depth.publish(conversions.numpy_to_image(np.asarray(depth, np.float32), "32FC1", header))
+            self.depth.publish(numpy_to_image(np.asarray(depth, np.float32), "32FC1", header))
             published.depth = True
         if wanted(self.image):
-            self.image.publish(conversions.numpy_to_image(rgb, "rgb8", header))
+            self.image.publish(numpy_to_image(rgb, "rgb8", header))
             published.image = True
         else:
             self._node.count(self.prefix, "no_subscribers")

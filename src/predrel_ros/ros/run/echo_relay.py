@@ -19,7 +19,8 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from predrel_ros.msg import PredicateArray
-from predrel_ros.ros.messages import conversions
+from predrel_ros.ros.messages.images import image_to_numpy, numpy_to_image
+from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg
 from predrel_ros.ros.kit.runtime import run_node
 
 #: reliable, last 10: a checker must not lose what it was sent
@@ -40,22 +41,22 @@ class EchoRelay(Node):
     def _on_image(self, msg: Image) -> None:
         start = time.perf_counter()
         try:
-            pixels = conversions.image_to_numpy(msg)
+            pixels = image_to_numpy(msg)
         except ValueError as error:  # a malformed image is reported, not echoed, and not fatal
             self.get_logger().error(f"image not echoed: {error}")
             return
-        echo = conversions.numpy_to_image(pixels, msg.encoding, header=msg.header)
+        echo = numpy_to_image(pixels, msg.encoding, header=msg.header)
         self.conversion_seconds += time.perf_counter() - start
         self._image_pub.publish(echo)
         self.images_echoed += 1
 
     def _on_predicates(self, msg: PredicateArray) -> None:
         try:
-            estimates = conversions.predicates_from_msg(msg)
+            estimates = predicates_from_msg(msg)
         except ValueError as error:
             self.get_logger().error(f"predicates not echoed: {error}")
             return
-        self._predicate_pub.publish(conversions.predicates_to_msg(
+        self._predicate_pub.publish(predicates_to_msg(
             estimates, frame_index=msg.frame_index, source=msg.source, header=msg.header,
             degradation=msg.degradation))
         self.predicates_echoed += 1

@@ -96,7 +96,7 @@ class ImageRelay(_Probe):
         """Publish `image` (rgb8) stamped now; returns the stamp (sec, nanosec)."""
         from std_msgs.msg import Header
 
-        from predrel_ros.ros.messages.conversions import numpy_to_image
+        from predrel_ros.ros.messages.images import numpy_to_image
 
         header = Header(frame_id="bench", stamp=self._node.get_clock().now().to_msg())
         self._publisher.publish(numpy_to_image(image, "rgb8", header=header))

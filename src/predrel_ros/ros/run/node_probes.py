@@ -44,7 +44,8 @@ def _bare_image_publish(context, executor, width: int, height: int, repeats: int
 
     from predrel_ros.ros.kit.qos import image_qos
     from predrel_ros.ros.kit.runtime import spin_until
-    from predrel_ros.ros.messages import conversions
+    from predrel_ros.ros.messages.fields import header_at
+    from predrel_ros.ros.messages.images import numpy_to_image
 
     node = rclpy.create_node("bare_publish", context=context)
     qos = image_qos("reliable", 50)
@@ -54,11 +55,11 @@ def _bare_image_publish(context, executor, width: int, height: int, repeats: int
     executor.add_node(node)
     spin_until(executor, lambda: publisher.get_subscription_count() > 0, 10)
     rgb = np.random.default_rng(1).integers(0, 256, (height, width, 3), dtype=np.uint8)
-    header = conversions.header_at(1, "cam")
+    header = header_at(1, "cam")
     seconds = []
     for _ in range(repeats):
         start = time.perf_counter()
-        publisher.publish(conversions.numpy_to_image(rgb, "rgb8", header))
+        publisher.publish(numpy_to_image(rgb, "rgb8", header))
         seconds.append(time.perf_counter() - start)
         executor.spin_once(timeout_sec=0.01)
     executor.remove_node(node)
@@ -176,7 +177,8 @@ def time_predicate_nodes(scene, width: int, height: int, window: int) -> tuple[d
     from predrel_ros.msg import ActionEstimate, EntityArray, PredicateArray, ReliabilityReport
     from predrel_ros.ros.kit.qos import STREAM_QOS
     from predrel_ros.ros.kit.runtime import fresh_context, spin_until
-    from predrel_ros.ros.messages import conversions
+    from predrel_ros.ros.messages.entities import entities_to_msg
+    from predrel_ros.ros.messages.predicates import predicates_to_msg
     from predrel_ros.ros.nodes.action_node import ActionNode
     from predrel_ros.ros.nodes.predicate_node import PredicateNode
     from predrel_ros.ros.nodes.reliability_node import ReliabilityNode
@@ -206,11 +208,11 @@ def time_predicate_nodes(scene, width: int, height: int, window: int) -> tuple[d
                        and reference_pub.get_subscription_count() and reference_entities_pub.get_subscription_count()
                        and predicates.predicates_publisher.get_subscription_count() >= 2, 10)
             for t, (entities, occluded, clean) in enumerate(scene):
-                reference_pub.publish(conversions.predicates_to_msg(clean, frame_index=t, source="clean"))
-                reference_entities_pub.publish(conversions.entities_to_msg(
+                reference_pub.publish(predicates_to_msg(clean, frame_index=t, source="clean"))
+                reference_entities_pub.publish(entities_to_msg(
                     entities, frame_index=t, image_width=width, image_height=height, source="clean"))
                 spin_until(executor, lambda: _reference_waiting(reliability.monitor.snapshot_counters()), 5)
-                entities_pub.publish(conversions.entities_to_msg(occluded, frame_index=t, image_width=width,
+                entities_pub.publish(entities_to_msg(occluded, frame_index=t, image_width=width,
                                                                  image_height=height, source="perception"))
                 spin_until(executor, lambda t=t: len(actions) > t and len(reports) > t, 5)
             counts = {"actions": len(actions), "reports": len(reports),

@@ -24,7 +24,7 @@ PREDICATE_PATTERN = (
 
 
 def _validate(args: argparse.Namespace) -> None:
-    from predrel_ros.ros.messages.conversions import image_encoding
+    from predrel_ros.ros.messages.images import image_encoding
     if args.frames < 1:
         raise UserError(f"--frames must be >= 1, got {args.frames}")
     if not 0 < args.rate <= 1000:
@@ -67,12 +67,13 @@ def measure(args: argparse.Namespace) -> dict:
     from std_msgs.msg import Header
 
     from predrel_ros.msg import PredicateArray
-    from predrel_ros.ros.messages import conversions
+    from predrel_ros.ros.messages.images import image_encoding, image_to_numpy, numpy_to_image
+    from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg
     from predrel_ros.ros.run import dds, processes
     from predrel_ros.ros.run.echo_relay import ECHO_QOS
     from predrel_ros.ros.kit.runtime import spin_until
 
-    encoding = conversions.image_encoding(args.encoding)
+    encoding = image_encoding(args.encoding)
     rng = np.random.default_rng(args.seed)
     frames = [make_frame(rng, encoding, args.height, args.width) for _ in range(args.frames)]
     predicates = [make_predicates(i) for i in range(args.frames)]
@@ -95,14 +96,14 @@ def measure(args: argparse.Namespace) -> dict:
         nonlocal images_intact, images_changed
         index = index_of_stamp[(msg.header.stamp.sec, msg.header.stamp.nanosec)]
         latencies.append(time.perf_counter() - sent_at[index])
-        if np.array_equal(conversions.image_to_numpy(msg), frames[index]):
+        if np.array_equal(image_to_numpy(msg), frames[index]):
             images_intact += 1
         else:
             images_changed += 1
 
     def on_predicates_echo(msg: PredicateArray) -> None:
         nonlocal predicates_intact, predicates_changed
-        if conversions.predicates_from_msg(msg) == predicates[msg.frame_index]:
+        if predicates_from_msg(msg) == predicates[msg.frame_index]:
             predicates_intact += 1
         else:
             predicates_changed += 1
@@ -127,8 +128,8 @@ def measure(args: argparse.Namespace) -> dict:
             header = Header(frame_id="transport_check", stamp=node.get_clock().now().to_msg())
             index_of_stamp[(header.stamp.sec, header.stamp.nanosec)] = index
             sent_at[index] = time.perf_counter()
-            image_pub.publish(conversions.numpy_to_image(frames[index], encoding.name, header=header))
-            predicate_pub.publish(conversions.predicates_to_msg(
+            image_pub.publish(numpy_to_image(frames[index], encoding.name, header=header))
+            predicate_pub.publish(predicates_to_msg(
                 predicates[index], frame_index=index, source="transport_check", header=header))
         spin_until(executor, lambda: len(latencies) >= args.frames
                    and predicates_intact + predicates_changed >= args.frames, args.timeout)

@@ -13,7 +13,10 @@ from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
 from predrel_ros.sources.bag import BagTopics  # noqa: E402
 from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 from predrel_ros.msg import ActionEstimate, EntityArray, PredicateArray  # noqa: E402
-from predrel_ros.ros.messages import conversions  # noqa: E402
+from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics  # noqa: E402
+from predrel_ros.ros.messages.entities import entities_from_msg  # noqa: E402
+from predrel_ros.ros.messages.images import depth_image_to_metres, image_to_rgb8  # noqa: E402
+from predrel_ros.ros.messages.predicates import predicates_from_msg  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -34,16 +37,16 @@ def test_bag_decodes_with_rclpy_and_the_node_conversions(controlled_dataset):
             decoded[connection.topic].append(deserialize_message(bytes(raw), types[connection.topic]))
     assert all(len(messages) == len(folder) for messages in decoded.values())
     for index, frame in enumerate(folder):
-        np.testing.assert_array_equal(conversions.image_to_rgb8(decoded[topics.color][index]), frame.rgb)
-        depth = conversions.depth_image_to_metres(decoded[topics.depth][index])
+        np.testing.assert_array_equal(image_to_rgb8(decoded[topics.color][index]), frame.rgb)
+        depth = depth_image_to_metres(decoded[topics.depth][index])
         np.testing.assert_allclose(depth, frame.depth, atol=0.0005)
-        np.testing.assert_allclose(conversions.camera_info_to_intrinsics(decoded[topics.color_info][index]),
+        np.testing.assert_allclose(camera_info_to_intrinsics(decoded[topics.color_info][index]),
                                    frame.camera.K)
-        entities = conversions.entities_from_msg(decoded[topics.entities][index])
+        entities = entities_from_msg(decoded[topics.entities][index])
         assert [(e.id, e.label, e.role) for e in entities] == [(e.id, e.label, e.role) for e in frame.entities]
         for got, want in zip(entities, frame.entities):
             assert (got.mask is None and not want.mask.any()) or np.array_equal(got.mask, want.mask)
-        predicates = conversions.predicates_from_msg(decoded[topics.predicates][index])
+        predicates = predicates_from_msg(decoded[topics.predicates][index])
         assert [(p.key, p.value, p.confidence) for p in predicates] == \
             [(p.key, p.value, p.confidence) for p in frame.predicates]
         assert decoded[topics.action][index].primitive == frame.primitive
