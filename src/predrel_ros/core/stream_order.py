@@ -12,6 +12,11 @@ of a *position*: a frame index, or for a stream that has only stamps, the header
     if verdict == RESTART: reset the stage's state and order.reset(), count the restart
     ... process; then order.accept(frame_index) once the frame was taken
 
+A library stage that refuses by raising calls `order.admit(frame_index, self.reset)` instead:
+`FrameOrderError` for OUT_OF_ORDER, its reset (and the order's) on RESTART. A node shares the
+stage's order (`PredicateExtractor(config, order=...)`) and decides first with the node kit's
+`frame_order.admit`, which counts and logs (rate-limited) what the policy decided.
+
 The rule (`restart_after` R, default 5; `max_step` S: 2**20 frames or one hour of stamps):
 
 - NEXT: the first frame, or a position 1..S ahead of the last accepted one;
@@ -35,6 +40,8 @@ either way (a camera that does not stamp).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 NEXT = "next"
 OUT_OF_ORDER = "out_of_order"
 RESTART = "restart"
@@ -45,6 +52,10 @@ RESTART_AFTER = 5
 MAX_INDEX_STEP = 2**20
 #: the largest step forward of a header stamp that is still the same stream (one hour)
 MAX_STAMP_STEP_NS = 3600 * 10**9
+
+
+class FrameOrderError(ValueError):
+    """A frame the stream order refused (older than, or far ahead of, the last one taken)."""
 
 
 class StreamOrder:
@@ -95,25 +106,38 @@ class StreamOrder:
         if 0 < step <= self.max_step and stamp_ok:
             return NEXT
         here, before = self.describe(position, stamp_ns), self.describe(self.last, self.last_stamp)
+        self.reason = f"{here} arrived after {before}"
         if step <= 0 and stamp_step is not None and 0 < stamp_step <= MAX_STAMP_STEP_NS and self.restart_after:
             self.restarts += 1
-            self.reason = f"{here} after {before}: the numbering went back with a newer stamp"
+            self.reason += " with a newer stamp: its numbering restarted"
             return RESTART
         if step > self.max_step:
-            self.reason = f"{here} is {step} ahead of {before} (more than {self.max_step})"
-        elif not stamp_ok and stamp_step > 0:
-            self.reason = f"{here}: its stamp is {stamp_step} ns ahead of {before} (more than {MAX_STAMP_STEP_NS})"
-        else:
-            self.reason = f"{here} is not newer than {before}"
+            self.reason += f", {step} ahead (more than {self.max_step})"
+        elif stamp_step is not None and stamp_step > MAX_STAMP_STEP_NS:
+            self.reason += f", its stamp {stamp_step} ns ahead (more than {MAX_STAMP_STEP_NS})"
         if not self._repeats(position, stamp_ns):
             self._behind += 1
         self._candidate = (position, None if stamp_ns is None else int(stamp_ns))
         if self.restart_after and self._behind >= self.restart_after:
             self.restarts += 1
-            self.reason = f"{here} after {before}: {self._behind} out-of-order frames in a row"
+            self.reason += (f", {self._behind} out-of-order frames in a row" if self._behind > 1 else "") + \
+                ": the stream restarted"
             return RESTART
         self.out_of_order += 1
         return OUT_OF_ORDER
+
+    def admit(self, position: int, reset: Callable[[], None], stamp_ns: int | None = None) -> str:
+        """check() for a stage that refuses by raising: FrameOrderError for OUT_OF_ORDER (nothing
+        changes); on RESTART `reset()` (the stage's state) and this order are reset. Returns the
+        verdict; the stage accept()s the frame once it took it."""
+        verdict = self.check(position, stamp_ns)
+        if verdict == OUT_OF_ORDER:
+            key = "frame_index" if self.unit == "frame" else self.unit
+            raise FrameOrderError(f"{self.reason}; frames must come in increasing {key} (this frame was ignored)")
+        if verdict == RESTART:
+            reset()
+            self.reset()
+        return verdict
 
     def _repeats(self, position: int, stamp_ns: int | None) -> bool:
         """Whether the frame repeats the previous out-of-order frame (its position or its stamp)."""
