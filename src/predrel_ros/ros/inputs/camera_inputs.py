@@ -5,7 +5,8 @@ Each message is checked in its callback (encoding, sizes, step, finite intrinsic
 counted `<topic>.malformed` and logged rate-limited. With depth, the three streams are matched by
 stamp: message_filters' ApproximateTimeSynchronizer where it is importable (ROS installs), else
 `synchroniser.ApproximateTimeSynchroniser`, which also reports each message that leaves without
-partner (`<topic>.unsynchronised`). Without depth, the latest valid camera_info is attached to each
+partner (`<topic>.unsynchronised`) and counts a restart of the camera's clock (`image_raw.restarts`,
+the stream-order policy). Without depth, the latest valid camera_info is attached to each
 image of its size (a camera's info is the same for every frame), and nothing waits for it.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sensor_msgs.msg import CameraInfo, Image
 
 from predrel_ros.ros.messages import conversions
 from predrel_ros.ros.kit.frame_counters import UNSYNCHRONISED
+from predrel_ros.ros.kit.frame_order import restarted
 from predrel_ros.ros.kit.node_base import PredrelNode
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import image_qos
@@ -99,7 +101,7 @@ class CameraInputs:
             self.backend = "builtin"
             self.synchroniser = ApproximateTimeSynchroniser(
                 (IMAGE, DEPTH, INFO), int(p["sync_slop_s"] * 1e9), p["sync_queue_size"], self._on_set,
-                lambda topic, _: node.count(topic, UNSYNCHRONISED))
+                lambda topic, _: node.count(topic, UNSYNCHRONISED), lambda reason: restarted(node, IMAGE, reason))
             node.subscription(Image, IMAGE, lambda m: self._add(IMAGE, m), qos, stream=IMAGE)
             node.subscription(Image, DEPTH, lambda m: self._add(DEPTH, m), qos, stream=DEPTH)
             node.subscription(CameraInfo, INFO, lambda m: self._add(INFO, m), qos, stream=INFO)
