@@ -6,8 +6,9 @@ counted `<topic>.malformed` and logged rate-limited. With depth, the three strea
 stamp: message_filters' ApproximateTimeSynchronizer where it is importable (ROS installs), else
 `synchroniser.ApproximateTimeSynchroniser`, which also reports each message that leaves without
 partner (`<topic>.unsynchronised`) and counts a restart of the camera's clock (`image_raw.restarts`,
-the stream-order policy). Without depth, the latest valid camera_info is attached to each
-image of its size (a camera's info is the same for every frame), and nothing waits for it.
+the stream-order policy; `CameraFrame.sequence` tells the node, which then starts anew too).
+Without depth, the latest valid camera_info is attached to each image of its size (a camera's info
+is the same for every frame), and nothing waits for it.
 """
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ class CameraFrame:
     info: CameraInfo | None
     K: np.ndarray | None            # 3 x 3 intrinsics of the image
     received: float                 # time.monotonic() when the set was complete
+    sequence: int = 0               # a new one each time the synchroniser saw the camera restart
 
     @property
     def header(self):
@@ -165,7 +167,7 @@ class CameraInputs:
                 self._on_malformed_image(image)
             raise
         self._on_frame(CameraFrame(conversions.stamp_to_ns(image.header), image, rgb, depth, info, K,
-                                   time.monotonic()))
+                                   time.monotonic(), getattr(self.synchroniser, "sequence", 0)))
 
     # -- with depth: message_filters --------------------------------------------------------------
     def _subscribe_message_filters(self, qos) -> None:

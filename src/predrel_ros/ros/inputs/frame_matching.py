@@ -72,6 +72,12 @@ class ImageInfoMatcher(Generic[Picture, Info]):
             result.orphan_images = pushed_out
         return result
 
+    def restart_images(self) -> Matched:
+        """The image stream restarted elsewhere (the synchroniser): its order starts anew and the
+        images still waiting, of the old sequence, are given back."""
+        self._images.order.reset()
+        return Matched(orphan_images=self._images.drain())
+
     def discard_image(self, stamp_ns: int) -> Info | None:
         """The FrameInfo waiting for an image that turned out unusable (removed), or None."""
         return self._infos.pop(stamp_ns)

@@ -13,7 +13,8 @@ input (the oldest is dropped), and a message the stream-order policy (`predrel_r
 by stamp) calls out of order against the last matched set, not newer or more than an hour ahead (a
 bogus stamp), is dropped at once. When the policy sees the camera restart (its clock went back for
 good: 5 such stamps in a row), everything waiting is dropped, `on_restart(reason)` is told, and
-the message starts the new sequence.
+the message starts the new sequence (`sequence` counts them: a consumer that orders the sets too
+starts anew with the first set of a new sequence, instead of refusing it again).
 """
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ class ApproximateTimeSynchroniser:
         self._queues: list[list[tuple[int, int, Any]]] = [[] for _ in inputs]  # (stamp, arrival, item)
         self._arrivals = 0
         self._order = StreamOrder.of_stamps()   # of the matched sets
+        #: how many times the input streams restarted (the sequence the next set belongs to)
+        self.sequence = 0
         self._lock = threading.Lock()
 
     def add(self, input_name: str, stamp_ns: int, item: Any) -> None:
@@ -56,6 +59,7 @@ class ApproximateTimeSynchroniser:
                 if verdict == RESTART:
                     restart = self._order.reason
                     self._order.reset()
+                    self.sequence += 1
                     dropped += self._take_all()
                 queue = self._queues[index]
                 self._arrivals += 1

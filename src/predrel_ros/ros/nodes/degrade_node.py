@@ -89,6 +89,7 @@ class DegradeNode(PredrelNode):
             self.subscription(EntityArray, "clean/entities", self._on_entities, STREAM_QOS, stream="clean/entities")
         self.next_index = 0
         self.order = StreamOrder.of_stamps()
+        self._camera_sequence = 0   # of the last frame taken (camera_inputs: the synchroniser's restarts)
         self.worker: NewestFrameWorker[CameraFrame] = NewestFrameWorker(
             self._process, self._on_worker_error, lambda frame: self.count(CAMERA, DROPPED_STALE), "degrade")
         self.on_destroy(self._stop_processing)
@@ -111,6 +112,9 @@ class DegradeNode(PredrelNode):
         self.worker.submit(frame)
 
     def _process(self, frame: CameraFrame) -> None:
+        if frame.sequence != self._camera_sequence:   # the synchroniser saw the camera restart (counted there)
+            self._camera_sequence = frame.sequence
+            self.order.reset()
         if not admit(self, self.order, CAMERA, frame.stamp_ns, "degrading"):
             return
         self.order.accept(frame.stamp_ns)

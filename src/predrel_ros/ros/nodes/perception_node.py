@@ -145,6 +145,7 @@ class PerceptionNode(PredrelNode):
             infos_by_frame_index=True)
         self._own_index = 0
         self._sequence = 0            # of the input (executor thread)
+        self._camera_sequence = 0     # of the last camera frame (camera_inputs: the synchroniser's restarts)
         self._processed_sequence = 0  # of the last processed frame (worker thread)
         self.order = StreamOrder()    # of the processed frames: frame_index, with stamps (worker thread)
         self.worker: NewestFrameWorker[PendingFrame] = NewestFrameWorker(
@@ -183,6 +184,10 @@ class PerceptionNode(PredrelNode):
             self.count(FRAMES, DROPPED_BY_DEGRADATION)
 
     def _on_camera_frame(self, frame: CameraFrame) -> None:
+        if frame.sequence != self._camera_sequence:   # the synchroniser saw the camera restart (counted there)
+            self._camera_sequence = frame.sequence
+            self._sequence += 1
+            self._account(self._matcher.restart_images())
         if not self._expects_frame_info():
             self.count(FRAMES, "in")
             self.worker.submit(PendingFrame(frame, self._own_index, None, self._sequence))
