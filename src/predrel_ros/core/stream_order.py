@@ -29,8 +29,11 @@ The rule (`restart_after` R, default 5; `max_step` S: 2**20 frames or one hour o
   again and does not add to the count. R = 0: never (strict: old frames are refused for good);
   R = 1: every out-of-order frame starts a new sequence (a stage that cannot refuse, the tracker).
 
-So whatever single value arrives, ordinary frames are taken again after at most R - 1 refused ones
-(none when an accepted frame preceded the bad one), and a stream never blocks unless R = 0.
+So whatever single value (or burst of values) arrives, ordinary frames are taken again after at
+most R - 1 refused ones (none when an accepted frame preceded the bad one), and a stream never
+blocks unless R = 0. The bound holds per ordering stage: a stage fed by one that restarted starts
+anew with it instead of judging the same frames again (`camera_inputs.CameraFrame.sequence`, the
+perception node's input sequence).
 
 A stream numbered by frame_index may also give each frame's header stamp (`check(index, stamp_ns)`,
 the perception node's FrameInfo stream): then the stamp must not go back (nor more than an hour
