@@ -127,6 +127,21 @@ def test_frame_order_and_reset(hand_model, pair):
     assert recognizer.update(0, pair("N", "GC")).primitive == "approach"
 
 
+def test_far_ahead_frames_are_refused_and_old_ones_restart_by_the_stream_order_policy(hand_model, pair):
+    from predrel_ros.core.stream_order import RESTART_AFTER
+
+    recognizer = ActionRecognizer(hand_model())
+    recognizer.update(10, pair("T", "S"))
+    with pytest.raises(FrameOrderError, match="ahead"):
+        recognizer.update(2**63, pair("T", "S"))
+    assert recognizer.update(11, pair("T", "S")).frame_index == 11
+    for frame in range(RESTART_AFTER - 1):
+        with pytest.raises(FrameOrderError):
+            recognizer.update(frame, pair("T", "S"))
+    assert recognizer.update(RESTART_AFTER - 1, pair("N", "GC")).primitive == "approach"
+    assert recognizer.last_frame == RESTART_AFTER - 1
+
+
 def test_masking_at_inference_removes_the_evidence(hand_model, pair):
     recognizer = ActionRecognizer(hand_model(), masked=["contact"])
     assert recognizer.update(0, pair("T", "S")).primitive == "idle"

@@ -8,13 +8,14 @@ pytest.ini puts tests/helpers on sys.path).
 - `run_until(executor, condition, timeout_s)`: spin, failing the test with a message on timeout;
 - `fuzz(...)`: publish malformed messages one at a time, each until the node counted it;
 - `entity_msg(frame)`, `malformed_entities(frames, count)`: EntityArrays of dataset frames, good and
-  malformed in many ways (for every node that subscribes to entities).
+  malformed in many ways (for every node that subscribes to entities);
+- `FAR_STAMP_NS`, `FAR_INDEX`, `with_far_future(...)`: a stream with one value far in the future, and
+  the frames a node must still take by the stream-order policy.
 """
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -25,6 +26,23 @@ from predrel_ros.ros.kit.runtime import spin_until
 
 #: what the probe and the fuzzers use: reliable, deep enough for a whole tiny episode
 PROBE_QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+
+
+#: a header stamp far in the future (builtin_interfaces/Time sec = 2**31 - 1), a frame_index as far
+FAR_STAMP_NS = (2**31 - 1) * 10**9
+FAR_INDEX = 2**64 - 1
+
+
+def with_far_future(normal: Sequence, far, first: bool) -> tuple[list, list]:
+    """(what to send: the `normal` values with `far` among them, first or after the third; the normal
+    values a node must take: all of them when an accepted frame came before `far`, else all but the
+    first RESTART_AFTER - 1, the bound of the stream-order policy)."""
+    from predrel_ros.core.stream_order import RESTART_AFTER
+
+    normal = list(normal)
+    if first:
+        return [far] + normal, normal[RESTART_AFTER - 1:]
+    return normal[:3] + [far] + normal[3:], normal
 
 
 #: a tiny ONNX YOLO-seg model folder (tests/helpers/model_builders.py)

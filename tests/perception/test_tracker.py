@@ -144,6 +144,16 @@ def test_a_frame_index_going_back_starts_a_new_sequence(caplog):
     assert tracker.tracks[0].history.hits == 1
 
 
+def test_a_frame_index_far_ahead_starts_a_new_sequence_too(caplog):
+    tracker = ByteTracker()
+    for t in range(3):
+        tracker.update(t, dets(box_at(10, 10) + [0.9, 0]))
+    caplog.set_level(logging.WARNING)
+    objects = tracker.update(2**63, dets(box_at(10, 10) + [0.9, 0]))     # no 2**63-frame Kalman step
+    assert [o.track_id for o in objects] == [1] and "ahead" in caplog.text and "new sequence" in caplog.text
+    assert tracker.update(2**63 + 1, dets(box_at(10, 10) + [0.9, 0]))[0].track_id == 1
+
+
 def test_track_history_by_hand():
     history = TrackHistory(TrackQualityConfig(window=10, mature_after=4, smoothness_scale=0.1), frame_index=0)
     history.observe(0, np.array([0, 0, 10, 10]), None)

@@ -265,6 +265,27 @@ def test_frames_out_of_order_are_refused_without_changing_state():
     assert extractor.update(4, entities)
 
 
+def test_the_stream_order_policy_refuses_far_ahead_frames_and_restarts_after_old_ones():
+    from predrel_ros.core.stream_order import RESTART_AFTER, StreamOrder
+
+    entities = [rect(HAND, RIGHT_HAND, 100, 50, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 120, 50, 20, 20)]
+    extractor = PredicateExtractor()
+    extractor.update(10, entities)
+    with pytest.raises(FrameOrderError, match="ahead"):
+        extractor.update(2**64 - 1, entities)                     # never becomes the last frame
+    assert extractor.update(11, entities) and extractor.frames_processed == 2
+    for frame in range(RESTART_AFTER - 1):
+        with pytest.raises(FrameOrderError):
+            extractor.update(frame, entities)
+    assert extractor.update(RESTART_AFTER - 1, entities)          # the restart_after-th old frame: a new sequence
+    assert extractor.last_frame == RESTART_AFTER - 1 and extractor.frames_processed == 1
+    strict = PredicateExtractor(order=StreamOrder(restart_after=0))
+    strict.update(10, entities)
+    for frame in list(range(10)) * 2:
+        with pytest.raises(FrameOrderError):
+            strict.update(frame, entities)
+
+
 def test_bad_entities_are_refused():
     extractor = PredicateExtractor()
     hand = rect(HAND, RIGHT_HAND, 100, 50, 20, 20)

@@ -54,6 +54,16 @@ def test_full_buffer_drops_the_oldest_and_duplicates_keep_the_first():
         FrameIndexMatcher((EVALUATED, EVALUATED))
 
 
+def test_a_part_far_ahead_of_the_last_matched_frame_is_late_and_never_waits():
+    matcher = FrameIndexMatcher(capacity=4)
+    matcher.add(EVALUATED, 3, "e3")
+    matcher.add(REFERENCE, 3, "r3")
+    assert matcher.add(REFERENCE, 2**64 - 1, "far") is None
+    assert matcher.counters["late_reference"] == 1 and matcher.pending(REFERENCE) == 0
+    matcher.add(EVALUATED, 4, "e4")
+    assert pair(matcher.add(REFERENCE, 4, "r4")) == (4, "e4", "r4")
+
+
 def test_a_frame_is_complete_only_with_every_part():
     matcher = FrameIndexMatcher((EVALUATED, EVALUATED_ENTITIES, REFERENCE, REFERENCE_ENTITIES))
     assert matcher.add(EVALUATED_ENTITIES, 4, "ee4") is None

@@ -5,9 +5,11 @@
     result = recognizer.update(frame_index, estimates, trust=levels)   # levels: predicate -> OK|WARN|ERROR
     result.primitive, result.probability, result.trusted, result.reason
 
-Frames must come in increasing frame_index; gaps are fine (dropped frames keep their indices, the
-temporal window reads them as missing, see `encoding`). An older or repeated index raises
-`FrameOrderError` and changes nothing. `reset()` starts a new sequence.
+Frames must come in increasing frame_index, by the one stream-order policy
+(`predrel_ros.core.stream_order`, the recognizer's `order`); gaps are fine (dropped frames keep
+their indices, the temporal window reads them as missing, see `encoding`). An older or repeated
+index, or one implausibly far ahead, raises `FrameOrderError` and changes nothing; the
+`restart_after`-th such frame in a row (default 5) starts a new sequence. `reset()` starts one too.
 """
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ import numpy as np
 from predrel_ros.action.encoding import TemporalWindow, encode_frame, expand_masked
 from predrel_ros.action.model import PrimitiveModel
 from predrel_ros.action.trust_gate import ActionConfig, trust_decision
+from predrel_ros.core.stream_order import StreamOrder
 from predrel_ros.predicates.estimate import PredicateEstimate
-from predrel_ros.predicates.extractor import FrameOrderError
 
 
 @dataclass
@@ -41,10 +43,12 @@ class ActionRecognizer:
     """Stateful per-stream recognizer around a `PrimitiveModel`.
 
     masked: predicate or group names treated as unknown (an ablation, or predicates known to be
-    broken on this robot); the model still runs, on less evidence."""
+    broken on this robot); the model still runs, on less evidence. order: the frame order of its
+    input (`StreamOrder()` by default; a node passes the one it decides with)."""
 
     def __init__(self, model: PrimitiveModel, config: ActionConfig | None = None,
-                 masked: Sequence[str] = ()) -> None:
+                 masked: Sequence[str] = (), order: StreamOrder | None = None) -> None:
+        self.order = order if order is not None else StreamOrder()
         self.model = model
         self.config = config if config is not None else ActionConfig()
         self.masked = expand_masked(masked)
@@ -57,6 +61,7 @@ class ActionRecognizer:
     def reset(self) -> None:
         """Forget the temporal window (a new sequence starts)."""
         self._window.reset()
+        self.order.reset()
 
     @property
     def last_frame(self) -> int | None:
@@ -70,12 +75,10 @@ class ActionRecognizer:
         object with .level and .reasons (`TrustAssessor.assess` output); None without a reliability
         node (then only the probability gates)."""
         frame_index = int(frame_index)
-        last = self._window.last_frame
-        if last is not None and frame_index <= last:
-            raise FrameOrderError(f"frame {frame_index} arrived after frame {last}; frames must come in "
-                                  f"increasing frame_index (this frame was ignored)")
         vector = encode_frame(estimates, self.model.confidence_weighted, self.masked)
+        self.order.admit(frame_index, self.reset)           # FrameOrderError: nothing changed
         features = self._window.push(frame_index, vector)
+        self.order.accept(frame_index)
         probabilities = self.model.probabilities(features)
         winner = int(np.argmax(probabilities))
         probability = float(probabilities[winner])

@@ -16,7 +16,9 @@ Each frame (Zhang et al., ByteTrack, ECCV 2022):
      on the first frame of a sequence); confirmed tracks that missed become lost, and lost tracks
      are removed after `lost_buffer` frames.
 Ids are class-consistent: a detection never continues a track of another class. Frame indices
-must increase; an index at or below the previous one starts a new sequence (a looped bag).
+must increase, by the one stream-order policy (`predrel_ros.core.stream_order`) in its mode for a
+stage that cannot refuse a frame (`restart_after` 1): an index at or below the previous one (a
+looped bag), or implausibly far ahead of it, starts a new sequence.
 Each output track carries its quality (`track_quality.py`).
 """
 from __future__ import annotations
@@ -31,6 +33,7 @@ from scipy.optimize import linear_sum_assignment
 from predrel_ros.perception.detections import Detections
 from predrel_ros.perception.kalman import BoxKalmanFilter, KalmanConfig, xyah_to_xyxy, xyxy_to_xyah
 from predrel_ros.core.boxes import box_iou
+from predrel_ros.core.stream_order import RESTART, StreamOrder
 from predrel_ros.perception.track_quality import TrackHistory, TrackQuality, TrackQualityConfig
 
 log = logging.getLogger(__name__)
@@ -107,12 +110,14 @@ class ByteTracker:
     def __init__(self, config: TrackerConfig | None = None) -> None:
         self.config = config or TrackerConfig()
         self.kalman = BoxKalmanFilter(self.config.kalman)
+        #: every frame out of order starts a new sequence (a tracker returns tracks for every frame)
+        self.order = StreamOrder(restart_after=1)
         self.reset()
 
     def reset(self) -> None:
         self.tracks: list[Track] = []
         self._next_id = 1
-        self._last_frame: int | None = None
+        self.order.reset()
 
     @property
     def ids_issued(self) -> int:
@@ -122,13 +127,11 @@ class ByteTracker:
     def update(self, frame_index: int, detections: Detections) -> list[TrackedObject]:
         """Associate this frame's detections; returns the confirmed tracks seen this frame, then
         the lost ones (with their predicted boxes)."""
-        if self._last_frame is not None and frame_index <= self._last_frame:
-            log.warning("tracker: frame index %d after %d; starting a new sequence", frame_index,
-                        self._last_frame)
-            self.reset()
-        first_frame = self._last_frame is None
-        steps = 1 if first_frame else frame_index - self._last_frame
-        self._last_frame = frame_index
+        if self.order.admit(frame_index, self.reset) == RESTART:
+            log.warning("tracker: %s; starting a new sequence", self.order.reason)
+        first_frame = self.order.last is None
+        steps = 1 if first_frame else frame_index - self.order.last
+        self.order.accept(frame_index)
         cfg = self.config
         for track in self.tracks:
             track.mean, track.covariance = self.kalman.predict(track.mean, track.covariance, steps)

@@ -23,8 +23,11 @@ State over frames. The extractor keeps per track the centroid samples of the las
   for all its pairs.
 - Frame indices may skip (dropped frames): a gap is missing evidence, not motion. Speeds are per
   frame index, and q_trk counts the window's frames in which both tracks were seen.
-- Frames must arrive in increasing frame_index; an older or repeated index is refused with
-  `FrameOrderError` and changes nothing (a node can catch it and count it).
+- Frames must arrive in increasing frame_index, by the one stream-order policy
+  (`predrel_ros.core.stream_order`, the extractor's `order`): an older or repeated index, or one
+  implausibly far ahead, is refused with `FrameOrderError` and changes nothing (a node can catch it
+  and count it); the `restart_after`-th such frame in a row (default 5) starts a new sequence (the
+  extractor resets and takes it). `StreamOrder(restart_after=0)` is the strict mode: always refused.
 
 UNK: insufficient evidence (missing or invisible entity, too few window samples for a dynamic
 relation, an UNK base predicate of a derived one) or a confidence under `confidence.floor`. The
@@ -39,6 +42,7 @@ from collections import deque
 from typing import Callable, Iterable, Sequence
 
 from predrel_ros.core.entities import HAND_ROLES, Entity
+from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: F401  (FrameOrderError: re-exported)
 from predrel_ros.predicates import rules, vocabulary
 from predrel_ros.predicates.config import PairRule, PredicateConfig
 from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det, q_tmp
@@ -55,10 +59,6 @@ _LABELS = {name: vocabulary.values_of(name) for name in vocabulary.PREDICATES}
 _GROUPS = {name: vocabulary.group_of(name) for name in vocabulary.PREDICATES}
 
 ConfidenceModel = Callable[[str, Sequence[float]], float]
-
-
-class FrameOrderError(ValueError):
-    """A frame arrived with a frame_index not greater than the last processed one."""
 
 
 class _Track:
@@ -133,10 +133,13 @@ class PredicateExtractor:
     config: thresholds, window and weights (`PredicateConfig`; defaults when None).
     confidence: g_k, called as confidence(name, factors) -> [0, 1]; default the weighted geometric
         mean of the config's weights (`CalibratedConfidence` for a fitted one).
+    order: the frame order of its input (`StreamOrder()` by default; a node passes the one it decides
+        with).
     """
 
     def __init__(self, config: PredicateConfig | None = None,
-                 confidence: ConfidenceModel | None = None) -> None:
+                 confidence: ConfidenceModel | None = None, order: StreamOrder | None = None) -> None:
+        self.order = order if order is not None else StreamOrder()
         self.config = config if config is not None else PredicateConfig()
         self.confidence = confidence or GeometricMeanConfidence(self.config.confidence.weights)
         self._floor = self.config.confidence.floor
@@ -149,8 +152,13 @@ class PredicateExtractor:
         self._streams: dict[tuple[str, int, int], _Stream] = {}
         self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
         self._first_frame: int | None = None
-        self.last_frame: int | None = None
+        self.order.reset()
         self.frames_processed = 0
+
+    @property
+    def last_frame(self) -> int | None:
+        """The newest frame processed in this sequence."""
+        return self.order.last
 
     # ------------------------------------------------------------------------------------ frame
 
@@ -159,18 +167,16 @@ class PredicateExtractor:
         """Predicates of one frame. image_size (width, height) scales pixel thresholds; it defaults
         to the masks' size, and to the reference resolution when no entity has a mask."""
         frame_index = int(frame_index)
-        if self.last_frame is not None and frame_index <= self.last_frame:
-            raise FrameOrderError(f"frame {frame_index} arrived after frame {self.last_frame}; frames must "
-                                  f"come in increasing frame_index (this frame was ignored)")
         entities = list(entities)
         present = self._check_entities(entities)
         to_ref = self._reference_scale(entities, image_size)
+        self.order.admit(frame_index, self.reset)           # FrameOrderError: nothing changed
         config = self.config
         min_visibility = config.confidence.min_visibility
 
         if self._first_frame is None:
             self._first_frame = frame_index
-        self.last_frame = frame_index
+        self.order.accept(frame_index)
         self.frames_processed += 1
         window_start = frame_index - config.window + 1
         self._window_frames = frame_index - max(window_start, self._first_frame) + 1

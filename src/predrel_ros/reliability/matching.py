@@ -6,20 +6,24 @@ and, for the association of entities, the entities each side's predicates were c
 Any part of a frame may come first, a pipeline may lag, drop a frame or stop.
 `FrameIndexMatcher` holds the parts still waiting for the rest of their frame in a bounded buffer
 per part and hands out a frame as soon as all its parts are there. Complete frames come out in
-increasing frame_index, as the rolling metrics need them, so once frame f is complete every
-waiting part of an older frame can no longer be used: it is counted unmatched and dropped. Every
-part given to the matcher ends up in exactly one counter:
+increasing frame_index, as the rolling metrics need them (the stream-order policy,
+`predrel_ros.core.stream_order`, strict: the matcher's owner decides restarts and calls `reset`),
+so once frame f is complete every waiting part of an older frame can no longer be used: it is
+counted unmatched and dropped. Every part given to the matcher ends up in exactly one counter:
 
 - `matched` (per complete frame, so one count covers one item of every part);
 - `unmatched_<part>`: the rest of its frame never came (another pipeline dropped it, or it came
   too late), or it fell out of the full buffer;
-- `late_<part>`: it arrived after a newer frame had been completed;
+- `late_<part>`: it arrived after a newer frame had been completed, or implausibly far ahead of it
+  (more than `stream_order.MAX_INDEX_STEP` frames: it would never be matched);
 - `duplicate_<part>`: its part already had an item with that index waiting (the first one is kept);
 - `pending_<part>` (not a final state): still waiting.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
+
+from predrel_ros.core.stream_order import NEXT, StreamOrder
 
 EVALUATED = "evaluated"
 REFERENCE = "reference"
@@ -45,7 +49,12 @@ class FrameIndexMatcher:
             for state in ("unmatched", "late", "duplicate"):
                 self.counters[f"{state}_{part}"] = 0
         self._waiting: dict[str, dict[int, Any]] = {part: {} for part in parts}
-        self.last_matched: int | None = None
+        self._order = StreamOrder(restart_after=0)
+
+    @property
+    def last_matched(self) -> int | None:
+        """The newest frame handed out (None: none since the start or the last reset)."""
+        return self._order.last
 
     def reset(self) -> None:
         """Forget the order and the waiting items, which count as unmatched (a new sequence
@@ -53,7 +62,7 @@ class FrameIndexMatcher:
         for part, frames in self._waiting.items():
             self.counters[f"unmatched_{part}"] += len(frames)
             frames.clear()
-        self.last_matched = None
+        self._order.reset()
 
     def pending(self, part: str) -> int:
         return len(self._waiting[part])
@@ -64,7 +73,7 @@ class FrameIndexMatcher:
         if part not in self._waiting:
             raise ValueError(f"part must be one of {self.parts}, got {part!r}")
         frame_index = int(frame_index)
-        if self.last_matched is not None and frame_index <= self.last_matched:
+        if self._order.check(frame_index) != NEXT:
             self.counters[f"late_{part}"] += 1
             return None
         waiting = self._waiting[part]
@@ -79,7 +88,7 @@ class FrameIndexMatcher:
         frame = {other: self._waiting[other].pop(frame_index) for other in self.parts if other != part}
         frame[part] = item
         self.counters["matched"] += 1
-        self.last_matched = frame_index
+        self._order.accept(frame_index)
         for each in self.parts:
             for old in [index for index in self._waiting[each] if index < frame_index]:
                 self._expire(each, old)

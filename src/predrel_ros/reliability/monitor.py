@@ -82,7 +82,8 @@ class MonitorConfig:
     logic_memory: frames back that precedence rules look (the extractor's event_memory).
     logic_window: frames of co-occurrence rules (the extractor's window).
     restart_after: consecutive out-of-order evaluated frames that mean the stream restarted
-        (state is reset); 0 = never.
+        (state is reset); 0 = never (the stream-order policy, `predrel_ros.core.stream_order`: a
+        frame far ahead is out of order too).
     min_rule_checks: rule checks in the window below which a violation rate is reported but not
         judged (one violation in two checks says little).
     associate: reference modes: associate the evaluated with the reference entities every frame and
@@ -248,7 +249,7 @@ class ReliabilityMonitor:
         self._matcher = FrameIndexMatcher(parts, config.match_buffer) if len(parts) > 1 else None
         self._switches = IdentitySwitches(config.track_memory, config.min_visibility) \
             if EVALUATED_ENTITIES in parts and not config.has_reference else None
-        self._order = StreamOrder(config.restart_after)
+        self.order = StreamOrder(config.restart_after)
         self.counters = {"processed": 0, "out_of_order": 0, "restarts": 0}
         if REFERENCE_ENTITIES in parts:
             self.counters["unassociated_estimates"] = 0
@@ -269,14 +270,14 @@ class ReliabilityMonitor:
         _check_frame(estimates)
         if not 0 <= severity <= MAX_SEVERITY:
             raise ValueError(f"degradation severity must lie in 0..{MAX_SEVERITY}, got {severity}")
-        verdict = self._order.check(frame_index)
+        verdict = self.order.check(frame_index)
         if verdict == OUT_OF_ORDER:
             self.counters["out_of_order"] += 1
             return False
         if verdict == RESTART:
             self.counters["restarts"] += 1
             self.reset()
-        self._order.accept(frame_index)
+        self.order.accept(frame_index)
         return self._add(EVALUATED, frame_index, (list(estimates), kind, severity, tag))
 
     def add_reference(self, frame_index: int, references: Sequence[PredicateEstimate]) -> bool:
@@ -364,7 +365,7 @@ class ReliabilityMonitor:
             self._matcher.reset()
         if self._switches is not None:
             self._switches.reset()
-        self._order.reset()
+        self.order.reset()
         self._newest = None
 
     # ------------------------------------------------------------------------------ output

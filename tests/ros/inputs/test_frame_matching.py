@@ -46,3 +46,14 @@ def test_expiry_and_drain_give_back_what_waits():
     assert matcher.discard_image(99) is None
     drained = matcher.drain()
     assert drained.orphan_images == ["image20"] and matcher.waiting() == (0, 0)
+
+
+def test_a_restart_of_the_frame_info_stream_is_reported_and_gives_back_the_old_sequence():
+    matcher = ImageInfoMatcher(infos_by_frame_index=True)
+    matcher.add_info(500, "info500", frame_index=50)          # its image is still on its way
+    result = matcher.add_info(600, "info0", frame_index=0)    # the producer numbers from 0 again
+    assert result.restart and result.lost_infos == []        # a newer stamp: nothing old to give back
+    assert matcher.add_image(600, "image600").pairs == [("image600", "info0")]
+    assert matcher.note_info(700, frame_index=1).restart == ""
+    with pytest.raises(OutOfOrder, match="ahead"):
+        matcher.add_image(2**62, "bogus")

@@ -66,3 +66,25 @@ def test_every_message_is_matched_dropped_or_pending_exactly_once(arrivals, slop
         stamps = [arrivals[serial][1] * 10 for _, serial in group]
         assert [name for name, _ in group] == list(INPUTS)
         assert max(stamps) - min(stamps) <= 2 * slop * 10
+
+
+def test_a_far_future_set_never_blocks_and_a_restarted_clock_is_followed():
+    from predrel_ros.core.stream_order import RESTART_AFTER
+
+    restarts = []
+    matched, dropped = [], []
+    sync = ApproximateTimeSynchroniser(INPUTS, 10, 4, matched.append, lambda name, item: dropped.append(item),
+                                       restarts.append)
+
+    def frame(stamp):
+        for name in INPUTS:
+            sync.add(name, stamp, f"{name}{stamp}")
+    frame(1000)
+    frame((2**31 - 1) * 10**9)                       # a bogus stamp on every input: dropped at once
+    frame(2000)
+    assert [group[0] for group in matched] == ["image1000", "image2000"] and len(dropped) == 3
+    for stamp in range(RESTART_AFTER + 2):           # the clock went back (a bag played again)
+        frame(stamp * 100)
+    assert restarts and "restarted" in restarts[0]
+    taken = range(RESTART_AFTER - 1, RESTART_AFTER + 2)     # the restart_after-th old frame starts anew
+    assert [group[0] for group in matched[2:]] == [f"image{k * 100}" for k in taken]

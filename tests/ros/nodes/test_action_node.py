@@ -3,6 +3,7 @@ untrusted under severe occlusion, no fresh report = untrusted, and 1,000 malform
 input topic each counted."""
 import copy
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ require_ros()
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 
-from node_graph import PROBE_QOS, Probe, fuzz, run_until  # noqa: E402
+from node_graph import FAR_INDEX, PROBE_QOS, Probe, fuzz, run_until, with_far_future  # noqa: E402
 from predrel_ros.action import ActionConfig, ActionRecognizer, PrimitiveModel  # noqa: E402
 from predrel_ros.core.errors import UserError  # noqa: E402
 from predrel_ros.sources.dataset import open_dataset  # noqa: E402
@@ -25,6 +26,7 @@ from predrel_ros.ros.messages.reliability import reliability_report_from_msg, re
 from predrel_ros.action.model import DEFAULT_MODEL, NO_CONFIDENCE_MODEL  # noqa: E402
 from predrel_ros.ros.nodes.action_node import PREDICATES, RELIABILITY, UNTRUSTED, ActionNode, model_file  # noqa: E402
 from predrel_ros.ros.kit.frame_counters import MALFORMED, OUT_OF_ORDER, PROCESSED  # noqa: E402
+from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
 from predrel_ros.core.package_files import config_file  # noqa: E402
 from predrel_ros.predicates import PredicateExtractor  # noqa: E402
 from predrel_ros.reliability.monitor import MonitorConfig, ReliabilityMonitor  # noqa: E402
@@ -225,3 +227,38 @@ def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context,
     assert node.counters.stream(stream) == {PROCESSED: 1 if topic == "reliability" else 2, MALFORMED: 900,
                                             OUT_OF_ORDER: 100}
     assert [a.frame_index for a in actions] == [predicates.frame_index, 20_000]
+
+
+@pytest.mark.parametrize("first", [False, True], ids=["after_frames", "first"])
+def test_a_frame_indexed_far_in_the_future_blocks_neither_stream(ros_context, ros_executor, scenario, first):
+    frames, _ = scenario
+    node, publishers, actions = start(ros_context, ros_executor)
+    sent, taken = with_far_future(range(10), FAR_INDEX, first)
+    for k, index in enumerate(sent):
+        predicates, report = (copy.deepcopy(msg) for msg in frames[40 + k])
+        predicates.frame_index = report.frame_index = index
+        publishers["reliability"].publish(report)
+        publishers["predicates"].publish(predicates)
+    expected = ([FAR_INDEX] if first else []) + taken        # a far first frame has nothing to be judged by
+    run_until(ros_executor, lambda: len(actions) == len(expected) and node.counters.total(PREDICATES) ==
+              node.counters.total(RELIABILITY) == len(sent), 10, "every frame counted")
+    assert [a.frame_index for a in actions] == expected
+    assert node.report.frame_index == 9 and node.order.last == 9
+    for stream in (PREDICATES, RELIABILITY):
+        assert node.counters.get(stream, OUT_OF_ORDER) == len(sent) - len(expected)
+        assert node.counters.get(stream, RESTARTS) == int(first)
+
+
+def test_restarts_of_the_report_stream_are_counted_and_logged_rate_limited(ros_context, ros_executor):
+    """Issue 15: a report numbered 2**64-1, then reports whose numbering keeps starting over."""
+    node, publishers, _ = start(ros_context, ros_executor)
+    warnings = []
+    logger = node.get_logger()
+    node.get_logger = lambda: SimpleNamespace(warning=warnings.append, error=logger.error, info=logger.info)
+    reports = [ReliabilityReport(frame_index=FAR_INDEX)] + [ReliabilityReport(frame_index=i) for i in range(10)] * 10
+    assert fuzz(ros_executor, publishers["reliability"], reports, lambda: node.counters.total(RELIABILITY),
+                burst=20) == len(reports)
+    assert node.counters.stream(RELIABILITY) == {PROCESSED: 1 + 10 * 6, OUT_OF_ORDER: 10 * 4, RESTARTS: 10}
+    assert node.report.frame_index == 9
+    restart_lines = [text for text in warnings if "restarted" in text]
+    assert 1 <= len(restart_lines) <= 2, warnings     # at most one per 5 s, saying how many were held back

@@ -112,3 +112,28 @@ def test_the_dashboard_shows_and_summarises_what_it_receives(ros_context, ros_ex
     assert rows[("occlusion", 5)]["action"]["trusted_fraction"] == 0.0
     assert summary["frame_accounting"]["nodes"]["/degraded/perception"]["image_raw.dropped_stale"] == 1
     assert (tmp_path / "out" / "sweep.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("first", [False, True], ids=["after_frames", "first"])
+def test_a_frame_indexed_far_in_the_future_is_not_the_frame_shown(ros_context, ros_executor, monkeypatch, first):
+    from node_graph import FAR_INDEX, PROBE_QOS, with_far_future
+    from predrel_ros.ros.kit.frame_counters import OUT_OF_ORDER
+
+    screen = io.StringIO()
+    monkeypatch.setattr("sys.stdout", screen)
+    node = DashboardNode(context=ros_context, parameter_overrides=[
+        Parameter("display", value="lines"), Parameter("line_period_s", value=0.1)])
+    ros_executor.add_node(node)
+    from rclpy.node import Node
+    source = Node("dashboard_source", context=ros_context)
+    ros_executor.add_node(source)
+    reports = source.create_publisher(ReliabilityReport, "reliability", PROBE_QOS)
+    assert spin_until(ros_executor, lambda: reports.get_subscription_count() > 0, 10)
+    sent, taken = with_far_future(range(10), FAR_INDEX, first)
+    for index in sent:
+        reports.publish(report(index, 2, 0))
+    assert spin_until(ros_executor, lambda: node.counters.total("reliability") == len(sent), 10)
+    assert node.state.reports["reliability"].frame_index == node.state.newest_frame == 9
+    assert node.counters.get("reliability", OUT_OF_ORDER) == len(sent) - len(taken) - int(first)
+    spin_until(ros_executor, lambda: False, 0.3)  # the line display prints
+    assert screen.getvalue().rstrip().splitlines()[-1].startswith("frame 9 |")

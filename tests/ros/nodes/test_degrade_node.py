@@ -11,7 +11,7 @@ require_ros()
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
 
-from node_graph import PROBE_QOS, Probe, run_until  # noqa: E402
+from node_graph import FAR_STAMP_NS, PROBE_QOS, Probe, run_until, with_far_future  # noqa: E402
 from predrel_ros.core.entities import Entity  # noqa: E402
 from predrel_ros.core.frame import CameraIntrinsics  # noqa: E402
 from predrel_ros.msg import DegradationState, EntityArray, FrameInfo  # noqa: E402
@@ -88,3 +88,34 @@ def test_camera_frames_become_twins(ros_context, ros_executor):
     np.testing.assert_allclose(camera_info_to_intrinsics(watched["clean/camera_info"][0]), camera.K)
     assert [m.kind for m in watched["degradation"]] == ["frame_drop", "occlusion", "none"]
     assert node.counters.stream(CAMERA) == {"in": 16, "processed": 16}
+
+
+@pytest.mark.parametrize("use_depth, first", [(False, False), (False, True), (True, False), (True, True)],
+                         ids=["after_frames", "first", "depth_after_frames", "depth_first"])
+def test_a_frame_stamped_far_in_the_future_does_not_block_the_camera(ros_context, ros_executor, use_depth, first):
+    node = DegradeNode(context=ros_context, parameter_overrides=[
+        Parameter("use_depth", value=use_depth), Parameter("image_qos", value="reliable")])
+    probe = Probe(ros_context)
+    infos = probe.watch(FrameInfo, "degraded/frame_info")
+    publish = {topic: probe.node.create_publisher(msg_type, topic, PROBE_QOS) for topic, msg_type in [
+        ("image_raw", Image), ("depth/image_raw", Image), ("camera_info", CameraInfo)]}
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    needed = [publish["image_raw"]] + ([publish["depth/image_raw"], publish["camera_info"]] if use_depth else [])
+    run_until(ros_executor, lambda: all(p.get_subscription_count() for p in needed) and
+              probe.node.count_publishers("degraded/frame_info"), 10, "the degrade node")
+    camera = CameraIntrinsics(64, 48, 50.0, 50.0, 32.0, 24.0, frame_id="cam")
+    stamps, taken = with_far_future([10**9 + k * 33_000_000 for k in range(10)], FAR_STAMP_NS, first)
+    rgb = np.zeros((48, 64, 3), np.uint8)
+    for k, stamp in enumerate(stamps):
+        header = header_at(stamp, "cam")
+        publish["camera_info"].publish(intrinsics_to_camera_info(camera, header))
+        publish["depth/image_raw"].publish(numpy_to_image(np.ones((48, 64), np.float32), "32FC1", header))
+        publish["image_raw"].publish(numpy_to_image(rgb, "rgb8", header))
+        # one frame at a time: the node degrades the newest frame only
+        run_until(ros_executor, lambda: node.counters.get("image_raw", "unsynchronised") +
+                  node.counters.total(CAMERA) == k + 1, 10, f"frame {k}")
+    expected = ([FAR_STAMP_NS] if first else []) + taken    # a far first frame has nothing to be judged by
+    run_until(ros_executor, lambda: len(infos) == len(expected), 5, "the frame infos")
+    assert [stamp_to_ns(m.header) for m in infos] == expected
+    assert [m.frame_index for m in infos] == list(range(len(expected)))

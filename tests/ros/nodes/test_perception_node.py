@@ -13,14 +13,15 @@ require_ros()
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 
-from node_graph import Probe, run_until, scene_model  # noqa: E402
+from node_graph import FAR_STAMP_NS, PROBE_QOS, Probe, run_until, scene_model, with_far_future  # noqa: E402
 from predrel_ros.degradations import Degrader  # noqa: E402
 from predrel_ros.core.errors import UserError  # noqa: E402
 from predrel_ros.sources.open_source import open_frames  # noqa: E402
 from predrel_ros.msg import EntityArray, FrameInfo  # noqa: E402
+from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
 from predrel_ros.ros.messages.entities import entities_from_msg  # noqa: E402
 from predrel_ros.ros.messages.fields import header_at, stamp_to_ns  # noqa: E402
-from predrel_ros.ros.messages.frame_info import frame_info_from_msg  # noqa: E402
+from predrel_ros.ros.messages.frame_info import frame_info_from_msg, frame_info_to_msg  # noqa: E402
 from predrel_ros.ros.messages.images import numpy_to_image  # noqa: E402
 from predrel_ros.ros.kit.frame_counters import OUTCOMES, PROCESSED  # noqa: E402
 from predrel_ros.ros.nodes.perception_node import FRAMES, PerceptionNode  # noqa: E402
@@ -175,3 +176,38 @@ def test_a_restarted_stream_resets_tracks_and_old_frames_are_skipped(ros_context
         assert resets == [True]  # frame 0 with a newer stamp: the source restarted
     finally:
         node.destroy_node()
+
+
+@pytest.mark.parametrize("frame_info, first", [(False, False), (False, True), (True, False), (True, True)],
+                         ids=["after_frames", "first", "frame_info_after_frames", "frame_info_first"])
+def test_a_frame_stamped_far_in_the_future_does_not_block_the_stream(ros_context, ros_executor, model_dir,
+                                                                    frame_info, first):
+    node = perception(ros_context, model_dir, image_qos="reliable")
+    probe = Probe(ros_context, namespace="degraded")
+    entities = probe.watch(EntityArray, "entities")
+    camera = probe.node.create_publisher(Image, "image_raw", PROBE_QOS)
+    infos = probe.node.create_publisher(FrameInfo, "frame_info", PROBE_QOS)
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: camera.get_subscription_count() > 0 and infos.get_subscription_count() > 0 and
+              probe.node.count_publishers("entities") > 0, 10, "the perception node")
+    if frame_info:
+        run_until(ros_executor, node._expects_frame_info, 10, "the FrameInfo publisher")
+    else:
+        probe.node.destroy_publisher(infos)
+        run_until(ros_executor, lambda: not node._expects_frame_info(), 10, "no FrameInfo publisher")
+    stamps, taken = with_far_future([10**9 + k * 33_000_000 for k in range(10)], FAR_STAMP_NS, first)
+    rgb = np.zeros((96, 128, 3), np.uint8)
+    refused = lambda: sum(node.counters.get(stream, "out_of_order") for stream in (FRAMES, "image_raw"))  # noqa: E731
+    for k, stamp in enumerate(stamps):
+        header = header_at(stamp, "cam")
+        if frame_info:
+            infos.publish(frame_info_to_msg(header, k, "test", "deliver", k,
+                                                        degradation_to_msg("none", 0)))
+        camera.publish(numpy_to_image(rgb, "rgb8", header))
+        # one frame at a time: the node processes the newest frame only
+        run_until(ros_executor, lambda: len(entities) + refused() == k + 1, 10, f"frame {k}")
+    expected = ([FAR_STAMP_NS] if first else []) + taken    # a far first frame has nothing to be judged by
+    assert [stamp_to_ns(m.header) for m in entities] == expected
+    assert [m.frame_index for m in entities] == [stamps.index(stamp) for stamp in expected]
+    assert node.counters.get(FRAMES, PROCESSED) == len(expected)

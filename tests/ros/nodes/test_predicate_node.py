@@ -10,7 +10,8 @@ require_ros()
 
 from rclpy.parameter import Parameter  # noqa: E402
 
-from node_graph import PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until  # noqa: E402
+from node_graph import (FAR_INDEX, PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until,  # noqa: E402
+                        with_far_future)
 from predrel_ros.core.errors import UserError  # noqa: E402
 from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 from predrel_ros.msg import EntityArray, PredicateArray  # noqa: E402
@@ -111,3 +112,17 @@ def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context,
     assert malformed + old == 1000
     assert node.counters.stream(ENTITIES) == {PROCESSED: 2, MALFORMED: 900, OUT_OF_ORDER: 100}
     assert [m.frame_index for m in received] == [50_000, 50_001]
+
+
+@pytest.mark.parametrize("first", [False, True], ids=["after_frames", "first"])
+def test_a_frame_indexed_far_in_the_future_does_not_block_the_stream(ros_context, ros_executor, episode, first):
+    node, publisher, received = start(ros_context, ros_executor)
+    sent, taken = with_far_future(range(10), FAR_INDEX, first)
+    for index in sent:
+        publisher.publish(entity_msg(episode[index % len(episode)], index))
+    expected = ([FAR_INDEX] if first else []) + taken     # a far first frame has nothing to be judged by
+    run_until(ros_executor, lambda: node.counters.total(ENTITIES) == len(sent) and len(received) == len(expected), 10,
+              "every frame counted")
+    assert [m.frame_index for m in received] == expected
+    assert node.counters.get(ENTITIES, OUT_OF_ORDER) == len(sent) - len(received)
+    assert node.counters.get(ENTITIES, RESTARTS) == int(first)

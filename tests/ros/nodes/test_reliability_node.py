@@ -18,7 +18,8 @@ from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 
-from node_graph import PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until  # noqa: E402
+from node_graph import (FAR_INDEX, PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until,  # noqa: E402
+                        with_far_future)
 from predrel_ros.core.errors import UserError  # noqa: E402
 from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 from predrel_ros.msg import EntityArray, PredicateArray, ReliabilityReport  # noqa: E402
@@ -28,6 +29,7 @@ from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_
 from predrel_ros.ros.messages.reliability import TRUST_CODES, TRUST_NAMES, reliability_report_from_msg  # noqa: E402
 from predrel_ros.ros.kit import diagnostics
 from predrel_ros.ros.kit.frame_counters import MALFORMED, OUT_OF_ORDER, PROCESSED, UNMATCHED  # noqa: E402
+from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
 from predrel_ros.ros.nodes.reliability_node import (ENTITIES, PREDICATES, REFERENCE, REFERENCE_ENTITIES,  # noqa: E402
                                                 ReliabilityNode)
 from predrel_ros.predicates import PredicateExtractor  # noqa: E402
@@ -364,3 +366,24 @@ def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context,
     assert malformed + old == 1000
     assert node.counters.stream(stream) == {PROCESSED: 2, MALFORMED: 900, OUT_OF_ORDER: 100}
     assert [m.frame_index for m in reports] == [5000, 5001]
+
+
+@pytest.mark.parametrize("first", [False, True], ids=["after_frames", "first"])
+def test_a_frame_indexed_far_in_the_future_does_not_block_the_streams(ros_context, ros_executor, scenario, first):
+    frames, _, _ = scenario
+    node, publishers, reports, _ = start(ros_context, ros_executor, reference_mode="clean_twin", window=WINDOW)
+    sent, taken = with_far_future(range(10), FAR_INDEX, first)
+    for k, index in enumerate(sent):
+        frame = frames[10 + k]
+        parts = [("predicates", frame.degraded), ("reference", frame.clean), ("entities", frame.degraded_entities),
+                 ("reference_entities", frame.clean_entities)]
+        for topic, msg in parts:   # the evaluated predicates first: they decide a restart
+            msg = copy.deepcopy(msg)
+            msg.frame_index = index
+            publishers[topic].publish(msg)
+            run_until(ros_executor, lambda: accounted(node, topic) == k + 1, 5, f"{topic} of frame {k}")
+    expected = ([FAR_INDEX] if first else []) + taken        # a far first frame has nothing to be judged by
+    run_until(ros_executor, lambda: len(reports) == len(expected), 5, "the reports")
+    assert [m.frame_index for m in reports] == expected
+    assert node.counters.get(PREDICATES, OUT_OF_ORDER) == len(sent) - len(expected)
+    assert node.counters.get(PREDICATES, RESTARTS) == int(first)

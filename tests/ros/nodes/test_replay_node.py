@@ -168,3 +168,28 @@ def test_an_image_folder_plays_without_camera_info_or_ground_truth(ros_context, 
     for msg, rgb in zip(received, images):
         np.testing.assert_array_equal(image_to_numpy(msg), rgb)
     assert not any(p.topic_name.startswith("/ground_truth") for p in node.publishers)
+
+
+def test_a_pace_message_indexed_far_in_the_future_releases_nothing(ros_context, ros_executor, tiny_bag):
+    from node_graph import FAR_INDEX
+    from predrel_ros.ros.kit.frame_counters import OUT_OF_ORDER
+
+    probe = Probe(ros_context)
+    pace = probe.node.create_publisher(PredicateArray, "degraded/predicates", 10)
+    node = replay(ros_context, source=str(tiny_bag), rate=0.0, max_frames=6, pace_timeout_s=10.0,
+                  publish_clean=False)
+
+    def on_image(msg):
+        """Acts as the degraded pipeline; a bogus frame_index before frame 0's and frame 3's message."""
+        index = len(probe.messages["degraded/image_raw"]) - 1
+        if index in (0, 3):
+            pace.publish(PredicateArray(header=msg.header, frame_index=FAR_INDEX))
+        pace.publish(PredicateArray(header=msg.header, frame_index=index))
+
+    infos = probe.watch(FrameInfo, "degraded/frame_info")
+    probe.watch(Image, "degraded/image_raw", on_image)
+    ros_executor.add_node(probe.node)
+    ros_executor.add_node(node)
+    run_until(ros_executor, lambda: node.finished.is_set() and len(infos) == 6, 30, "6 paced frames")
+    run_until(ros_executor, lambda: node._pace_order.last == 5, 5, "the last pace message")
+    assert node.counters.get("pace", OUT_OF_ORDER) == 2 and node.counters.get(None, "pace_timeout") == 0

@@ -5,8 +5,10 @@ Each message is checked in its callback (encoding, sizes, step, finite intrinsic
 counted `<topic>.malformed` and logged rate-limited. With depth, the three streams are matched by
 stamp: message_filters' ApproximateTimeSynchronizer where it is importable (ROS installs), else
 `synchroniser.ApproximateTimeSynchroniser`, which also reports each message that leaves without
-partner (`<topic>.unsynchronised`). Without depth, the latest valid camera_info is attached to each
-image of its size (a camera's info is the same for every frame), and nothing waits for it.
+partner (`<topic>.unsynchronised`) and counts a restart of the camera's clock (`image_raw.restarts`,
+the stream-order policy; `CameraFrame.sequence` tells the node, which then starts anew too).
+Without depth, the latest valid camera_info is attached to each image of its size (a camera's info
+is the same for every frame), and nothing waits for it.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics
 from predrel_ros.ros.messages.fields import stamp_to_ns
 from predrel_ros.ros.messages.images import depth_image_to_metres, image_to_rgb8
 from predrel_ros.ros.kit.frame_counters import UNSYNCHRONISED
+from predrel_ros.ros.kit.frame_order import restarted
 from predrel_ros.ros.kit.node_base import PredrelNode
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import image_qos
@@ -59,6 +62,7 @@ class CameraFrame:
     info: CameraInfo | None
     K: np.ndarray | None            # 3 x 3 intrinsics of the image
     received: float                 # time.monotonic() when the set was complete
+    sequence: int = 0               # a new one each time the synchroniser saw the camera restart
 
     @property
     def header(self):
@@ -101,7 +105,7 @@ class CameraInputs:
             self.backend = "builtin"
             self.synchroniser = ApproximateTimeSynchroniser(
                 (IMAGE, DEPTH, INFO), int(p["sync_slop_s"] * 1e9), p["sync_queue_size"], self._on_set,
-                lambda topic, _: node.count(topic, UNSYNCHRONISED))
+                lambda topic, _: node.count(topic, UNSYNCHRONISED), lambda reason: restarted(node, IMAGE, reason))
             node.subscription(Image, IMAGE, lambda m: self._add(IMAGE, m), qos, stream=IMAGE)
             node.subscription(Image, DEPTH, lambda m: self._add(DEPTH, m), qos, stream=DEPTH)
             node.subscription(CameraInfo, INFO, lambda m: self._add(INFO, m), qos, stream=INFO)
@@ -165,7 +169,7 @@ class CameraInputs:
                 self._on_malformed_image(image)
             raise
         self._on_frame(CameraFrame(stamp_to_ns(image.header), image, rgb, depth, info, K,
-                                   time.monotonic()))
+                                   time.monotonic(), getattr(self.synchroniser, "sequence", 0)))
 
     # -- with depth: message_filters --------------------------------------------------------------
     def _subscribe_message_filters(self, qos) -> None:

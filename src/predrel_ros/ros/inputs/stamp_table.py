@@ -1,9 +1,15 @@
 """A small table of items keyed by header stamp: FrameInfo waiting for the Image it describes.
 
 FrameInfo (reliable) and Image (best effort) travel on different topics, so either may arrive
-first. The table holds FrameInfos by stamp until their image comes (`pop`), refuses stamps older
-than the newest one it has seen (out of order), and gives back the entries whose image never came
-(`expire`, bounded size) so the node can count them instead of forgetting them.
+first. The table holds FrameInfos by stamp until their image comes (`pop`), refuses what the
+stream-order policy (`predrel_ros.core.stream_order`) calls out of order: a stamp not newer than the
+newest one accepted, or more than an hour ahead of it (a bogus stamp never becomes the reference);
+items that carry a frame_index (FrameInfo) are ordered by it, with the stamp as the policy's clock.
+When the policy sees the stream restart (`restart_after` out-of-order items in a row, a bag played
+again), the item is taken as the first of a new sequence (`order.restarts` counts them) and the
+entries of the old sequence that are not older than it are given back. It also gives back the
+entries whose image never came (`expire`, bounded size) so the node can count them instead of
+forgetting them.
 """
 from __future__ import annotations
 
@@ -12,15 +18,17 @@ import time
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
+from predrel_ros.core.stream_order import OUT_OF_ORDER, RESTART, StreamOrder
+
 Item = TypeVar("Item")
 
 
 class OutOfOrder(ValueError):
-    """A stamp not newer than the newest stamp the table has accepted."""
+    """An item the stream-order policy refused (not newer than the newest accepted, or far ahead)."""
 
 
 class StampTable(Generic[Item]):
-    def __init__(self, capacity: int = 256, clock=time.monotonic) -> None:
+    def __init__(self, capacity: int = 256, clock=time.monotonic, by_frame_index: bool = False) -> None:
         if capacity < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
         self.capacity = capacity
@@ -28,18 +36,36 @@ class StampTable(Generic[Item]):
         self._lock = threading.Lock()
         self._entries: OrderedDict[int, tuple[float, Item]] = OrderedDict()
         self._newest: int | None = None
+        self.by_frame_index = by_frame_index
+        #: the policy (its `restarts` counts the restarts, its `reason` says why the last one happened)
+        self.order = StreamOrder() if by_frame_index else StreamOrder.of_stamps()
 
-    def add(self, stamp_ns: int, item: Item) -> list[Item]:
-        """Store `item` under `stamp_ns`; returns the oldest entries pushed out by the capacity.
+    def add(self, stamp_ns: int, item: Item, frame_index: int | None = None) -> list[Item]:
+        """Store `item` under `stamp_ns`; returns the entries it pushed out: the oldest beyond the
+        capacity, and on a restart those of the old sequence not older than `stamp_ns`.
+        frame_index: the item's, needed (and only read) by a table `by_frame_index`.
 
-        Raises OutOfOrder when stamp_ns is not newer than every stamp added before.
+        Raises OutOfOrder for an item the stream-order policy refuses (nothing changes then).
         """
         with self._lock:
-            if self._newest is not None and stamp_ns <= self._newest:
-                raise OutOfOrder(f"stamp {stamp_ns} ns is not newer than the previous one ({self._newest} ns)")
+            if stamp_ns in self._entries:
+                raise OutOfOrder(f"stamp {stamp_ns} ns is already waiting")
+            if not self.by_frame_index:
+                position, clock = stamp_ns, None
+            elif frame_index is None:
+                raise ValueError("this table orders its items by frame_index: give it")
+            else:
+                position, clock = int(frame_index), stamp_ns
+            verdict = self.order.check(position, clock)
+            if verdict == OUT_OF_ORDER:
+                raise OutOfOrder(self.order.reason)
+            evicted = []
+            if verdict == RESTART:
+                self.order.reset()
+                evicted = [self._entries.pop(old)[1] for old in [s for s in self._entries if s >= stamp_ns]]
+            self.order.accept(position, clock)
             self._newest = stamp_ns
             self._entries[stamp_ns] = (self._clock(), item)
-            evicted = []
             while len(self._entries) > self.capacity:
                 evicted.append(self._entries.popitem(last=False)[1][1])
             return evicted

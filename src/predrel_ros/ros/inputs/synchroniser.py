@@ -9,7 +9,12 @@ Each `add(input, stamp_ns, item)` tries to complete a set around the new message
 input the message with the nearest stamp within `slop_ns`. A complete set goes to `on_match` (items
 in input order); every waiting message not newer than the set's, on any input, then leaves: the
 set's own members matched, the older ones dropped. Queues hold at most `queue_size` messages per
-input (the oldest is dropped), and a message not newer than the last matched set is dropped at once.
+input (the oldest is dropped), and a message the stream-order policy (`predrel_ros.core.stream_order`,
+by stamp) calls out of order against the last matched set, not newer or more than an hour ahead (a
+bogus stamp), is dropped at once. When the policy sees the camera restart (its clock went back for
+good: 5 such stamps in a row), everything waiting is dropped, `on_restart(reason)` is told, and
+the message starts the new sequence (`sequence` counts them: a consumer that orders the sets too
+starts anew with the first set of a new sequence, instead of refusing it again).
 """
 from __future__ import annotations
 
@@ -17,10 +22,13 @@ import bisect
 import threading
 from typing import Any, Callable, Sequence
 
+from predrel_ros.core.stream_order import OUT_OF_ORDER, RESTART, StreamOrder
+
 
 class ApproximateTimeSynchroniser:
     def __init__(self, inputs: Sequence[str], slop_ns: int, queue_size: int,
-                 on_match: Callable[[list[Any]], None], on_drop: Callable[[str, Any], None]) -> None:
+                 on_match: Callable[[list[Any]], None], on_drop: Callable[[str, Any], None],
+                 on_restart: Callable[[str], None] | None = None) -> None:
         if len(inputs) < 2 or len(set(inputs)) != len(inputs):
             raise ValueError(f"inputs must be two or more distinct names, got {list(inputs)}")
         if slop_ns < 0 or queue_size < 1:
@@ -30,19 +38,29 @@ class ApproximateTimeSynchroniser:
         self.queue_size = int(queue_size)
         self._on_match = on_match
         self._on_drop = on_drop
+        self._on_restart = on_restart
         self._queues: list[list[tuple[int, int, Any]]] = [[] for _ in inputs]  # (stamp, arrival, item)
         self._arrivals = 0
-        self._last_matched: int | None = None
+        self._order = StreamOrder.of_stamps()   # of the matched sets
+        #: how many times the input streams restarted (the sequence the next set belongs to)
+        self.sequence = 0
         self._lock = threading.Lock()
 
     def add(self, input_name: str, stamp_ns: int, item: Any) -> None:
         index = self.inputs.index(input_name)
         matched: list[Any] | None = None
         dropped: list[tuple[str, Any]] = []
+        restart = ""
         with self._lock:
-            if self._last_matched is not None and stamp_ns <= self._last_matched:
+            verdict = self._order.check(stamp_ns)
+            if verdict == OUT_OF_ORDER:
                 dropped.append((input_name, item))
             else:
+                if verdict == RESTART:
+                    restart = self._order.reason
+                    self._order.reset()
+                    self.sequence += 1
+                    dropped += self._take_all()
                 queue = self._queues[index]
                 self._arrivals += 1
                 entry = (int(stamp_ns), self._arrivals, item)
@@ -51,6 +69,8 @@ class ApproximateTimeSynchroniser:
                     dropped.append((input_name, queue.pop(0)[2]))
                 if any(queued is entry for queued in queue):  # an old message may overflow at once
                     matched = self._match(index, entry, dropped)
+        if restart and self._on_restart is not None:
+            self._on_restart(restart)
         for name, old in dropped:
             self._on_drop(name, old)
         if matched is not None:
@@ -78,7 +98,7 @@ class ApproximateTimeSynchroniser:
                 else:
                     keep.append(entry)
             queue[:] = keep
-        self._last_matched = newest
+        self._order.accept(newest)
         return [entry[2] for entry in chosen]
 
     def pending(self) -> dict[str, int]:
@@ -88,7 +108,10 @@ class ApproximateTimeSynchroniser:
     def drain(self) -> list[tuple[str, Any]]:
         """Remove and return every waiting (input, item) (at shutdown, to count them)."""
         with self._lock:
-            items = [(name, entry[2]) for name, queue in zip(self.inputs, self._queues) for entry in queue]
-            for queue in self._queues:
-                queue.clear()
-            return items
+            return self._take_all()
+
+    def _take_all(self) -> list[tuple[str, Any]]:
+        items = [(name, entry[2]) for name, queue in zip(self.inputs, self._queues) for entry in queue]
+        for queue in self._queues:
+            queue.clear()
+        return items

@@ -22,7 +22,8 @@ DROPPED_STALE = "dropped_stale"
 DROPPED_BY_DEGRADATION = "dropped_by_degradation"
 #: it could not be decoded or failed validation (wrong encoding, sizes, NaN, unknown kind, ...)
 MALFORMED = "malformed"
-#: its stamp or frame_index is older than one already seen
+#: its stamp or frame_index is older than one already taken, or implausibly far ahead of it (the
+#: stream-order policy, `predrel_ros.core.stream_order`)
 OUT_OF_ORDER = "out_of_order"
 #: a depth image or camera info without a partner within the synchroniser's slop and queue
 UNSYNCHRONISED = "unsynchronised"

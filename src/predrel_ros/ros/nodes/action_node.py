@@ -15,10 +15,12 @@ received in the last `reliability_timeout_s` seconds every estimate is untrusted
 report"): a robot must not act on predicates nobody vouches for. Set `use_reliability: false` to run
 without a reliability node (then only the probability gates).
 
-The recognizer keeps a temporal window, so frames must come in increasing frame_index: older ones
-are counted `out_of_order` and skipped, `restart_after` of them in a row start a new sequence.
+The recognizer keeps a temporal window, so frames must come in increasing frame_index (the
+stream-order policy, `predrel_ros.core.stream_order`, shared with the recognizer): older ones, and
+ones implausibly far ahead, are counted `out_of_order` and skipped, `restart_after` of them in a row
+start a new sequence (counted `restarts`, logged rate-limited). Reports follow the same policy.
 Outcomes under `predicates.*` (processed, malformed, out_of_order, no_subscribers, failed) and
-`reliability.*` (processed, malformed, out_of_order: a report older than the one held);
+`reliability.*` (processed, malformed, out_of_order: a report older than the one held, or far ahead);
 `action.untrusted` counts the estimates published untrusted.
 
     ros2 run predrel_ros action_node --ros-args -r predicates:=degraded/predicates -r action:=degraded/action
@@ -92,22 +94,24 @@ def model_file(model_value: str, config: ActionConfig, config_name: str, use_con
     return DEFAULT_MODEL if use_confidence else NO_CONFIDENCE_MODEL
 
 
-def load_recognizer(params: Mapping[str, object]) -> ActionRecognizer:
-    """The recognizer of the node's parameters (UserError naming the parameter at fault)."""
+def load_recognizer(params: Mapping[str, object], order: StreamOrder | None = None) -> ActionRecognizer:
+    """The recognizer of the node's parameters (UserError naming the parameter at fault), deciding
+    its frame order with `order`."""
     path = config_path(str(params["config"]))
     try:
         config = ActionConfig.load(path, section="action")
     except (OSError, ValueError) as error:
         raise UserError(f"parameter config: {path}: {error}") from None
     return ActionRecognizer(PrimitiveModel.load(model_file(str(params["model"]), config, path.name,
-                                                           bool(params["use_confidence"]))), config)
+                                                           bool(params["use_confidence"]))), config, order=order)
 
 
 class ActionNode(PredrelNode):
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, PARAMETERS, **kwargs)
         p = self.params
-        self.recognizer = load_recognizer(p.values)
+        self.order = StreamOrder(p["restart_after"])
+        self.recognizer = load_recognizer(p.values, self.order)
         model = self.recognizer.model
         if not p["use_confidence"] and model.confidence_weighted:
             self.get_logger().warning("use_confidence is false but the model was trained with confidences: its "
@@ -117,7 +121,6 @@ class ActionNode(PredrelNode):
             f"primitives {', '.join(model.class_names)}; confidences "
             f"{'used' if self.recognizer.model.confidence_weighted else 'not used'}; "
             f"trust from {'reliability reports' if p['use_reliability'] else 'nothing (probability gate only)'}")
-        self.order = StreamOrder(p["restart_after"])
         self.report_order = StreamOrder(p["restart_after"])
         self.report: ReliabilityReport | None = None
         self._trust = None
@@ -129,7 +132,7 @@ class ActionNode(PredrelNode):
 
     def _on_reliability(self, msg: ReliabilityReport) -> None:
         report = reliability_report_from_msg(msg)            # ValueError: counted malformed
-        if not admit(self, self.report_order, RELIABILITY, report.frame_index, "the trust held", lambda: None):
+        if not admit(self, self.report_order, RELIABILITY, report.frame_index, "the trust held"):
             return                                                       # an older report: the newer is kept
         self.report_order.accept(report.frame_index)
         self.report, self._trust, self._report_time = report, report.trust(), time.monotonic()
@@ -157,7 +160,6 @@ class ActionNode(PredrelNode):
             return
         trust, missing = self._current_trust()
         result = self.recognizer.update(frame_index, estimates, trust)  # ValueError (bad stream): nothing changed
-        self.order.accept(frame_index)
         trusted, reason = result.trusted, result.reason
         if missing:
             trusted, reason = False, "; ".join(part for part in (missing, reason) if part)

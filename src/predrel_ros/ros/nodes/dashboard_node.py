@@ -6,7 +6,11 @@ STALE), PRS, TPC-S, mean confidence and the reason of each reliability report to
 (`reliability_topics`), the recognised action with its probability, whether it is trusted (and
 why not) next to the ground truth, and every node's frame counters from /diagnostics. On a
 terminal the screen is redrawn in place; in a pipe or log (ros2 launch) it prints one line every
-`line_period_s` (`display`). Rendering is plain Python: `predrel_ros.tools.dashboard`.
+`line_period_s` (`display`). Rendering is plain Python: `predrel_ros.tools.dashboard`. Each stream
+with a frame_index is taken in the order of the stream-order policy (`predrel_ros.core.stream_order`):
+an old frame, or one implausibly far ahead (a bogus frame_index), is counted `<topic>.out_of_order`
+and neither shown nor recorded, so the frame shown follows the streams; a stream that restarts its
+numbering is followed after a few frames (`<topic>.restarts`, logged rate-limited).
 
 With `summary_dir` set it also records both pipelines' predicates and entities and writes, when it
 stops, `summary.json` (per degradation condition: agreement and PRS per group against the clean
@@ -27,12 +31,14 @@ from predrel_ros.tools.dashboard.sweep_summary import CLEAN_SIDE, DEGRADED_SIDE,
 from predrel_ros.tools.dashboard.view import (ActionView, Condition, DashboardState, GroupTrust, NodeStatus, ReportView,
                                         trust_name)
 from predrel_ros.core.errors import UserError
+from predrel_ros.core.stream_order import StreamOrder
 from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, PredicateArray, ReliabilityReport
 from predrel_ros.ros.messages.degradations import degradation_from_msg
 from predrel_ros.ros.messages.entities import entities_from_msg
 from predrel_ros.ros.messages.predicates import predicates_from_msg
 from predrel_ros.ros.kit.diagnostics import level_of, values_of
 from predrel_ros.ros.kit.frame_counters import OUTCOMES
+from predrel_ros.ros.kit.frame_order import admit
 from predrel_ros.ros.kit.node_base import PredrelNode
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import LATCHED_QOS, STREAM_QOS
@@ -124,6 +130,7 @@ class DashboardNode(PredrelNode):
         super().__init__(NODE_NAME, PARAMETERS, **kwargs)
         p = self.params
         self.state = DashboardState()
+        self.orders: dict[str, StreamOrder] = {}   # per stream with a frame_index
         self.display = Display(sys.stdout, p["display"], p["line_period_s"])
         self.summary_dir = Path(p["summary_dir"]).expanduser() if p["summary_dir"] else None
         self.recorder = SweepRecorder() if self.summary_dir is not None else None
@@ -154,8 +161,18 @@ class DashboardNode(PredrelNode):
     def _on_degradation(self, msg: DegradationState) -> None:
         self.state.on_degradation(condition_of(msg))
 
+    def _in_order(self, stream: str, frame_index: int) -> bool:
+        """Whether the frame of `stream` is taken (else counted out_of_order)."""
+        order = self.orders.setdefault(stream, StreamOrder())
+        if not admit(self, order, stream, frame_index, "the view"):
+            return False
+        order.accept(frame_index)
+        return True
+
     def _on_report(self, label: str, msg: ReliabilityReport) -> None:
         view = report_view(msg)
+        if not self._in_order(label, view.frame_index):
+            return
         self.state.on_report(label, view)
         if self.recorder is not None:
             self.recorder.add_report(label, view)
@@ -163,28 +180,40 @@ class DashboardNode(PredrelNode):
 
     def _on_action(self, msg: ActionEstimate) -> None:
         view = action_view(msg)
+        if not self._in_order("action", view.frame_index):
+            return
         self.state.on_action(view)
         if self.recorder is not None:
             self.recorder.add_action(view)
         self.count("action", "processed")
 
     def _on_ground_truth_action(self, msg: ActionEstimate) -> None:
+        if not self._in_order("ground_truth/action", msg.frame_index):
+            return
         self.state.on_ground_truth_action(int(msg.frame_index), msg.primitive)
         if self.recorder is not None:
             self.recorder.add_ground_truth_action(int(msg.frame_index), msg.primitive)
         self.count("ground_truth/action", "processed")
 
     def _on_predicates(self, side: str, msg: PredicateArray) -> None:
+        recorded = None
+        if self.recorder is not None:                                     # ValueError: counted malformed
+            recorded = condition_of(msg.degradation), predicates_from_msg(msg)
+        if not self._in_order(f"{side}/predicates", msg.frame_index):
+            return
         self.state.on_predicates(f"{side}/predicates", int(msg.frame_index))
-        if self.recorder is not None:
-            self.recorder.add_predicates(side, int(msg.frame_index), condition_of(msg.degradation),
-                                         predicates_from_msg(msg))
+        if recorded is not None:
+            self.recorder.add_predicates(side, int(msg.frame_index), *recorded)
         self.count(f"{side}/predicates", "processed")
 
     def _on_entities(self, side: str, msg: EntityArray) -> None:
-        if self.recorder is not None:
-            self.recorder.add_entities(side, int(msg.frame_index),
-                                       entities_from_msg(msg, decode_masks=False))
+        entities = None
+        if self.recorder is not None:                                     # ValueError: counted malformed
+            entities = entities_from_msg(msg, decode_masks=False)
+        if not self._in_order(f"{side}/entities", msg.frame_index):
+            return
+        if entities is not None:
+            self.recorder.add_entities(side, int(msg.frame_index), entities)
         self.count(f"{side}/entities", "processed")
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:

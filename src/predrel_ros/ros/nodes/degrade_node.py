@@ -7,7 +7,11 @@ every frame (drops too) and the condition on `degradation`. The degradation foll
 (changeable at runtime). Occlusion covers the boxes of the latest `clean/entities` (the clean
 pipeline's perception) when `occlusion_targets` is `entities` and some have arrived, else random
 zones. Only the newest camera frame is degraded: frames replaced before the worker took them are
-counted `camera.dropped_stale` and get no frame_index.
+counted `camera.dropped_stale` and get no frame_index. Camera stamps go by the stream-order policy
+(`predrel_ros.core.stream_order`): a frame whose stamp is not newer than the last degraded one, or
+more than an hour ahead of it (a bogus stamp), is counted `camera.out_of_order`; `restart_after`
+(5) of them in a row mean the camera's clock went back for good (a bag played again): counted
+`camera.restarts` (logged rate-limited), and degrading goes on, the frame_index still counting up.
 
     ros2 run predrel_ros degrade_node --ros-args -r image_raw:=/camera/color/image_raw \\
         -r camera_info:=/camera/color/camera_info -p schedule:=sweep:occlusion:90
@@ -23,10 +27,11 @@ import numpy as np
 from predrel_ros.degradations import NONE, parse_schedule
 from predrel_ros.msg import DegradationState, EntityArray
 from predrel_ros.ros.inputs import camera_inputs
+from predrel_ros.core.stream_order import StreamOrder
 from predrel_ros.ros.messages.degradations import degradation_to_msg
 from predrel_ros.ros.inputs.camera_inputs import CameraFrame, CameraInputs
-from predrel_ros.ros.kit.frame_counters import (DROPPED_BY_DEGRADATION, DROPPED_STALE, FAILED, MALFORMED, OUT_OF_ORDER,
-                                              PROCESSED)
+from predrel_ros.ros.kit.frame_counters import DROPPED_BY_DEGRADATION, DROPPED_STALE, FAILED, MALFORMED, PROCESSED
+from predrel_ros.ros.kit.frame_order import admit
 from predrel_ros.ros.inputs.newest_frame import NewestFrameWorker
 from predrel_ros.ros.kit.node_base import PredrelNode
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
@@ -83,7 +88,8 @@ class DegradeNode(PredrelNode):
         if p["occlusion_targets"] == "entities":
             self.subscription(EntityArray, "clean/entities", self._on_entities, STREAM_QOS, stream="clean/entities")
         self.next_index = 0
-        self._last_stamp: int | None = None
+        self.order = StreamOrder.of_stamps()
+        self._camera_sequence = 0   # of the last frame taken (camera_inputs: the synchroniser's restarts)
         self.worker: NewestFrameWorker[CameraFrame] = NewestFrameWorker(
             self._process, self._on_worker_error, lambda frame: self.count(CAMERA, DROPPED_STALE), "degrade")
         self.on_destroy(self._stop_processing)
@@ -106,11 +112,12 @@ class DegradeNode(PredrelNode):
         self.worker.submit(frame)
 
     def _process(self, frame: CameraFrame) -> None:
-        if self._last_stamp is not None and frame.stamp_ns <= self._last_stamp:
-            self.reject(CAMERA, f"stamp {frame.stamp_ns} ns is not newer than the previous frame's "
-                        f"({self._last_stamp} ns)", OUT_OF_ORDER)
+        if frame.sequence != self._camera_sequence:   # the synchroniser saw the camera restart (counted there)
+            self._camera_sequence = frame.sequence
+            self.order.reset()
+        if not admit(self, self.order, CAMERA, frame.stamp_ns, "degrading"):
             return
-        self._last_stamp = frame.stamp_ns
+        self.order.accept(frame.stamp_ns)
         index = self.next_index
         self.next_index += 1
         twin = self.twin.degrade(index, frame.rgb, targets=self._targets, payload=frame)

@@ -11,6 +11,14 @@ so the EntityArray carries the stream's frame_index and degradation, and detecti
 acts on perception output, paper 4.3) is applied here when the FrameInfo says so. Without FrameInfo
 (a live camera) the node numbers frames itself.
 
+Order is the stream-order policy's (`predrel_ros.core.stream_order`): FrameInfos by frame_index
+with their stamps as its clock, images by stamp (`frame_matching`), and the frames processed by
+frame_index and stamp again. Whatever is old, or implausibly far ahead (a stamp more than an hour
+ahead, a frame_index 2**20 ahead), is counted `out_of_order` (`frame_info.*`, `image_raw.*`, or
+`frames.*`) and never becomes the reference. A restart (a frame_index that went back with a newer
+stamp, or 5 out-of-order FrameInfos in a row) is counted `frame_info.restarts` or
+`tracks.restarts`, logged rate-limited, and the tracks start anew.
+
 Only the newest frame is processed: a frame replaced before the model got to it is counted
 `dropped_stale`. Every frame ends in one outcome under `frames.*` on /diagnostics: processed,
 dropped_stale, dropped_by_degradation (FrameInfo drop), image_lost (FrameInfo without image),
@@ -29,6 +37,7 @@ from sensor_msgs.msg import Image
 
 from predrel_ros.degradations import DETECTION_NOISE, NONE, Degrader
 from predrel_ros.core.errors import UserError
+from predrel_ros.core.stream_order import StreamOrder
 from predrel_ros.msg import EntityArray, FrameInfo
 from predrel_ros.ros.inputs import camera_inputs
 from predrel_ros.ros.messages.degradations import degradation_to_msg
@@ -40,6 +49,7 @@ from predrel_ros.ros.inputs.camera_inputs import CameraFrame, CameraInputs
 from predrel_ros.ros.kit.frame_counters import (DROPPED_BY_DEGRADATION, DROPPED_STALE, FAILED, IMAGE_LOST, MALFORMED,
                                               NO_FRAME_INFO, OUT_OF_ORDER, PROCESSED)
 from predrel_ros.ros.inputs.frame_matching import ImageInfoMatcher, Matched
+from predrel_ros.ros.kit.frame_order import admit, restarted
 from predrel_ros.ros.kit.latency import LatencyWindow
 from predrel_ros.perception.config import config_from_node_params
 from predrel_ros.ros.inputs.newest_frame import NewestFrameWorker
@@ -56,6 +66,8 @@ NODE_NAME = "perception"
 DEFAULT_CONFIG = "perceiver.yaml"
 #: stream under which every frame's outcome is counted
 FRAMES = "frames"
+#: stream under which restarts of the processed frames (the tracks start anew) are counted
+TRACKS = "tracks"
 #: how often waiting FrameInfos and images are checked for expiry
 EXPIRY_PERIOD_S = 0.2
 BACKEND_CHOICES = ("", "auto", "tensorrt", "onnxruntime", "pytorch")
@@ -101,6 +113,7 @@ class PendingFrame:
     frame: CameraFrame
     frame_index: int
     info: FrameInfoData | None
+    sequence: int = 0   # the input's sequence: a new one each time the FrameInfo stream restarted
 
 
 class PerceptionNode(PredrelNode):
@@ -132,9 +145,13 @@ class PerceptionNode(PredrelNode):
         self.inference = LatencyWindow()
         self._noise: dict[tuple[str, int, int], Degrader] = {}
         self._none = degradation_to_msg(NONE, 0)
-        self._matcher: ImageInfoMatcher[CameraFrame, FrameInfoData] = ImageInfoMatcher()
+        self._matcher: ImageInfoMatcher[CameraFrame, FrameInfoData] = ImageInfoMatcher(
+            infos_by_frame_index=True)
         self._own_index = 0
-        self._last: tuple[int, int] | None = None  # (frame_index, stamp_ns) of the last processed frame
+        self._sequence = 0            # of the input (executor thread)
+        self._camera_sequence = 0     # of the last camera frame (camera_inputs: the synchroniser's restarts)
+        self._processed_sequence = 0  # of the last processed frame (worker thread)
+        self.order = StreamOrder()    # of the processed frames: frame_index, with stamps (worker thread)
         self.worker: NewestFrameWorker[PendingFrame] = NewestFrameWorker(
             self._process, self._on_worker_error, lambda item: self.count(FRAMES, DROPPED_STALE), "perception")
         self.on_destroy(self._stop_processing)
@@ -156,26 +173,38 @@ class PerceptionNode(PredrelNode):
         self._frame_info_expected = True
         try:
             if info.action == "drop":
-                self._matcher.note_info(info.stamp_ns)
+                matched = self._matcher.note_info(info.stamp_ns, info.frame_index)
             else:
-                self._account(self._matcher.add_info(info.stamp_ns, info))
+                matched = self._matcher.add_info(info.stamp_ns, info, info.frame_index)
         except OutOfOrder as error:
             self.reject("frame_info", error, OUT_OF_ORDER)
             return
+        if matched.restart:
+            self._sequence += 1
+            restarted(self, "frame_info", f"{matched.restart}: the tracks start anew")
+        self._account(matched)
         self.count(FRAMES, "in")
         if info.action == "drop":
             self.count(FRAMES, DROPPED_BY_DEGRADATION)
 
     def _on_camera_frame(self, frame: CameraFrame) -> None:
+        if frame.sequence != self._camera_sequence:   # the synchroniser saw the camera restart (counted there)
+            self._camera_sequence = frame.sequence
+            self._sequence += 1
+            self._account(self._matcher.restart_images())
         if not self._expects_frame_info():
             self.count(FRAMES, "in")
-            self.worker.submit(PendingFrame(frame, self._own_index, None))
+            self.worker.submit(PendingFrame(frame, self._own_index, None, self._sequence))
             self._own_index += 1
             return
         try:
-            self._account(self._matcher.add_image(frame.stamp_ns, frame))
+            matched = self._matcher.add_image(frame.stamp_ns, frame)
         except OutOfOrder as error:
             self.reject("image_raw", error, OUT_OF_ORDER)
+            return
+        if matched.restart:
+            restarted(self, "image_raw", matched.restart)
+        self._account(matched)
 
     def _on_malformed_image(self, msg: Image) -> None:
         """An image that failed validation: its frame (if announced) ends as malformed."""
@@ -187,7 +216,7 @@ class PerceptionNode(PredrelNode):
 
     def _account(self, matched: Matched) -> None:
         for frame, info in matched.pairs:
-            self.worker.submit(PendingFrame(frame, info.frame_index, info))
+            self.worker.submit(PendingFrame(frame, info.frame_index, info, self._sequence))
         self.count(FRAMES, IMAGE_LOST, len(matched.lost_infos))
         if matched.orphan_images:
             self.count(FRAMES, "in", len(matched.orphan_images))
@@ -201,14 +230,12 @@ class PerceptionNode(PredrelNode):
     # -- processing (worker thread) ----------------------------------------------------------------
     def _process(self, item: PendingFrame) -> None:
         frame, index = item.frame, item.frame_index
-        if self._last is not None and index <= self._last[0]:
-            if frame.stamp_ns <= self._last[1]:
-                self.reject(FRAMES, f"frame {index} (stamp {frame.stamp_ns}) is not newer than frame "
-                            f"{self._last[0]}", OUT_OF_ORDER)
-                return
-            self.get_logger().info(f"frame_index went back from {self._last[0]} to {index} with newer stamps: a "
-                                   f"new sequence, tracks reset")
+        if item.sequence != self._processed_sequence:  # the FrameInfo stream restarted (counted there)
+            self._processed_sequence = item.sequence
             self.perceiver.reset()
+            self.order.reset()
+        if not admit(self, self.order, FRAMES, index, "tracking", self.perceiver.reset, frame.stamp_ns, TRACKS):
+            return
         start = time.perf_counter()
         try:
             entities = self.perceiver.process(frame.rgb, index, depth=frame.depth, camera=frame.K, bgr=False)
@@ -223,7 +250,7 @@ class PerceptionNode(PredrelNode):
         self.entities_publisher.publish(entities_to_msg(
             entities, frame_index=index, image_width=width, image_height=height, source=self.source_name,
             header=frame.header, degradation=degradation))
-        self._last = (index, frame.stamp_ns)
+        self.order.accept(index, frame.stamp_ns)
         self.count(FRAMES, PROCESSED)
         self.latency.add(time.monotonic() - frame.received)
         if wanted(self.overlay_publisher):
@@ -254,8 +281,8 @@ class PerceptionNode(PredrelNode):
                                      "synchroniser": self.inputs.backend, "waiting_frame_infos": waiting_infos,
                                      "waiting_images": waiting_images}
         values.update({f"inference.{key}": v for key, v in self.inference.summary_ms().items()})
-        if self._last is not None:
-            values["frame_index"] = self._last[0]
+        if self.order.last is not None:
+            values["frame_index"] = self.order.last
         return values
 
     def _stop_processing(self) -> None:

@@ -4,9 +4,11 @@
 The work is `predrel_ros.predicates.PredicateExtractor` (paper 3.3-3.4), configured by the
 `predicates` section of a predicates YAML (`config`, default `config/predicates.yaml`). The
 extractor is stateful (tracks, dynamic window, events), so frames must come in increasing
-frame_index: an older or repeated index is counted `out_of_order` and skipped; `restart_after`
-such frames in a row mean the producer restarted its numbering (a respawned perception node), and
-the extractor starts a new sequence (counted `restarts`). Gaps (frames dropped upstream) are
+frame_index (the stream-order policy, `predrel_ros.core.stream_order`, shared with the extractor):
+an older or repeated index, or one implausibly far ahead, is counted `out_of_order` and skipped;
+`restart_after` such frames in a row mean the producer restarted its numbering (a respawned
+perception node), and the extractor starts a new sequence (counted `restarts`, logged rate-limited).
+Gaps (frames dropped upstream) are
 passed through: the extractor treats them as missing evidence. Each PredicateArray carries the
 EntityArray's header, frame_index, source and degradation.
 
@@ -63,11 +65,11 @@ TOPICS = (
 )
 
 
-def load_extractor(value: str) -> PredicateExtractor:
+def load_extractor(value: str, order: StreamOrder | None = None) -> PredicateExtractor:
     """The extractor configured by the predicates YAML the `config` parameter names."""
     path = config_path(value)
     try:
-        return PredicateExtractor(PredicateConfig.load(path, section="predicates"))
+        return PredicateExtractor(PredicateConfig.load(path, section="predicates"), order=order)
     except (OSError, ValueError) as error:
         raise UserError(f"parameter config: {path}: {error}") from None
 
@@ -76,8 +78,8 @@ class PredicateNode(PredrelNode):
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, PARAMETERS, **kwargs)
         p = self.params
-        self.extractor = load_extractor(p["config"])
         self.order = StreamOrder(p["restart_after"])
+        self.extractor = load_extractor(p["config"], self.order)
         self.predicates_publisher = self.publisher(PredicateArray, "predicates", STREAM_QOS)
         self.subscription(EntityArray, "entities", self._on_entities, STREAM_QOS, stream=ENTITIES)
 
@@ -93,7 +95,6 @@ class PredicateNode(PredrelNode):
             return
         image_size = (int(msg.image_width), int(msg.image_height)) if msg.image_width and msg.image_height else None
         estimates = self.extractor.update(frame_index, entities, image_size)   # ValueError: nothing changed
-        self.order.accept(frame_index)
         self.predicates_publisher.publish(predicates_to_msg(
             estimates, frame_index=frame_index, source=self.params["source_name"] or msg.source, header=msg.header,
             degradation=msg.degradation))

@@ -25,7 +25,11 @@ its predicates disagree. In `self` mode with `skip_replaced_tracks` (default) th
 `entities` too and leaves out the predicates of a track that was replaced by a new track of the
 same class (an identity switch: the object is tracked again under its new id;
 `replaced_track_estimates`). The parts of a frame (predicates, reference, and the entities) are
-joined by frame_index in a bounded buffer (`match_buffer` frames per part).
+joined by frame_index in a bounded buffer (`match_buffer` frames per part). Order is the
+stream-order policy's (`predrel_ros.core.stream_order`): an evaluated frame older than the last one,
+or implausibly far ahead of it, is counted `predicates.out_of_order` (a part of another stream,
+`<stream>.out_of_order`); `restart_after` of them in a row start a new sequence (the windows are
+forgotten; counted `predicates.restarts`, logged rate-limited).
 
 Every `publish_every_n_frames` processed frames (while anybody subscribes) a ReliabilityReport
 goes out with the header and degradation of its newest frame: per predicate name a pooled entry
@@ -62,7 +66,7 @@ from predrel_ros.ros.messages.predicates import predicates_from_msg
 from predrel_ros.ros.messages.reliability import TRUST_CODES, reliability_report_to_msg
 from predrel_ros.ros.kit import diagnostics
 from predrel_ros.ros.kit.frame_counters import OUT_OF_ORDER, PROCESSED, UNMATCHED
-from predrel_ros.ros.kit.frame_order import restart_after_parameter
+from predrel_ros.ros.kit.frame_order import RESTARTS, restart_after_parameter
 from predrel_ros.ros.kit.health import WARN
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
@@ -94,7 +98,7 @@ def frame_outcomes(parts) -> dict[str, list[tuple[str, str]]]:
     for a monitor that joins `parts`: a processed frame is one processed item of every part."""
     outcomes: dict[str, list[tuple[str, str]]] = {
         "processed": [(PREDICATES, PROCESSED)], "out_of_order": [(PREDICATES, OUT_OF_ORDER)],
-        "restarts": [(PREDICATES, "restarts")]}
+        RESTARTS: [(PREDICATES, RESTARTS)]}
     if len(parts) > 1:
         outcomes["matched"] = [(STREAMS[part], PROCESSED) for part in parts if part != matching.EVALUATED]
         for part in parts:
@@ -253,6 +257,9 @@ class ReliabilityNode(PredrelNode):
             if added:
                 for stream, outcome in targets:
                     self.count(stream, outcome, added)
+        if now.get(RESTARTS, 0) > self._counted.get(RESTARTS, 0):
+            self.log_throttled(f"{PREDICATES}.{RESTARTS}", f"{PREDICATES}: {self.monitor.order.reason}: the rolling "
+                               f"window starts anew")
         self._counted = now
 
     def _after_frame(self, start: float) -> None:

@@ -11,7 +11,10 @@ entities, predicates and the primitive go out on `ground_truth/*` when the sourc
 (controlled-set bags and episodes), and the current condition on `degradation` when it changes.
 
 Pacing (`rate`): 1.0 real time, any factor, or 0 = as fast as the degraded pipeline keeps up (after
-each frame it waits for the frame's message on `pace_topic`, at most `pace_timeout_s`). With
+each frame it waits for the frame's message on `pace_topic`, at most `pace_timeout_s`; pace
+messages go by the stream-order policy, `predrel_ros.core.stream_order`, strict: the replay numbers
+the frames, so one older than the last, or implausibly far ahead, is counted `pace.out_of_order`
+and releases nothing, a bogus frame_index included). With
 `loop`, frame indices and stamps keep increasing across passes. With `shutdown_when_done` the node
 exits 0 after the last frame (runs, tests).
 
@@ -28,6 +31,7 @@ from rclpy.duration import Duration
 
 from predrel_ros.degradations import NONE, parse_schedule
 from predrel_ros.core.errors import UserError
+from predrel_ros.core.stream_order import NEXT, StreamOrder
 from predrel_ros.core.frame import CAMERA_FRAME_ID, Frame
 from predrel_ros.sources.open_source import open_frames, source_kind
 from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, PredicateArray, ReliabilityReport
@@ -159,7 +163,9 @@ class ReplayNode(PredrelNode):
         self._clean = degradation_to_msg(NONE, 0)
         self._last_condition: tuple | None = None
         self._pace = threading.Condition()
-        self._paced_index = -1
+        #: the frame_index of the newest pace message; never restarts (this node numbers the frames)
+        self._pace_order = StreamOrder(restart_after=0)
+        self._pace_order.accept(-1)   # before the first frame: a first bogus index is far ahead
         self._pace_subscription = self.subscription(PACE_TYPES[p["pace_type"]], p["pace_topic"], self._on_pace,
                                                     STREAM_QOS, stream="pace")
         self.pacer = Pacer(p["rate"]) if p["rate"] > 0 else None
@@ -206,16 +212,16 @@ class ReplayNode(PredrelNode):
 
     def _on_pace(self, msg) -> None:
         with self._pace:
-            if int(msg.frame_index) <= self._paced_index:
-                self.count("pace", OUT_OF_ORDER)  # harmless: an older frame's message came late
+            if self._pace_order.check(msg.frame_index) != NEXT:
+                self.count("pace", OUT_OF_ORDER)  # harmless: an older frame's message came late (or a bogus one)
                 return
-            self._paced_index = int(msg.frame_index)
+            self._pace_order.accept(msg.frame_index)
             self._pace.notify_all()
 
     def _wait_for_pace(self, frame_index: int) -> None:
         deadline = time.monotonic() + self.params["pace_timeout_s"]
         with self._pace:
-            while self._paced_index < frame_index and not self._stopping.is_set() and self.pacer is None:
+            while self._pace_order.last < frame_index and not self._stopping.is_set() and self.pacer is None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     self.count(None, "pace_timeout")

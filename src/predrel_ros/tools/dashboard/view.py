@@ -95,13 +95,19 @@ class DashboardState:
         self.nodes: dict[str, NodeStatus] = {}
         self.frames: dict[str, int] = {}
         self.last_heard: dict[str, float] = {}
-        self.newest_frame = -1
+        #: the frame_index last heard per stream (the dashboard node keeps each stream in its order)
+        self.latest: dict[str, int] = {}
+
+    @property
+    def newest_frame(self) -> int:
+        """The newest frame the streams are at (-1: none heard)."""
+        return max(self.latest.values(), default=-1)
 
     def _heard(self, stream: str, frame_index: int | None = None) -> None:
         self.frames[stream] = self.frames.get(stream, 0) + 1
         self.last_heard[stream] = self.clock()
         if frame_index is not None:
-            self.newest_frame = max(self.newest_frame, int(frame_index))
+            self.latest[stream] = int(frame_index)
 
     def on_degradation(self, condition: Condition) -> None:
         self.condition = condition
