@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from controlled_dataset import controlled_dataset  # noqa: F401  (tiny controlled dataset)
+from ros_testing import PrivateDomain
+
 from predrel_ros.core.errors import UserError
 from predrel_ros.ros.run import dds
-from ros_testing import PrivateDomain
 
 # tests/launch/test_*_launch.py are launch_testing tests: `launch_test FILE` or `colcon test` runs
 # them where launch_testing is installed (CMakeLists.txt registers them); pytest does not collect them.

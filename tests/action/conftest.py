@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from controlled_dataset import controlled_dataset  # noqa: F401  (the shared tiny dataset)
+
 from predrel_ros.action.encoding import FRAME_SLOTS, HAND_OBJECT, TemporalSpec
 from predrel_ros.action.model import Layer, PrimitiveModel
 from predrel_ros.core.frame import PRIMITIVE_LABELS

@@ -6,10 +6,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from predrel_ros.action.encoding import (FRAME_SLOTS, HAND, HAND_OBJECT, OBJECT_CONTAINER, OBJECT_OBJECT,
-                                             OBJECT_SURFACE, TemporalSpec, TemporalWindow, encode_frame,
-                                             encode_sequence, expand_masked, feature_names, feature_predicates,
-                                             pair_kinds)
+from predrel_ros.action.encoding import (
+    FRAME_SLOTS,
+    HAND,
+    HAND_OBJECT,
+    OBJECT_CONTAINER,
+    OBJECT_OBJECT,
+    OBJECT_SURFACE,
+    TemporalSpec,
+    TemporalWindow,
+    encode_frame,
+    encode_sequence,
+    expand_masked,
+    feature_names,
+    feature_predicates,
+    pair_kinds,
+)
 from predrel_ros.core.entities import CONTAINER, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
 from predrel_ros.predicates import PredicateExtractor
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate

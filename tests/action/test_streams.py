@@ -6,11 +6,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from predrel_ros.degradations import Condition, Degrader, FrameAction
-from predrel_ros.action.streams import (OracleEntities, PerceivedEntities, episode_stream, make_source)
+from predrel_ros.action.streams import OracleEntities, PerceivedEntities, episode_stream, make_source
 from predrel_ros.core.entities import MANIPULATED_OBJECT, RIGHT_HAND, Entity
 from predrel_ros.core.errors import UserError
 from predrel_ros.core.frame import Frame
+from predrel_ros.degradations import Condition, Degrader, FrameAction
 from predrel_ros.predicates import PredicateExtractor
 
 HEIGHT, WIDTH = 60, 80

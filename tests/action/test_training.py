@@ -8,8 +8,14 @@ from scipy.optimize import check_grad
 from predrel_ros.action.encoding import TemporalSpec
 from predrel_ros.action.evaluation import evaluate_streams
 from predrel_ros.action.synthetic import scripted_streams
-from predrel_ros.action.training import (Hyperparameters, balanced_weights, fit_model, fit_network,
-                                             labelled_features, select_and_fit)
+from predrel_ros.action.training import (
+    Hyperparameters,
+    balanced_weights,
+    fit_model,
+    fit_network,
+    labelled_features,
+    select_and_fit,
+)
 from predrel_ros.core.errors import UserError
 from predrel_ros.core.frame import PRIMITIVE_LABELS
 
@@ -42,8 +48,9 @@ def test_fitted_network_separates_a_separable_problem_and_is_deterministic(hidde
 
 def test_loss_gradient_matches_finite_differences():
     """The analytic gradient that L-BFGS follows, against scipy's finite differences."""
-    from predrel_ros.action import training
     from scipy import optimize
+
+    from predrel_ros.action import training
 
     captured = {}
 

@@ -1,8 +1,16 @@
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from predrel_ros.core.stream_order import (MAX_INDEX_STEP, MAX_STAMP_STEP_NS, NEXT, OUT_OF_ORDER, RESTART,
-                                           RESTART_AFTER, StreamOrder)
+from predrel_ros.core.stream_order import (
+    MAX_INDEX_STEP,
+    MAX_STAMP_STEP_NS,
+    NEXT,
+    OUT_OF_ORDER,
+    RESTART,
+    RESTART_AFTER,
+    StreamOrder,
+)
 
 
 def test_old_frames_are_refused_until_the_stream_has_clearly_restarted():

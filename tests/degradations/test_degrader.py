@@ -6,12 +6,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import (
-    DETECTION_NOISE, FRAME_DROP, IMAGE_KINDS, KINDS, REGISTRY, SEVERITIES, DegradationOptions, Degrader,
-    FrameAction)
+    DETECTION_NOISE,
+    FRAME_DROP,
+    IMAGE_KINDS,
+    KINDS,
+    REGISTRY,
+    SEVERITIES,
+    DegradationOptions,
+    Degrader,
+    FrameAction,
+)
 from predrel_ros.degradations.low_resolution import reduced_size
 from predrel_ros.degradations.options import ILLUMINATION_VARIANTS
-from predrel_ros.core.entities import Entity
 
 #: pixel-sized parameters in pixels of these small test images (16 = smallest allowed reference)
 SMALL = DegradationOptions(reference_size=16)
@@ -162,7 +170,8 @@ def test_illumination_moves_every_pixel_monotonically_away_from_its_clean_value(
 @given(images, seeds, st.booleans())
 def test_occlusion_is_nested_and_grows_with_severity(image, seed, with_targets):
     height, width = image.shape[:2]
-    targets = np.array([[0, 0, width / 2, height / 2], [width / 3, height / 4, width, height]]) if with_targets else None
+    targets = (np.array([[0, 0, width / 2, height / 2], [width / 3, height / 4, width, height]])
+               if with_targets else None)
     masks = [Degrader("occlusion", s, seed).occluder_mask(image.shape, targets) for s in SEVERITIES]
     for lower, higher in zip(masks, masks[1:]):
         assert np.all(higher[lower]) and higher.sum() >= lower.sum()

@@ -3,9 +3,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from predrel_ros.core.entities import ROLES, Entity
 from predrel_ros.degradations import DEFAULT_TABLE, SEVERITIES, DegradationOptions, Degrader
 from predrel_ros.degradations.detection_noise import interruptions
-from predrel_ros.core.entities import ROLES, Entity
 
 SHAPE = (200, 240, 3)
 BASE = DegradationOptions().synthetic_id_base
@@ -96,11 +96,13 @@ def test_box_displacement_grows_with_severity(entities, seed, frame_index):
 def test_same_seed_and_frame_give_the_same_noise(entities, seed, frame_index):
     a = Degrader("detection_noise", 5, seed).apply_entities(entities, frame_index, SHAPE)
     b = Degrader("detection_noise", 5, seed).apply_entities(entities, frame_index, SHAPE)
-    assert [(e.id, e.label, e.box.tolist(), e.score) for e in a] == [(e.id, e.label, e.box.tolist(), e.score) for e in b]
+    assert ([(e.id, e.label, e.box.tolist(), e.score) for e in a]
+            == [(e.id, e.label, e.box.tolist(), e.score) for e in b])
 
 
 def test_false_detections_imitate_an_entity_of_the_frame():
-    entities = [Entity(1, "bowl", "container", [20, 20, 80, 70]), Entity(2, "left hand", "left_hand", [100, 50, 140, 90])]
+    entities = [Entity(1, "bowl", "container", [20, 20, 80, 70]),
+                Entity(2, "left hand", "left_hand", [100, 50, 140, 90])]
     table = DEFAULT_TABLE.with_overrides({"detection_noise": {"false_per_frame": [0, 0.5, 1, 1.5, 2, 3]}})
     degrader = Degrader("detection_noise", 5, seed=8, table=table)
     false = [e for f in range(50) for e in degrader.apply_entities(entities, f, SHAPE)

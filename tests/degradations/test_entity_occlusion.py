@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
+from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import Degrader
 from predrel_ros.degradations.entity_occlusion import occlude_entities
-from predrel_ros.core.entities import Entity
 
 
 def block(track_id, x, y, size=10, shape=(60, 80), depth=None):

@@ -16,7 +16,8 @@ def test_reduced_sizes_of_the_default_table():
 def test_is_area_downsampling_then_bilinear_upsampling():
     image = np.random.default_rng(0).integers(0, 256, (48, 64, 3), dtype=np.uint8)
     small = cv2.resize(image, (16, 12), interpolation=cv2.INTER_AREA)
-    np.testing.assert_array_equal(low_resolution(image, 0.25), cv2.resize(small, (64, 48), interpolation=cv2.INTER_LINEAR))
+    np.testing.assert_array_equal(low_resolution(image, 0.25),
+                                  cv2.resize(small, (64, 48), interpolation=cv2.INTER_LINEAR))
     np.testing.assert_array_equal(low_resolution(image, 1.0), image)
     flat = np.full((30, 40, 3), 90, np.uint8)
     np.testing.assert_array_equal(low_resolution(flat, 0.16), flat)

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from predrel_ros.degradations import Degrader, DegradationOptions
 from predrel_ros.core.entities import Entity
+from predrel_ros.degradations import DegradationOptions, Degrader
 
 SHAPE = (120, 160, 3)
 

@@ -1,8 +1,16 @@
 import pytest
 
 from predrel_ros.degradations import (
-    CLEAN, KINDS, Condition, ConstantSchedule, ScheduledDegrader, SegmentSchedule, SweepSchedule, conditions,
-    parse_schedule)
+    CLEAN,
+    KINDS,
+    Condition,
+    ConstantSchedule,
+    ScheduledDegrader,
+    SegmentSchedule,
+    SweepSchedule,
+    conditions,
+    parse_schedule,
+)
 
 
 def test_sweep_steps_through_severities_then_kinds():

@@ -10,7 +10,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-
 NUM_COEFFICIENTS = 32
 
 

@@ -18,10 +18,10 @@ import math
 from collections import defaultdict
 from typing import Callable, Sequence
 
+import model_builders
 import numpy as np
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-import model_builders
 from predrel_ros.ros.kit.runtime import spin_until
 
 #: what the probe and the fuzzers use: reliable, deep enough for a whole tiny episode

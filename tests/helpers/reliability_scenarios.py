@@ -15,13 +15,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import OCCLUSION, Degrader
 from predrel_ros.degradations.entity_occlusion import occlude_entities
-from predrel_ros.core.entities import Entity
-from predrel_ros.sources.dataset import EpisodeReader
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.extractor import PredicateExtractor
 from predrel_ros.reliability.trust import CleanProfile
+from predrel_ros.sources.dataset import EpisodeReader
 
 
 @dataclass

@@ -1,5 +1,4 @@
 import pytest
-
 from ros_testing import PrivateDomain
 
 

@@ -62,8 +62,8 @@ def synthetic_classes() -> tuple[str, ...]:
 def write_synthetic_dataset(root, frames_per_episode: int = 4, episodes_per_split=(2, 1, 1), seed: int = 0):
     """A dataset folder (predrel_ros.sources.dataset layout) of synthetic episodes, entities labelled by shape."""
     from predrel_ros.core.entities import DISTRACTOR, MANIPULATED_OBJECT, Entity
-    from predrel_ros.sources.dataset import EpisodeMeta, write_episode, write_manifest
     from predrel_ros.core.frame import Frame
+    from predrel_ros.sources.dataset import EpisodeMeta, write_episode, write_manifest
     from predrel_ros.tools.training.data import boxes_from_masks
 
     rng = np.random.default_rng(seed)

@@ -10,9 +10,10 @@ from pathlib import Path
 import launch_testing
 import launch_testing.asserts
 import pytest
-from launch import LaunchDescription
 from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
+
+from launch import LaunchDescription
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # launch_test loads this file by path
 from launch_fixtures import launch_file, stand_in_model, tiny_bag, workspace  # noqa: E402

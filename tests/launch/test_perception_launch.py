@@ -12,19 +12,21 @@ import launch_testing.asserts
 import numpy as np
 import pytest
 import rclpy
-from launch import LaunchDescription
 from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from sensor_msgs.msg import CameraInfo, Image
 
+from launch import LaunchDescription
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # launch_test loads this file by path
 from launch_fixtures import launch_file, stand_in_model, workspace  # noqa: E402
+
 from predrel_ros.core.frame import CameraIntrinsics  # noqa: E402
 from predrel_ros.msg import ActionEstimate, EntityArray, PredicateArray, ReliabilityReport  # noqa: E402
+from predrel_ros.ros.kit.qos import STREAM_QOS, image_qos  # noqa: E402
 from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info  # noqa: E402
 from predrel_ros.ros.messages.fields import header_at  # noqa: E402
 from predrel_ros.ros.messages.images import numpy_to_image  # noqa: E402
-from predrel_ros.ros.kit.qos import STREAM_QOS, image_qos  # noqa: E402
 
 NAMESPACE = "robot_under_test"
 CAMERA = "/launch_test_camera"

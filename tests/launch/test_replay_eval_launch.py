@@ -11,12 +11,14 @@ import launch_testing
 import launch_testing.asserts
 import pytest
 import rclpy
-from launch import LaunchDescription
 from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 
+from launch import LaunchDescription
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # launch_test loads this file by path
 from launch_fixtures import launch_file, stand_in_model, tiny_bag, workspace  # noqa: E402
+
 from predrel_ros.msg import ActionEstimate, PredicateArray, ReliabilityReport
 from predrel_ros.ros.kit.qos import STREAM_QOS
 

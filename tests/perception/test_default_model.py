@@ -7,12 +7,12 @@ import onnx
 import pytest
 import yaml
 
-from predrel_ros.tools.simulator.config import GenerationConfig
-from predrel_ros.tools.simulator.episode import generate_episode
+from predrel_ros.core.boxes import box_iou
 from predrel_ros.perception.config import DEFAULT_MODEL_DIR, PerceptionConfig
 from predrel_ros.perception.labels import labels_from_onnx_metadata
-from predrel_ros.core.boxes import box_iou
 from predrel_ros.perception.perceiver import Perceiver
+from predrel_ros.tools.simulator.config import GenerationConfig
+from predrel_ros.tools.simulator.episode import generate_episode
 
 REQUIRED_ROLES = ("hand", "manipulated_object", "container")
 

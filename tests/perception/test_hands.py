@@ -12,8 +12,15 @@ from predrel_ros.perception import letterbox
 from predrel_ros.perception.backends import BackendConfig
 from predrel_ros.perception.config import PerceptionConfig
 from predrel_ros.perception.hand_models import HAND_MODELS_DIR, MODELS, extract
-from predrel_ros.perception.hands import (HandLandmarkConfig, HandLandmarker, Palm, decode_palms, hand_region,
-                                          palm_anchors, region_transform)
+from predrel_ros.perception.hands import (
+    HandLandmarkConfig,
+    HandLandmarker,
+    Palm,
+    decode_palms,
+    hand_region,
+    palm_anchors,
+    region_transform,
+)
 from predrel_ros.perception.perceiver import Perceiver
 
 CPU = BackendConfig(name="onnxruntime", device="cpu", num_threads=1)

@@ -7,6 +7,7 @@ from predrel_ros.core.errors import UserError
 from predrel_ros.perception.config import PerceptionConfig
 from predrel_ros.perception.perceiver import Perceiver
 
+
 def perceiver(model_dir, **overrides):
     data = {"model": str(model_dir), "backend": {"name": "onnxruntime", "device": "cpu", "num_threads": 1}}
     data.update(overrides)

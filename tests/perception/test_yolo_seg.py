@@ -109,8 +109,10 @@ def test_soft_prototypes_lower_mask_quality(yolo):
     geometry = letterbox.plan(240, 320, 256, 320)
     rows = [(100, 108, 40, 60, {0: 0.9}, {0: 1.0})]
     decoder = YoloSegDecoder(1)
-    crisp = decoder.decode({"output0": yolo.output0(rows, 1), "output1": yolo.protos(64, 80, {0: (17, 37, 22, 28)}, 20.0)}, geometry)
-    soft = decoder.decode({"output0": yolo.output0(rows, 1), "output1": yolo.protos(64, 80, {0: (17, 37, 22, 28)}, 0.5)}, geometry)
+    crisp = decoder.decode({"output0": yolo.output0(rows, 1),
+                            "output1": yolo.protos(64, 80, {0: (17, 37, 22, 28)}, 20.0)}, geometry)
+    soft = decoder.decode({"output0": yolo.output0(rows, 1),
+                           "output1": yolo.protos(64, 80, {0: (17, 37, 22, 28)}, 0.5)}, geometry)
     np.testing.assert_array_equal(crisp.masks, soft.masks)
     assert crisp.mask_quality[0] > 0.85
     assert soft.mask_quality[0] < 0.3

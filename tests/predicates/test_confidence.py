@@ -3,11 +3,20 @@ from collections import deque
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from predrel_ros.predicates.confidence import (
+    AgreementSamples,
+    CalibratedConfidence,
+    GeometricMeanConfidence,
+    agreement_samples,
+    fit_geometric_weights,
+    fit_logistic,
+    q_det,
+    q_tmp,
+)
 from predrel_ros.predicates.config import ConfidenceConfig, Threshold
-from predrel_ros.predicates.confidence import (AgreementSamples, CalibratedConfidence, GeometricMeanConfidence,
-                                               agreement_samples, fit_geometric_weights, fit_logistic, q_det, q_tmp)
 from predrel_ros.predicates.estimate import PredicateEstimate, match_references
 
 

@@ -46,7 +46,8 @@ def run(frames, config=None, image_size=None):
 
 def test_touching_hand_and_object_are_in_contact():
     # hand's right edge at x = 119, object's left edge at x = 120: 4-adjacent pixels, Delta = 0
-    values, estimates = run([(0, [rect(HAND, RIGHT_HAND, 100, 50, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 120, 50, 20, 20)])])
+    values, estimates = run([(0, [rect(HAND, RIGHT_HAND, 100, 50, 20, 20),
+                                  rect(OBJ, MANIPULATED_OBJECT, 120, 50, 20, 20)])])
     assert values[0][("contact", HAND, OBJ)] == "T"
     contact = estimates[0][("contact", HAND, OBJ)]
     assert contact.group == "contact"
@@ -184,7 +185,8 @@ def test_lifted_in_a_hand_then_placed_and_released():
     for t in range(6, 12):   # the object stays where it is; the hand rises away from it
         y_obj = 150 - 4 * 5
         y_hand = y_obj - 20 - 4 * (t - 5)
-        frames.append((t, [rect(HAND, RIGHT_HAND, 100, y_hand, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 100, y_obj, 20, 20),
+        frames.append((t, [rect(HAND, RIGHT_HAND, 100, y_hand, 20, 20),
+                           rect(OBJ, MANIPULATED_OBJECT, 100, y_obj, 20, 20),
                            table()]))
     values, _ = run(frames)
     lifted = values[5]
@@ -301,7 +303,8 @@ def test_bad_entities_are_refused():
 
 
 def test_thresholds_scale_with_image_size():
-    small = [(t, [rect(HAND, RIGHT_HAND, 100 + 2 * t, 50, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 121 + 2 * t, 50, 20, 20),
+    small = [(t, [rect(HAND, RIGHT_HAND, 100 + 2 * t, 50, 20, 20),
+                  rect(OBJ, MANIPULATED_OBJECT, 121 + 2 * t, 50, 20, 20),
                   rect(CUBE, MANIPULATED_OBJECT, 200, 180, 20, 20), table()]) for t in range(6)]
     big_shape = (2 * HEIGHT, 2 * WIDTH)
     big = [(t, [rect(e.id, e.role, int(2 * e.box[0]), int(2 * e.box[1]), int(2 * (e.box[2] - e.box[0] + 1)),
@@ -330,7 +333,8 @@ def test_pairs_orientation_and_distractors():
 
 
 def test_output_is_deterministic_and_reset_forgets():
-    frames = [(t, [rect(HAND, RIGHT_HAND, 100 + 3 * t, 80, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 100 + 3 * t, 100, 20, 20),
+    frames = [(t, [rect(HAND, RIGHT_HAND, 100 + 3 * t, 80, 20, 20),
+                   rect(OBJ, MANIPULATED_OBJECT, 100 + 3 * t, 100, 20, 20),
                    table()]) for t in range(4)]
     extractor = PredicateExtractor()
     first = [[(e.key, e.value, e.confidence) for e in extractor.update(t, ents)] for t, ents in frames]

@@ -1,11 +1,17 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 
 from predrel_ros.core.entities import MANIPULATED_OBJECT, Entity
-from predrel_ros.predicates.geometry import (EntityGeometry, boundary_distance, inside_fraction, rectangle_gap,
-                                             support_fraction)
+from predrel_ros.predicates.geometry import (
+    EntityGeometry,
+    boundary_distance,
+    inside_fraction,
+    rectangle_gap,
+    support_fraction,
+)
 
 H, W = 60, 80
 

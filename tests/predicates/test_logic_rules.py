@@ -6,8 +6,7 @@ import pytest
 from predrel_ros.core.entities import CONTAINER, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
 from predrel_ros.predicates import PredicateExtractor
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
-from predrel_ros.predicates.logic_rules import (CONSISTENCY, INDEPENDENT, RULES, LogicMonitor, check_sequence,
-                                                rules_of)
+from predrel_ros.predicates.logic_rules import CONSISTENCY, INDEPENDENT, RULES, LogicMonitor, check_sequence, rules_of
 
 HAND, OBJ, BOWL, TABLE, CUP = 1, 2, 3, 4, 5
 

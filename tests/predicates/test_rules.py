@@ -2,8 +2,25 @@ import pytest
 
 from predrel_ros.predicates import rules
 from predrel_ros.predicates.config import ContactConfig, DynamicConfig, StaticConfig, Threshold
-from predrel_ros.predicates.rules import (AB, AR, BE, FMT, GC, HT, IN, MA, MT, NONE, SUP, UNK, N, S, T,
-                                          DynamicMeasurements, StaticMeasurements)
+from predrel_ros.predicates.rules import (
+    AB,
+    AR,
+    BE,
+    FMT,
+    GC,
+    HT,
+    IN,
+    MA,
+    MT,
+    NONE,
+    SUP,
+    UNK,
+    DynamicMeasurements,
+    N,
+    S,
+    StaticMeasurements,
+    T,
+)
 
 
 def test_margins_of_tests_and_chains():

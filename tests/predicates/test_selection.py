@@ -2,11 +2,15 @@ import numpy as np
 import pytest
 
 from predrel_ros.core.entities import MANIPULATED_OBJECT, RIGHT_HAND, Entity
-from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.confidence import CalibratedConfidence
+from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.estimate import PredicateEstimate
-from predrel_ros.predicates.selection import (agreement, fit_calibrated_confidence, select_confidence_weights,
-                                              select_thresholds)
+from predrel_ros.predicates.selection import (
+    agreement,
+    fit_calibrated_confidence,
+    select_confidence_weights,
+    select_thresholds,
+)
 
 
 def rect(track_id, role, x, y, w=20, h=20):

@@ -2,7 +2,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from predrel_ros.reliability.calibration import CalibrationSummary, calibration_summary, expected_calibration_error
 

@@ -1,8 +1,14 @@
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from predrel_ros.reliability.matching import (EVALUATED, EVALUATED_ENTITIES, REFERENCE, REFERENCE_ENTITIES,
-                                              FrameIndexMatcher)
+from predrel_ros.reliability.matching import (
+    EVALUATED,
+    EVALUATED_ENTITIES,
+    REFERENCE,
+    REFERENCE_ENTITIES,
+    FrameIndexMatcher,
+)
 
 
 def pair(matched):

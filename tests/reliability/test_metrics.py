@@ -2,10 +2,23 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from predrel_ros.reliability.metrics import (UNK, ReliabilityProfile, cws, dis_accuracy, dis_prob, pds, prs,
-                                             reliability_profile, tpc, tpc_s, transitions, unk_summary)
+from predrel_ros.reliability.metrics import (
+    UNK,
+    ReliabilityProfile,
+    cws,
+    dis_accuracy,
+    dis_prob,
+    pds,
+    prs,
+    reliability_profile,
+    tpc,
+    tpc_s,
+    transitions,
+    unk_summary,
+)
 
 # ----------------------------------------------------------------------------- hand-computed values
 

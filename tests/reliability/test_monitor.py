@@ -2,18 +2,26 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reliability_scenarios import occlusion_run, oracle_profile
 
 from predrel_ros.core.entities import Entity
-from predrel_ros.sources.dataset import open_dataset
 from predrel_ros.predicates import PredicateExtractor
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.logic_rules import LogicMonitor
 from predrel_ros.reliability import metrics
-from predrel_ros.reliability.monitor import (CLEAN_TWIN, GROUND_TRUTH, POOLED, SELF, MonitorConfig,
-                                             ReliabilityMonitor, worst_level)
-from reliability_scenarios import occlusion_run, oracle_profile
+from predrel_ros.reliability.monitor import (
+    CLEAN_TWIN,
+    GROUND_TRUTH,
+    POOLED,
+    SELF,
+    MonitorConfig,
+    ReliabilityMonitor,
+    worst_level,
+)
 from predrel_ros.reliability.trust import ERROR, OK, STALE, WARN, CleanProfile, PredicateBaseline, TrustConfig
+from predrel_ros.sources.dataset import open_dataset
 
 UNK = metrics.UNK
 STREAMS = [("contact", 1, 2), ("static", 2, 3), ("grasp", 1, 2), ("release", 1, 2)]

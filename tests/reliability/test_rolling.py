@@ -2,7 +2,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.reliability import metrics

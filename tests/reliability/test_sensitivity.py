@@ -2,7 +2,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from predrel_ros.reliability import metrics
 from predrel_ros.reliability.sensitivity import RollingSensitivity, by_group, by_predicate, by_stream

@@ -4,8 +4,18 @@ from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.logic_rules import LogicMonitor
 from predrel_ros.reliability.calibration import calibration_summary
 from predrel_ros.reliability.rolling import RollingReliability
-from predrel_ros.reliability.trust import (CLEAN_TWIN, ERROR, GROUND_TRUTH, OK, WARN, CleanProfile, Limit,
-                                           PredicateBaseline, TrustAssessor, TrustConfig)
+from predrel_ros.reliability.trust import (
+    CLEAN_TWIN,
+    ERROR,
+    GROUND_TRUTH,
+    OK,
+    WARN,
+    CleanProfile,
+    Limit,
+    PredicateBaseline,
+    TrustAssessor,
+    TrustConfig,
+)
 
 
 def healthy(**changes):

@@ -18,16 +18,15 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
 
-from predrel_ros.ros.run.run_file import load_run_file  # noqa: E402
-from predrel_ros.ros.run.runner import Runner  # noqa: E402
 from predrel_ros.core.package_files import config_file  # noqa: E402
 from predrel_ros.perception.config import DEFAULT_MODEL_DIR  # noqa: E402
 from predrel_ros.predicates.vocabulary import GROUPS  # noqa: E402
+from predrel_ros.ros.run.run_file import load_run_file  # noqa: E402
+from predrel_ros.ros.run.runner import Runner  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -135,7 +134,8 @@ def test_trust_warns_under_severe_occlusion_and_recovers_when_it_stops(occlusion
     n = EPISODE_FRAMES
     window = 30  # config/reliability_node.yaml
     timeline = [entry for entry in occlusion_run["timeline"] if entry["label"] == label]
-    severe = [entry for entry in timeline if entry["condition"] == "occlusion:5" and entry["frame_index"] >= n + window // 2]
+    severe = [entry for entry in timeline
+              if entry["condition"] == "occlusion:5" and entry["frame_index"] >= n + window // 2]
     assert any(level in ("WARN", "ERROR") for entry in severe for level in entry["trust"].values()), severe[-3:]
     recovered = [entry for entry in timeline if entry["frame_index"] >= 2 * n + window + 5]
     assert recovered, timeline[-3:]

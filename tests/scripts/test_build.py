@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()

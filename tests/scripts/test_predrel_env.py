@@ -4,7 +4,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from ros_testing import require_ros
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from predrel_ros.core.entities import Entity
-from predrel_ros.sources.dataset import EntityInfo, EpisodeMeta
 from predrel_ros.core.frame import CameraIntrinsics, Frame
 from predrel_ros.predicates.estimate import PredicateEstimate
+from predrel_ros.sources.dataset import EntityInfo, EpisodeMeta
 
 WIDTH, HEIGHT = 64, 48
 CAMERA = CameraIntrinsics(width=WIDTH, height=HEIGHT, fx=55.0, fy=55.0, cx=31.5, cy=23.5)

@@ -5,9 +5,16 @@ import numpy as np
 import pytest
 
 from predrel_ros.core.errors import UserError
-from predrel_ros.sources.dataset import (EpisodeReader, EpisodeWriter, decode_depth_mm, encode_depth_mm,
-                                    open_dataset, write_episode, write_manifest)
 from predrel_ros.core.frame import Frame
+from predrel_ros.sources.dataset import (
+    EpisodeReader,
+    EpisodeWriter,
+    decode_depth_mm,
+    encode_depth_mm,
+    open_dataset,
+    write_episode,
+    write_manifest,
+)
 
 
 def test_episode_round_trip(tmp_path, synthetic):
@@ -67,7 +74,7 @@ def test_depth_millimetre_encoding():
 
 
 def test_dataset_manifest_and_splits(tmp_path, synthetic):
-    for index, split in enumerate(("train", "train", "test")):
+    for index, _split in enumerate(("train", "train", "test")):
         meta = synthetic.make_meta(2, name=f"ep{index}")
         write_episode(tmp_path / "episodes" / f"ep{index}", meta, synthetic.make_frames(2))
     write_manifest(tmp_path, {"episodes": [{"name": f"ep{i}", "split": s}

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from predrel_ros.core.errors import UserError
-from predrel_ros.sources.dataset import write_episode
 from predrel_ros.sources.bag import write_bag
+from predrel_ros.sources.dataset import write_episode
 from predrel_ros.sources.open_source import open_frames, source_kind
 from predrel_ros.sources.video import ImageFolderReader, VideoReader
 

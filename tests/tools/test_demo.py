@@ -3,9 +3,9 @@ from pathlib import Path
 import model_builders
 import pytest
 
+from predrel_ros.core.errors import UserError
 from predrel_ros.tools import demo
 from predrel_ros.tools.simulator.config import GenerationConfig
-from predrel_ros.core.errors import UserError
 
 
 def test_the_sweep_plays_each_severity_for_one_episode():
@@ -69,9 +69,9 @@ def test_the_summary_table():
 
 def test_the_clean_profile_is_measured_once_per_model_with_the_nodes_window(controlled_dataset, tmp_path,
                                                                             monkeypatch):
-    from predrel_ros.ros.kit.parameter_specs import read_params_file
     from predrel_ros.core.package_files import config_file
     from predrel_ros.reliability.trust import CleanProfile
+    from predrel_ros.ros.kit.parameter_specs import read_params_file
 
     model = model_builders.scene_model(tmp_path / "model")
     measured = []

@@ -8,10 +8,17 @@ streams of dataset episodes from oracle or perceived entities, clean or degraded
 `trust_gate` (ActionConfig and when an estimate is trusted), `recognizer` (the live, per-frame
 ActionRecognizer). The CLI is `predrel_ros.tools.cli.action` (`predrel action`).
 """
-from predrel_ros.action.encoding import (FRAME_SLOTS, PAIR_KINDS, TemporalSpec, TemporalWindow, encode_frame,
-                                             encode_sequence, expand_masked, feature_names)
-from predrel_ros.action.evaluation import (Evaluation, StreamPrediction, evaluate_streams, held_scores,
-                                               predict_stream)
+from predrel_ros.action.encoding import (
+                                             FRAME_SLOTS,
+                                             PAIR_KINDS,
+                                             TemporalSpec,
+                                             TemporalWindow,
+                                             encode_frame,
+                                             encode_sequence,
+                                             expand_masked,
+                                             feature_names,
+)
+from predrel_ros.action.evaluation import Evaluation, StreamPrediction, evaluate_streams, held_scores, predict_stream
 from predrel_ros.action.model import DEFAULT_MODEL, PrimitiveModel
 from predrel_ros.action.recognizer import ActionRecognizer, ActionResult
 from predrel_ros.action.streams import EpisodeStream, dataset_streams, episode_stream, make_source

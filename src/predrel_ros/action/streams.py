@@ -17,14 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Protocol
 
-from predrel_ros.degradations import DETECTION_NOISE, IMAGE_KINDS, Condition, Degrader, FrameAction
 from predrel_ros.core.entities import Entity
 from predrel_ros.core.errors import UserError
-from predrel_ros.sources.dataset import Dataset, EpisodeReader
 from predrel_ros.core.frame import Frame
+from predrel_ros.degradations import DETECTION_NOISE, IMAGE_KINDS, Condition, Degrader, FrameAction
 from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.extractor import PredicateExtractor
+from predrel_ros.sources.dataset import Dataset, EpisodeReader
 
 ORACLE = "oracle"
 PERCEPTION = "perception"

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from predrel_ros.predicates import vocabulary
 from predrel_ros.core.config_io import ConfigFile
+from predrel_ros.predicates import vocabulary
 from predrel_ros.reliability.trust import ERROR, LEVELS, OK
 
 STALE = "STALE"   # PredicateReliability.msg: not enough samples to judge

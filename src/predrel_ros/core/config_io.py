@@ -13,6 +13,7 @@ import typing
 from pathlib import Path
 from typing import Any, Mapping
 
+
 def config_to_dict(obj: Any) -> Any:
     """Plain (YAML/JSON-safe) representation of a config dataclass: tuples become lists."""
     if dataclasses.is_dataclass(obj):

@@ -7,12 +7,32 @@ from predrel_ros.degradations.degrader import REGISTRY, Degrader, KindInfo, chec
 from predrel_ros.degradations.frame_drop import FrameAction, FrameDecision
 from predrel_ros.degradations.options import DegradationOptions
 from predrel_ros.degradations.schedule import (
-    CLEAN, Condition, ConstantSchedule, ScheduledDegrader, SegmentSchedule, SweepSchedule, conditions,
-    parse_condition, parse_schedule)
+    CLEAN,
+    Condition,
+    ConstantSchedule,
+    ScheduledDegrader,
+    SegmentSchedule,
+    SweepSchedule,
+    conditions,
+    parse_condition,
+    parse_schedule,
+)
 from predrel_ros.degradations.stream import DegradedFrame, degrade_stream
 from predrel_ros.degradations.table import (
-    BLUR, DEFAULT_TABLE, DETECTION_NOISE, FRAME_DROP, ILLUMINATION, IMAGE_KINDS, KINDS, LOW_RESOLUTION,
-    MAX_SEVERITY, NONE, OCCLUSION, SEVERITIES, ParameterTable)
+    BLUR,
+    DEFAULT_TABLE,
+    DETECTION_NOISE,
+    FRAME_DROP,
+    ILLUMINATION,
+    IMAGE_KINDS,
+    KINDS,
+    LOW_RESOLUTION,
+    MAX_SEVERITY,
+    NONE,
+    OCCLUSION,
+    SEVERITIES,
+    ParameterTable,
+)
 
 __all__ = [
     "BLUR", "CLEAN", "DEFAULT_TABLE", "DETECTION_NOISE", "FRAME_DROP", "ILLUMINATION", "IMAGE_KINDS", "KINDS",

@@ -16,13 +16,23 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import blur, detection_noise, frame_drop, illumination, occlusion
 from predrel_ros.degradations.low_resolution import low_resolution
 from predrel_ros.degradations.options import DegradationOptions
 from predrel_ros.degradations.table import (
-    BLUR, DEFAULT_TABLE, DETECTION_NOISE, FRAME_DROP, ILLUMINATION, LOW_RESOLUTION, NONE, OCCLUSION,
-    ParameterTable, check_kind, check_severity)
-from predrel_ros.core.entities import Entity
+    BLUR,
+    DEFAULT_TABLE,
+    DETECTION_NOISE,
+    FRAME_DROP,
+    ILLUMINATION,
+    LOW_RESOLUTION,
+    NONE,
+    OCCLUSION,
+    ParameterTable,
+    check_kind,
+    check_severity,
+)
 
 UINT32_MAX = 2**32 - 1
 #: what a kind acts on

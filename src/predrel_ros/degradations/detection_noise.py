@@ -25,9 +25,9 @@ from typing import Sequence
 import cv2
 import numpy as np
 
+from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import draws
 from predrel_ros.degradations.options import DegradationOptions
-from predrel_ros.core.entities import Entity
 
 #: box-corner draws are clipped to this many standard deviations (see the table's box_jitter bound)
 JITTER_CLIP = 2.5

@@ -18,9 +18,9 @@ from typing import Sequence
 
 import numpy as np
 
+from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import draws
 from predrel_ros.degradations.options import DegradationOptions
-from predrel_ros.core.entities import Entity
 
 #: range of the aspect exponent a: the occluder's aspect varies, its area share does not
 _ASPECT_EXPONENT = (0.25, 0.75)

@@ -21,7 +21,15 @@ from typing import Protocol, Sequence
 
 from predrel_ros.degradations.degrader import Degrader
 from predrel_ros.degradations.options import DegradationOptions
-from predrel_ros.degradations.table import DEFAULT_TABLE, KINDS, NONE, SEVERITIES, ParameterTable, check_kind, check_severity
+from predrel_ros.degradations.table import (
+    DEFAULT_TABLE,
+    KINDS,
+    NONE,
+    SEVERITIES,
+    ParameterTable,
+    check_kind,
+    check_severity,
+)
 
 
 @dataclass(frozen=True)

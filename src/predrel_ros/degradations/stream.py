@@ -8,7 +8,7 @@ import numpy as np
 
 from predrel_ros.degradations.degrader import Degrader
 from predrel_ros.degradations.frame_drop import FrameAction
-from predrel_ros.degradations.schedule import ConstantSchedule, Condition, ScheduledDegrader
+from predrel_ros.degradations.schedule import Condition, ConstantSchedule, ScheduledDegrader
 
 
 @dataclass(frozen=True)

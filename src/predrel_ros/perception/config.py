@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from predrel_ros.core.config_io import config_from_dict, config_to_dict, load_config, read_data
 from predrel_ros.core.entities import LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, ROLES
 from predrel_ros.core.errors import UserError
 from predrel_ros.perception.backends import BackendConfig
@@ -27,7 +28,6 @@ from predrel_ros.perception.hands import HandLandmarkConfig
 from predrel_ros.perception.tracker import TrackerConfig
 from predrel_ros.perception.visibility import VisibilityConfig
 from predrel_ros.perception.yolo_seg import DecoderConfig
-from predrel_ros.core.config_io import config_from_dict, config_to_dict, load_config, read_data
 
 #: where the project's trained default model lives (model.onnx, labels.txt, roles.yaml, MODEL_CARD.md)
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "default"

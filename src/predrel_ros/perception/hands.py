@@ -31,12 +31,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from predrel_ros.core.boxes import box_iou, nms
 from predrel_ros.core.errors import UserError
 from predrel_ros.perception import letterbox
 from predrel_ros.perception.backends import BackendConfig, create_backend
 from predrel_ros.perception.detections import Detections
 from predrel_ros.perception.hand_models import HAND_MODELS_DIR
-from predrel_ros.core.boxes import box_iou, nms
 
 PALM_MODEL = "palm_detection_full.onnx"
 LANDMARK_MODEL = "hand_landmark_full.onnx"

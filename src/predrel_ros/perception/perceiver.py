@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from predrel_ros.core.boxes import class_aware_nms
 from predrel_ros.core.entities import Entity, RoleMap
 from predrel_ros.core.errors import UserError
 from predrel_ros.perception import letterbox
@@ -24,7 +25,6 @@ from predrel_ros.perception.depth import depth_in_metres, entity_point, intrinsi
 from predrel_ros.perception.detections import Detections
 from predrel_ros.perception.hand_sides import HandSideAssigner
 from predrel_ros.perception.hands import HAND_LABELS, HandLandmarker
-from predrel_ros.core.boxes import class_aware_nms
 from predrel_ros.perception.labels import labels_for_model
 from predrel_ros.perception.tracker import ByteTracker, TrackedObject
 from predrel_ros.perception.visibility import VisibilityEstimator

@@ -30,10 +30,10 @@ from enum import Enum
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from predrel_ros.perception.detections import Detections
-from predrel_ros.perception.kalman import BoxKalmanFilter, KalmanConfig, xyah_to_xyxy, xyxy_to_xyah
 from predrel_ros.core.boxes import box_iou
 from predrel_ros.core.stream_order import RESTART, StreamOrder
+from predrel_ros.perception.detections import Detections
+from predrel_ros.perception.kalman import BoxKalmanFilter, KalmanConfig, xyah_to_xyxy, xyxy_to_xyah
 from predrel_ros.perception.track_quality import TrackHistory, TrackQuality, TrackQualityConfig
 
 log = logging.getLogger(__name__)

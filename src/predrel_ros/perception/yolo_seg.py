@@ -20,9 +20,9 @@ from typing import Mapping
 
 import numpy as np
 
+from predrel_ros.core.boxes import class_aware_nms
 from predrel_ros.perception.detections import Detections
 from predrel_ros.perception.letterbox import Letterbox
-from predrel_ros.core.boxes import class_aware_nms
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 from scipy import optimize
 
-from predrel_ros.predicates import vocabulary
 from predrel_ros.core.config_io import read_data, write_data
+from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import EVIDENCE_FACTORS, PredicateEstimate
 
 

@@ -20,9 +20,18 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from predrel_ros.core.entities import (CONTAINER, HAND_ROLES, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, ROLES,
-                                  SURFACE, TARGET, TOOL)
 from predrel_ros.core.config_io import ConfigFile
+from predrel_ros.core.entities import (
+    CONTAINER,
+    HAND_ROLES,
+    LEFT_HAND,
+    MANIPULATED_OBJECT,
+    RIGHT_HAND,
+    ROLES,
+    SURFACE,
+    TARGET,
+    TOOL,
+)
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import EVIDENCE_FACTORS
 

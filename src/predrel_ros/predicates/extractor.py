@@ -44,11 +44,10 @@ from typing import Callable, Iterable, Sequence
 from predrel_ros.core.entities import HAND_ROLES, Entity
 from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: F401  (FrameOrderError: re-exported)
 from predrel_ros.predicates import rules, vocabulary
-from predrel_ros.predicates.config import PairRule, PredicateConfig
 from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det, q_tmp
+from predrel_ros.predicates.config import PairRule, PredicateConfig
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
-from predrel_ros.predicates.geometry import (EntityGeometry, boundary_distance, inside_fraction,
-                                             support_fraction)
+from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, inside_fraction, support_fraction
 
 UNK = vocabulary.UNK
 _T = rules.T

@@ -20,9 +20,14 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from predrel_ros.core.entities import Entity
+from predrel_ros.predicates.confidence import (
+    AgreementSamples,
+    CalibratedConfidence,
+    GeometricMeanConfidence,
+    agreement_samples,
+    fit_geometric_weights,
+)
 from predrel_ros.predicates.config import PredicateConfig
-from predrel_ros.predicates.confidence import (AgreementSamples, CalibratedConfidence, GeometricMeanConfidence,
-                                               agreement_samples, fit_geometric_weights)
 from predrel_ros.predicates.estimate import PredicateEstimate, match_references
 from predrel_ros.predicates.extractor import PredicateExtractor
 
@@ -99,7 +104,7 @@ def select_thresholds(sequences: Sequence[ValidationSequence], grid: Mapping[str
         bar = tqdm(total=max_passes * sum(len(v) for v in grid.values()), desc="threshold selection", unit="run")
     passes = 0
     try:
-        for passes in range(1, max_passes + 1):
+        for passes in range(1, max_passes + 1):  # noqa: B007  (reported after the loop)
             changed = False
             for path, values in grid.items():
                 current = config.get(path)

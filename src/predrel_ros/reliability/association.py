@@ -23,10 +23,9 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from predrel_ros.core.entities import Entity
 from predrel_ros.core.boxes import box_iou
+from predrel_ros.core.entities import Entity
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
-
 
 #: box IoU an entity needs with its partner by default (the reliability node's `match_iou`)
 MIN_IOU = 0.3

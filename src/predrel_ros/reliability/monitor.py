@@ -45,23 +45,37 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Hashable, Iterable, Mapping, Sequence, Sized
 
-from predrel_ros.degradations.table import MAX_SEVERITY
 from predrel_ros.core.entities import Entity
+from predrel_ros.core.stream_order import OUT_OF_ORDER, RESTART, StreamOrder
+from predrel_ros.degradations.table import MAX_SEVERITY
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.logic_rules import INDEPENDENT, LogicMonitor, rules_of
 from predrel_ros.reliability import sensitivity
 from predrel_ros.reliability.association import MIN_IOU, associate, renamed
 from predrel_ros.reliability.identity_switches import IdentitySwitches
-from predrel_ros.reliability.matching import (EVALUATED, EVALUATED_ENTITIES, REFERENCE, REFERENCE_ENTITIES,
-                                              FrameIndexMatcher)
+from predrel_ros.reliability.matching import (
+    EVALUATED,
+    EVALUATED_ENTITIES,
+    REFERENCE,
+    REFERENCE_ENTITIES,
+    FrameIndexMatcher,
+)
 from predrel_ros.reliability.rolling import REFERENCE as ROLLING_REFERENCE
 from predrel_ros.reliability.rolling import SELF as ROLLING_SELF
 from predrel_ros.reliability.rolling import RollingReliability, pair_with_references
 from predrel_ros.reliability.sensitivity import RollingSensitivity
-from predrel_ros.reliability.trust import (CLEAN_TWIN, GROUND_TRUTH, LEVELS, OK, STALE, CleanProfile,
-                                           TrustAssessment, TrustAssessor, TrustConfig)
-from predrel_ros.core.stream_order import OUT_OF_ORDER, RESTART, StreamOrder
+from predrel_ros.reliability.trust import (
+    CLEAN_TWIN,
+    GROUND_TRUTH,
+    LEVELS,
+    OK,
+    STALE,
+    CleanProfile,
+    TrustAssessment,
+    TrustAssessor,
+    TrustConfig,
+)
 
 SELF = "self"
 REFERENCE_MODES = (GROUND_TRUTH, CLEAN_TWIN, SELF)

@@ -468,7 +468,8 @@ class Dataset:
             entry = next(e for e in self.manifest["episodes"] if e["name"] == name)
             others = ", ".join(str(self.root / path) for path in entry.get("paths", {}).values())
             raise UserError(f"episode {name!r} was not written as a dataset folder"
-                            + (f"; it is in {others} (read bags with predrel_ros.sources.bag.BagReader)" if others else ""))
+                            + (f"; it is in {others} (read bags with predrel_ros.sources.bag.BagReader)"
+                               if others else ""))
         return EpisodeReader(directory)
 
     def episodes(self, split: str | None = None) -> list[EpisodeReader]:

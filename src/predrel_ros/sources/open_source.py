@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Iterator
 
 from predrel_ros.core.errors import UserError
-from predrel_ros.sources.dataset import MANIFEST_FILE, META_FILE, EpisodeReader
 from predrel_ros.core.frame import CameraIntrinsics, Frame
+from predrel_ros.sources.dataset import MANIFEST_FILE, META_FILE, EpisodeReader
 from predrel_ros.sources.video import IMAGE_SUFFIXES, VIDEO_SUFFIXES, ImageFolderReader, VideoReader
 
 BAG_SUFFIXES = (".mcap", ".db3")

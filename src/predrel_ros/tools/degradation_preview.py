@@ -12,13 +12,21 @@ import dataclasses
 import cv2
 import numpy as np
 
+from predrel_ros.core.entities import MANIPULATED_OBJECT, Entity
 from predrel_ros.degradations.degrader import Degrader, check_image
 from predrel_ros.degradations.frame_drop import FrameAction
 from predrel_ros.degradations.options import ILLUMINATION_VARIANTS, DegradationOptions
 from predrel_ros.degradations.table import (
-    BLUR, DEFAULT_TABLE, DETECTION_NOISE, FRAME_DROP, ILLUMINATION, LOW_RESOLUTION, OCCLUSION, SEVERITIES,
-    ParameterTable)
-from predrel_ros.core.entities import MANIPULATED_OBJECT, Entity
+    BLUR,
+    DEFAULT_TABLE,
+    DETECTION_NOISE,
+    FRAME_DROP,
+    ILLUMINATION,
+    LOW_RESOLUTION,
+    OCCLUSION,
+    SEVERITIES,
+    ParameterTable,
+)
 
 #: frames shown in a frame_drop timeline cell
 TIMELINE_FRAMES = 60

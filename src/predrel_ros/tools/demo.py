@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from predrel_ros.degradations.table import SEVERITIES
 from predrel_ros.core.errors import UserError
+from predrel_ros.degradations.table import SEVERITIES
 
 RUN_FILE = "demo.run.yaml"
 #: the demo episode: a pick-and-place (hand-object contact, grasp, transport, support, release)
@@ -38,8 +38,8 @@ def _source_files() -> list[Path]:
     """The code and message definitions an episode depends on (its bags are written by the
     message conversions)."""
     import predrel_ros.ros.messages as conversions
-    import predrel_ros.tools.simulator as controlled
     import predrel_ros.sources as io
+    import predrel_ros.tools.simulator as controlled
     from predrel_ros.ros.messages.message_classes import message_directory
 
     files: list[Path] = []
@@ -125,9 +125,9 @@ def demo_profile(cache_dir: Path, model: str = "", frames: int = DEFAULT_FRAMES,
     import predrel_ros.perception as perception
     import predrel_ros.predicates as predicates
     import predrel_ros.reliability as reliability
-    from predrel_ros.ros.kit.parameter_specs import read_params_file
     from predrel_ros.core.package_files import config_file
     from predrel_ros.perception.config import DEFAULT_MODEL_DIR, config_from_node_params
+    from predrel_ros.ros.kit.parameter_specs import read_params_file
 
     model_path = Path(model).expanduser() if model else DEFAULT_MODEL_DIR
     if not model_path.exists():
@@ -147,9 +147,9 @@ def demo_profile(cache_dir: Path, model: str = "", frames: int = DEFAULT_FRAMES,
         return path
 
     from predrel_ros.action.streams import PerceivedEntities
-    from predrel_ros.sources.dataset import open_dataset
     from predrel_ros.perception.perceiver import Perceiver
     from predrel_ros.predicates import PredicateConfig, PredicateExtractor
+    from predrel_ros.sources.dataset import open_dataset
     from predrel_ros.tools.cli.profile import dataset_profile
 
     extractor = PredicateExtractor(PredicateConfig.load(config_file("predicates.yaml"), section="predicates"))

@@ -1,6 +1,5 @@
 """PredrelNode: parameters at start and at runtime, guarded callbacks, /diagnostics, QoS mismatch logs."""
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()

@@ -3,19 +3,18 @@ nodes' real endpoints."""
 from pathlib import Path
 
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
 
+from node_graph import scene_model  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
-from node_graph import scene_model  # noqa: E402
 from predrel_ros.ros.kit import node_docs  # noqa: E402
+from predrel_ros.ros.kit.topic_specs import PUBLISHES  # noqa: E402
 from predrel_ros.ros.nodes.degrade_node import DegradeNode  # noqa: E402
 from predrel_ros.ros.nodes.perception_node import PerceptionNode  # noqa: E402
 from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
-from predrel_ros.ros.kit.topic_specs import PUBLISHES  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -72,8 +71,15 @@ def specified(node, module_topics):
 @pytest.mark.parametrize("make", ["replay", "degrade", "perception", "predicates", "reliability", "action",
                                   "dashboard"])
 def test_topic_specs_are_the_real_endpoints(ros_context, tiny_bag, tmp_path, make):
-    from predrel_ros.ros.nodes import (action_node, dashboard_node, degrade_node, perception_node, predicate_node,
-                                  reliability_node, replay_node)
+    from predrel_ros.ros.nodes import (
+        action_node,
+        dashboard_node,
+        degrade_node,
+        perception_node,
+        predicate_node,
+        reliability_node,
+        replay_node,
+    )
 
     if make == "replay":
         module, node = replay_node, ReplayNode(context=ros_context, parameter_overrides=[

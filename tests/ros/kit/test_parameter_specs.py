@@ -1,9 +1,16 @@
 """ParameterSpec validation and ROS params-file reading, without ROS."""
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from predrel_ros.core.errors import UserError
-from predrel_ros.ros.kit.parameter_specs import ParameterSpec, check_unique, node_matches, read_params_file, resolve_values
+from predrel_ros.ros.kit.parameter_specs import (
+    ParameterSpec,
+    check_unique,
+    node_matches,
+    read_params_file,
+    resolve_values,
+)
 
 
 def positive_even(value):

@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
@@ -12,9 +11,9 @@ require_ros()
 import rclpy  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 
+from predrel_ros.ros.kit.runtime import fresh_context, spin_until  # noqa: E402
 from predrel_ros.ros.run import processes  # noqa: E402
 from predrel_ros.ros.run.echo_relay import ECHO_QOS  # noqa: E402
-from predrel_ros.ros.kit.runtime import fresh_context, spin_until  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

@@ -2,7 +2,6 @@
 conversions (the path the replay node takes), to the same frames as the dataset folder."""
 import numpy as np
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
@@ -10,13 +9,13 @@ require_ros()
 from rclpy.serialization import deserialize_message  # noqa: E402
 from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
 
-from predrel_ros.sources.bag import BagTopics  # noqa: E402
-from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 from predrel_ros.msg import ActionEstimate, EntityArray, PredicateArray  # noqa: E402
 from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics  # noqa: E402
 from predrel_ros.ros.messages.entities import entities_from_msg  # noqa: E402
 from predrel_ros.ros.messages.images import depth_image_to_metres, image_to_rgb8  # noqa: E402
 from predrel_ros.ros.messages.predicates import predicates_from_msg  # noqa: E402
+from predrel_ros.sources.bag import BagTopics  # noqa: E402
+from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

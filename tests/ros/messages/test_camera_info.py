@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()

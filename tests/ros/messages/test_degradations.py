@@ -1,12 +1,10 @@
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
 
 from predrel_ros.msg import DegradationState  # noqa: E402
-from predrel_ros.ros.messages.degradations import (DegradationInfo, degradation_from_msg,  # noqa: E402
-                                                   degradation_to_msg)
+from predrel_ros.ros.messages.degradations import DegradationInfo, degradation_from_msg, degradation_to_msg  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

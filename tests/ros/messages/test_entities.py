@@ -5,18 +5,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-
 from ros_testing import require_ros
 
 require_ros()
 
-from predrel_ros.core.entities import Entity  # noqa: E402
-from predrel_ros.msg import EntityArray  # noqa: E402
-from predrel_ros.msg import Entity as EntityMsg  # noqa: E402
 from message_cases import assert_same_entity, entities, received  # noqa: E402
+
+from predrel_ros.core.entities import Entity  # noqa: E402
+from predrel_ros.msg import Entity as EntityMsg  # noqa: E402
+from predrel_ros.msg import EntityArray  # noqa: E402
 from predrel_ros.ros.messages.degradations import degradation_from_msg  # noqa: E402
-from predrel_ros.ros.messages.entities import (entities_from_msg, entities_to_msg, entity_to_msg,  # noqa: E402
-                                               mask_fields, mask_from_msg)
+from predrel_ros.ros.messages.entities import (  # noqa: E402
+    entities_from_msg,
+    entities_to_msg,
+    entity_to_msg,
+    mask_fields,
+    mask_from_msg,
+)
 from predrel_ros.ros.messages.predicates import predicates_to_msg  # noqa: E402
 
 pytestmark = pytest.mark.ros

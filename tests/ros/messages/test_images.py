@@ -4,17 +4,21 @@ import sys
 import numpy as np
 import pytest
 from hypothesis import given, settings
-
 from ros_testing import require_ros
 
 require_ros()
 
+from message_cases import images, received  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
 
-from message_cases import images, received  # noqa: E402
-from predrel_ros.ros.messages.images import (IMAGE_ENCODINGS, depth_image_to_metres, image_to_numpy,  # noqa: E402
-                                             image_to_rgb8, numpy_to_image)
+from predrel_ros.ros.messages.images import (  # noqa: E402
+    IMAGE_ENCODINGS,
+    depth_image_to_metres,
+    image_to_numpy,
+    image_to_rgb8,
+    numpy_to_image,
+)
 
 pytestmark = pytest.mark.ros
 

@@ -12,14 +12,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from ros_testing import require_ros
 
 require_ros()
 
+from message_cases import assert_same_entity, entities, estimates, flickering_contact_report, images  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 
-from message_cases import assert_same_entity, entities, estimates, flickering_contact_report, images  # noqa: E402
 from predrel_ros.core.entities import Entity  # noqa: E402
 from predrel_ros.core.errors import UserError  # noqa: E402
 from predrel_ros.core.frame import CameraIntrinsics  # noqa: E402
@@ -31,12 +30,10 @@ from predrel_ros.ros.messages.degradations import DegradationInfo, degradation_f
 from predrel_ros.ros.messages.entities import entities_from_msg, entities_to_msg  # noqa: E402
 from predrel_ros.ros.messages.fields import header_at, stamp_to_ns  # noqa: E402
 from predrel_ros.ros.messages.frame_info import frame_info_from_msg, frame_info_to_msg  # noqa: E402
-from predrel_ros.ros.messages.images import (UnsupportedEncoding, depth_image_to_metres, image_to_numpy,  # noqa: E402
-                                             numpy_to_image)
+from predrel_ros.ros.messages.images import UnsupportedEncoding, depth_image_to_metres, image_to_numpy, numpy_to_image  # noqa: E402
 from predrel_ros.ros.messages.message_classes import RCLPY, ROSBAGS, typestore  # noqa: E402
 from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg  # noqa: E402
-from predrel_ros.ros.messages.reliability import (TRUST_CODES, reliability_report_from_msg,  # noqa: E402
-                                                  reliability_report_to_msg)
+from predrel_ros.ros.messages.reliability import TRUST_CODES, reliability_report_from_msg, reliability_report_to_msg  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -111,7 +108,7 @@ def test_images_read_back_the_same_whichever_library_carried_them(case):
     results = round_trips(lambda classes: numpy_to_image(source, encoding, classes=classes),
                           lambda msg: (image_to_numpy(msg), msg.is_bigendian, msg.step),
                           message_classes.IMAGE)
-    for decoded, is_bigendian, step in results.values():
+    for decoded, is_bigendian, _step in results.values():
         np.testing.assert_array_equal(decoded, pixels)
         assert decoded.dtype.isnative and is_bigendian == int(big_endian)
     assert_all_equal(results, lambda a, b: a[1:] == b[1:])
@@ -237,6 +234,14 @@ def test_rosbags_misreads_rclpy_bytes_after_an_empty_float64_sequence():
 
 
 def test_messages_import_as_documented():
-    from predrel_ros.msg import (ActionEstimate, DegradationState, Entity, EntityArray,  # noqa: F401
-                                 Predicate, PredicateArray, PredicateReliability, ReliabilityReport)
+    from predrel_ros.msg import (  # noqa: F401
+        ActionEstimate,
+        DegradationState,
+        Entity,
+        EntityArray,
+        Predicate,
+        PredicateArray,
+        PredicateReliability,
+        ReliabilityReport,
+    )
     assert PredicateArray().degradation.kind == ""

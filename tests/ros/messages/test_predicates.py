@@ -1,15 +1,14 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from ros_testing import require_ros
 
 require_ros()
 
 from message_cases import estimates, received  # noqa: E402
+
 from predrel_ros.predicates.estimate import PredicateEstimate  # noqa: E402
-from predrel_ros.ros.messages.degradations import (DegradationInfo, degradation_from_msg,  # noqa: E402
-                                                   degradation_to_msg)
+from predrel_ros.ros.messages.degradations import DegradationInfo, degradation_from_msg, degradation_to_msg  # noqa: E402
 from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg  # noqa: E402
 
 pytestmark = pytest.mark.ros

@@ -1,14 +1,13 @@
 import math
 
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
 
 from message_cases import flickering_contact_report  # noqa: E402
-from predrel_ros.ros.messages.reliability import (TRUST_CODES, reliability_report_from_msg,  # noqa: E402
-                                                  reliability_report_to_msg)
+
+from predrel_ros.ros.messages.reliability import TRUST_CODES, reliability_report_from_msg, reliability_report_to_msg  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

@@ -7,30 +7,29 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
 
+from node_graph import FAR_INDEX, PROBE_QOS, Probe, fuzz, run_until, with_far_future  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
+from reliability_scenarios import occlusion_run, oracle_profile  # noqa: E402
 
-from node_graph import FAR_INDEX, PROBE_QOS, Probe, fuzz, run_until, with_far_future  # noqa: E402
 from predrel_ros.action import ActionConfig, ActionRecognizer, PrimitiveModel  # noqa: E402
+from predrel_ros.action.model import DEFAULT_MODEL, NO_CONFIDENCE_MODEL  # noqa: E402
 from predrel_ros.core.errors import UserError  # noqa: E402
-from predrel_ros.sources.dataset import open_dataset  # noqa: E402
+from predrel_ros.core.package_files import config_file  # noqa: E402
 from predrel_ros.msg import ActionEstimate, PredicateArray, ReliabilityReport  # noqa: E402
+from predrel_ros.predicates import PredicateExtractor  # noqa: E402
+from predrel_ros.reliability.monitor import MonitorConfig, ReliabilityMonitor  # noqa: E402
+from predrel_ros.ros.kit.frame_counters import MALFORMED, OUT_OF_ORDER, PROCESSED  # noqa: E402
+from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
 from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
 from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg  # noqa: E402
 from predrel_ros.ros.messages.reliability import reliability_report_from_msg, reliability_report_to_msg  # noqa: E402
-from predrel_ros.action.model import DEFAULT_MODEL, NO_CONFIDENCE_MODEL  # noqa: E402
 from predrel_ros.ros.nodes.action_node import PREDICATES, RELIABILITY, UNTRUSTED, ActionNode, model_file  # noqa: E402
-from predrel_ros.ros.kit.frame_counters import MALFORMED, OUT_OF_ORDER, PROCESSED  # noqa: E402
-from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
-from predrel_ros.core.package_files import config_file  # noqa: E402
-from predrel_ros.predicates import PredicateExtractor  # noqa: E402
-from predrel_ros.reliability.monitor import MonitorConfig, ReliabilityMonitor  # noqa: E402
-from reliability_scenarios import occlusion_run, oracle_profile  # noqa: E402
+from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -84,7 +83,7 @@ def test_output_equals_the_recognizer_with_the_reports_trust(ros_context, ros_ex
     frames, n = scenario
     node, publishers, actions = start(ros_context, ros_executor)
     expected_recognizer = recognizer()
-    for i, (predicates, report) in enumerate(frames):
+    for i, (predicates, _report) in enumerate(frames):
         if i:                                        # the report of the previous frame comes first
             publishers["reliability"].publish(frames[i - 1][1])
             run_until(ros_executor, lambda: node.counters.total(RELIABILITY) == i, 5, f"report {i - 1}")

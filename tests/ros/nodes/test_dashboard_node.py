@@ -3,7 +3,6 @@ import io
 import json
 
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
@@ -13,15 +12,15 @@ from rclpy.parameter import Parameter  # noqa: E402
 
 from predrel_ros.core.entities import Entity  # noqa: E402
 from predrel_ros.msg import EntityArray, PredicateArray, PredicateReliability, ReliabilityReport  # noqa: E402
+from predrel_ros.predicates.estimate import PredicateEstimate  # noqa: E402
+from predrel_ros.ros.kit import diagnostics  # noqa: E402
+from predrel_ros.ros.kit.qos import LATCHED_QOS, STREAM_QOS  # noqa: E402
+from predrel_ros.ros.kit.runtime import spin_until  # noqa: E402
 from predrel_ros.ros.messages.actions import action_to_msg  # noqa: E402
 from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
 from predrel_ros.ros.messages.entities import entities_to_msg  # noqa: E402
 from predrel_ros.ros.messages.predicates import predicates_to_msg  # noqa: E402
-from predrel_ros.ros.kit import diagnostics
 from predrel_ros.ros.nodes.dashboard_node import DashboardNode  # noqa: E402
-from predrel_ros.ros.kit.qos import LATCHED_QOS, STREAM_QOS  # noqa: E402
-from predrel_ros.ros.kit.runtime import spin_until  # noqa: E402
-from predrel_ros.predicates.estimate import PredicateEstimate  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -117,6 +116,7 @@ def test_the_dashboard_shows_and_summarises_what_it_receives(ros_context, ros_ex
 @pytest.mark.parametrize("first", [False, True], ids=["after_frames", "first"])
 def test_a_frame_indexed_far_in_the_future_is_not_the_frame_shown(ros_context, ros_executor, monkeypatch, first):
     from node_graph import FAR_INDEX, PROBE_QOS, with_far_future
+
     from predrel_ros.ros.kit.frame_counters import OUT_OF_ORDER
 
     screen = io.StringIO()

@@ -3,15 +3,14 @@ numbered here, with FrameInfo for every frame, occlusion over the clean pipeline
 runtime schedule change."""
 import numpy as np
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
 
+from node_graph import FAR_STAMP_NS, PROBE_QOS, Probe, run_until, with_far_future  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
 
-from node_graph import FAR_STAMP_NS, PROBE_QOS, Probe, run_until, with_far_future  # noqa: E402
 from predrel_ros.core.entities import Entity  # noqa: E402
 from predrel_ros.core.frame import CameraIntrinsics  # noqa: E402
 from predrel_ros.msg import DegradationState, EntityArray, FrameInfo  # noqa: E402

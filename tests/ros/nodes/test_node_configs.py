@@ -3,14 +3,20 @@ launch files change goes in run files), so a file and the code cannot disagree u
 from pathlib import Path
 
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
 
-from predrel_ros.ros.nodes import (action_node, dashboard_node, degrade_node, perception_node,  # noqa: E402
-                               predicate_node, reliability_node, replay_node)
 from predrel_ros.ros.kit.parameter_specs import read_params_file, resolve_values  # noqa: E402
+from predrel_ros.ros.nodes import (  # noqa: E402
+    action_node,
+    dashboard_node,
+    degrade_node,
+    perception_node,
+    predicate_node,
+    reliability_node,
+    replay_node,
+)
 
 CONFIG = Path(__file__).resolve().parents[3] / "config"
 

@@ -5,25 +5,24 @@ import math
 
 import numpy as np
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
 
+from node_graph import PROBE_QOS, Probe, fuzz, run_until, scene_model  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
 
-from node_graph import PROBE_QOS, Probe, fuzz, run_until, scene_model  # noqa: E402
 from predrel_ros.core.frame import CameraIntrinsics  # noqa: E402
 from predrel_ros.msg import DegradationState, EntityArray, FrameInfo, PredicateArray  # noqa: E402
 from predrel_ros.msg import Entity as EntityMsg  # noqa: E402
+from predrel_ros.ros.kit.frame_counters import FAILED, MALFORMED, OUT_OF_ORDER, PROCESSED  # noqa: E402
 from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info  # noqa: E402
 from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
 from predrel_ros.ros.messages.fields import header_at  # noqa: E402
 from predrel_ros.ros.messages.frame_info import frame_info_to_msg  # noqa: E402
 from predrel_ros.ros.messages.images import numpy_to_image  # noqa: E402
 from predrel_ros.ros.nodes.degrade_node import CAMERA, DegradeNode  # noqa: E402
-from predrel_ros.ros.kit.frame_counters import FAILED, MALFORMED, OUT_OF_ORDER, PROCESSED  # noqa: E402
 from predrel_ros.ros.nodes.perception_node import FRAMES, PerceptionNode  # noqa: E402
 from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
 

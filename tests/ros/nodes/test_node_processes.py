@@ -4,7 +4,6 @@ import subprocess
 import time
 
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()

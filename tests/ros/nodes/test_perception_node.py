@@ -5,29 +5,28 @@ import time
 
 import numpy as np
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
 
+from node_graph import FAR_STAMP_NS, PROBE_QOS, Probe, run_until, scene_model, with_far_future  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 
-from node_graph import FAR_STAMP_NS, PROBE_QOS, Probe, run_until, scene_model, with_far_future  # noqa: E402
-from predrel_ros.degradations import Degrader  # noqa: E402
 from predrel_ros.core.errors import UserError  # noqa: E402
-from predrel_ros.sources.open_source import open_frames  # noqa: E402
+from predrel_ros.degradations import Degrader  # noqa: E402
 from predrel_ros.msg import EntityArray, FrameInfo  # noqa: E402
+from predrel_ros.perception.config import PerceptionConfig  # noqa: E402
+from predrel_ros.perception.perceiver import Perceiver  # noqa: E402
+from predrel_ros.ros.kit.frame_counters import OUTCOMES, PROCESSED  # noqa: E402
 from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
 from predrel_ros.ros.messages.entities import entities_from_msg  # noqa: E402
 from predrel_ros.ros.messages.fields import header_at, stamp_to_ns  # noqa: E402
 from predrel_ros.ros.messages.frame_info import frame_info_from_msg, frame_info_to_msg  # noqa: E402
 from predrel_ros.ros.messages.images import numpy_to_image  # noqa: E402
-from predrel_ros.ros.kit.frame_counters import OUTCOMES, PROCESSED  # noqa: E402
 from predrel_ros.ros.nodes.perception_node import FRAMES, PerceptionNode  # noqa: E402
 from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
-from predrel_ros.perception.config import PerceptionConfig  # noqa: E402
-from predrel_ros.perception.perceiver import Perceiver  # noqa: E402
+from predrel_ros.sources.open_source import open_frames  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -167,7 +166,8 @@ def test_a_restarted_stream_resets_tracks_and_old_frames_are_skipped(ros_context
     header = header_at(0, "cam")
 
     def frame(index, stamp):
-        return PendingFrame(CameraFrame(stamp, Image(header=header), rgb, None, None, None, time.monotonic()), index, None)
+        return PendingFrame(CameraFrame(stamp, Image(header=header), rgb, None, None, None, time.monotonic()),
+                            index, None)
     try:
         for index, stamp in [(10, 100), (11, 200), (3, 150), (0, 300), (1, 400)]:
             node._process(frame(index, stamp))

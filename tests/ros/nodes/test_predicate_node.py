@@ -3,25 +3,23 @@ and 1,000 malformed EntityArrays each counted."""
 
 import numpy as np
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
 
+from node_graph import FAR_INDEX, PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until, with_far_future  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
-from node_graph import (FAR_INDEX, PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until,  # noqa: E402
-                        with_far_future)
 from predrel_ros.core.errors import UserError  # noqa: E402
-from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 from predrel_ros.msg import EntityArray, PredicateArray  # noqa: E402
+from predrel_ros.predicates import PredicateExtractor  # noqa: E402
+from predrel_ros.ros.kit.frame_counters import MALFORMED, NO_SUBSCRIBERS, OUT_OF_ORDER, PROCESSED  # noqa: E402
+from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
 from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
 from predrel_ros.ros.messages.entities import entities_from_msg  # noqa: E402
 from predrel_ros.ros.messages.predicates import predicates_from_msg  # noqa: E402
-from predrel_ros.ros.kit.frame_counters import MALFORMED, NO_SUBSCRIBERS, OUT_OF_ORDER, PROCESSED  # noqa: E402
-from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
 from predrel_ros.ros.nodes.predicate_node import ENTITIES, PredicateNode  # noqa: E402
-from predrel_ros.predicates import PredicateExtractor  # noqa: E402
+from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

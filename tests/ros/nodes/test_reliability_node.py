@@ -9,35 +9,32 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from node_graph import FAR_INDEX, PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until, with_far_future  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
+from reliability_scenarios import occlusion_run, oracle_profile  # noqa: E402
 
-from node_graph import (FAR_INDEX, PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until,  # noqa: E402
-                        with_far_future)
 from predrel_ros.core.errors import UserError  # noqa: E402
-from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 from predrel_ros.msg import EntityArray, PredicateArray, ReliabilityReport  # noqa: E402
-from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
-from predrel_ros.ros.messages.entities import entities_from_msg, entities_to_msg  # noqa: E402
-from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg  # noqa: E402
-from predrel_ros.ros.messages.reliability import TRUST_CODES, TRUST_NAMES, reliability_report_from_msg  # noqa: E402
-from predrel_ros.ros.kit import diagnostics
-from predrel_ros.ros.kit.frame_counters import MALFORMED, OUT_OF_ORDER, PROCESSED, UNMATCHED  # noqa: E402
-from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
-from predrel_ros.ros.nodes.reliability_node import (ENTITIES, PREDICATES, REFERENCE, REFERENCE_ENTITIES,  # noqa: E402
-                                                ReliabilityNode)
 from predrel_ros.predicates import PredicateExtractor  # noqa: E402
 from predrel_ros.predicates.vocabulary import GROUPS  # noqa: E402
 from predrel_ros.reliability import metrics  # noqa: E402
 from predrel_ros.reliability.monitor import MonitorConfig, ReliabilityMonitor  # noqa: E402
-from reliability_scenarios import occlusion_run, oracle_profile  # noqa: E402
 from predrel_ros.reliability.trust import ERROR, OK, WARN, CleanProfile  # noqa: E402
+from predrel_ros.ros.kit import diagnostics  # noqa: E402
+from predrel_ros.ros.kit.frame_counters import MALFORMED, OUT_OF_ORDER, PROCESSED, UNMATCHED  # noqa: E402
+from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
+from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
+from predrel_ros.ros.messages.entities import entities_from_msg, entities_to_msg  # noqa: E402
+from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg  # noqa: E402
+from predrel_ros.ros.messages.reliability import TRUST_CODES, TRUST_NAMES, reliability_report_from_msg  # noqa: E402
+from predrel_ros.ros.nodes.reliability_node import ENTITIES, PREDICATES, REFERENCE, REFERENCE_ENTITIES, ReliabilityNode  # noqa: E402
+from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

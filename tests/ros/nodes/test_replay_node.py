@@ -2,18 +2,16 @@
 pacing by the pipeline, looping, and refused parameters."""
 import numpy as np
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
 
+from node_graph import Probe, run_until  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
 
-from node_graph import Probe, run_until  # noqa: E402
-from predrel_ros.degradations import Degrader  # noqa: E402
 from predrel_ros.core.errors import UserError  # noqa: E402
-from predrel_ros.sources.open_source import open_frames  # noqa: E402
+from predrel_ros.degradations import Degrader  # noqa: E402
 from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, FrameInfo, PredicateArray  # noqa: E402
 from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics  # noqa: E402
 from predrel_ros.ros.messages.fields import stamp_to_ns  # noqa: E402
@@ -21,6 +19,7 @@ from predrel_ros.ros.messages.frame_info import frame_info_from_msg  # noqa: E40
 from predrel_ros.ros.messages.images import image_to_numpy  # noqa: E402
 from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
 from predrel_ros.ros.replay.twin_degrader import TwinDegrader  # noqa: E402
+from predrel_ros.sources.open_source import open_frames  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -172,6 +171,7 @@ def test_an_image_folder_plays_without_camera_info_or_ground_truth(ros_context, 
 
 def test_a_pace_message_indexed_far_in_the_future_releases_nothing(ros_context, ros_executor, tiny_bag):
     from node_graph import FAR_INDEX
+
     from predrel_ros.ros.kit.frame_counters import OUT_OF_ORDER
 
     probe = Probe(ros_context)

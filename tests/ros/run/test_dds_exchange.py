@@ -5,9 +5,9 @@ import subprocess
 
 import numpy as np
 import pytest
+from ros_testing import require_ros
 
 from predrel_ros.ros.kit.runtime import spin_until
-from ros_testing import require_ros
 
 require_ros()
 
@@ -16,13 +16,12 @@ from sensor_msgs.msg import Image  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
 
 from predrel_ros.msg import PredicateArray  # noqa: E402
-from predrel_ros.ros.messages.degradations import (DegradationInfo, degradation_from_msg,  # noqa: E402
-                                                   degradation_to_msg)
+from predrel_ros.predicates.estimate import PredicateEstimate  # noqa: E402
+from predrel_ros.ros.messages.degradations import DegradationInfo, degradation_from_msg, degradation_to_msg  # noqa: E402
 from predrel_ros.ros.messages.images import image_to_numpy, numpy_to_image  # noqa: E402
 from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg  # noqa: E402
-from predrel_ros.ros.run import processes
+from predrel_ros.ros.run import processes  # noqa: E402
 from predrel_ros.ros.run.echo_relay import ECHO_QOS  # noqa: E402
-from predrel_ros.predicates.estimate import PredicateEstimate  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

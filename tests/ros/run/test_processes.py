@@ -4,9 +4,9 @@ import sys
 import time
 
 import pytest
+from ros_testing import require_ros
 
 from predrel_ros.core.errors import UserError
-from ros_testing import require_ros
 
 require_ros()
 

@@ -3,8 +3,7 @@ from pathlib import Path
 import pytest
 
 from predrel_ros.core.errors import UserError
-from predrel_ros.ros.run.run_file import (Argument, load_run_file, parse_assignments, read_arguments,
-                                        resolve_run_file)
+from predrel_ros.ros.run.run_file import Argument, load_run_file, parse_assignments, read_arguments, resolve_run_file
 
 EXAMPLE = """
 description: replay and perceive

@@ -5,7 +5,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()
@@ -13,8 +12,8 @@ require_ros()
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 
-from predrel_ros.ros.messages.images import image_to_numpy, numpy_to_image  # noqa: E402
 from predrel_ros.ros.kit.runtime import spin_until  # noqa: E402
+from predrel_ros.ros.messages.images import image_to_numpy, numpy_to_image  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

@@ -4,7 +4,6 @@ import importlib
 from pathlib import Path
 
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()

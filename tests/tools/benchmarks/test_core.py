@@ -2,8 +2,8 @@ import argparse
 
 import pytest
 
-from predrel_ros.tools.benchmarks import TARGETS, core
 from predrel_ros.core.errors import UserError
+from predrel_ros.tools.benchmarks import TARGETS, core
 
 
 def test_core_target_is_registered():

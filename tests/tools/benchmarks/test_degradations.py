@@ -1,8 +1,8 @@
 import argparse
 
+from predrel_ros.degradations import KINDS, SEVERITIES
 from predrel_ros.tools.benchmarks import TARGETS
 from predrel_ros.tools.benchmarks.degradations import run
-from predrel_ros.degradations import KINDS, SEVERITIES
 
 
 def test_reports_every_kind_severity_and_size_against_a_frame_copy():

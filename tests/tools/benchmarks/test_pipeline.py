@@ -3,7 +3,6 @@ import os
 import time
 
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()

@@ -1,7 +1,6 @@
 import json
 
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()

@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from predrel_ros.tools.cli.main import main
 from predrel_ros.action.model import PrimitiveModel
 from predrel_ros.sources.dataset import MANIFEST_FILE, open_dataset, write_manifest
+from predrel_ros.tools.cli.main import main
 
 
 @pytest.fixture(scope="module")

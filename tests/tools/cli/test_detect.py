@@ -5,10 +5,10 @@ import cv2
 import numpy as np
 import pytest
 
-from predrel_ros.tools.cli import main as cli
-from predrel_ros.sources.dataset import EpisodeMeta, write_episode
 from predrel_ros.core.frame import CameraIntrinsics, Frame
 from predrel_ros.perception.entity_json import frame_from_json
+from predrel_ros.sources.dataset import EpisodeMeta, write_episode
+from predrel_ros.tools.cli import main as cli
 
 BACKEND = ["--backend", "onnxruntime", "--device", "cpu"]
 
@@ -19,7 +19,8 @@ def test_image_folder_gives_json_overlays_and_summary(scene_model_dir, tmp_path,
     for i in range(3):
         cv2.imwrite(str(images / f"img{i}.png"), np.full((240, 320, 3), 40 * i, np.uint8))
     out = tmp_path / "out"
-    assert cli.main(["detect", "--input", str(images), "--out", str(out), "--model", str(scene_model_dir)] + BACKEND) == 0
+    assert cli.main(["detect", "--input", str(images), "--out", str(out), "--model", str(scene_model_dir)]
+                    + BACKEND) == 0
     assert sorted(p.name for p in (out / "entities").iterdir()) == ["000000.json", "000001.json", "000002.json"]
     assert len(list((out / "overlays").glob("*.png"))) == 3
     entities = frame_from_json(json.loads((out / "entities" / "000002.json").read_text()))

@@ -1,11 +1,11 @@
 import json
 
 import pytest
-
-from predrel_ros.tools.cli import main as cli
-from predrel_ros.sources.dataset import open_dataset
 from reliability_scenarios import oracle_profile
+
 from predrel_ros.reliability.trust import CleanProfile
+from predrel_ros.sources.dataset import open_dataset
+from predrel_ros.tools.cli import main as cli
 
 
 def test_profile_command_writes_the_oracle_profile_of_the_split(controlled_dataset, tmp_path, capsys):

@@ -4,8 +4,8 @@ import onnx
 import pytest
 import yaml
 
-from predrel_ros.tools.cli.main import main
 from predrel_ros.perception.labels import labels_from_onnx_metadata
+from predrel_ros.tools.cli.main import main
 
 
 @pytest.fixture(scope="module")

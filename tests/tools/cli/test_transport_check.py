@@ -1,5 +1,4 @@
 import pytest
-
 from ros_testing import require_ros
 
 require_ros()

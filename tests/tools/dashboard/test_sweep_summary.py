@@ -3,11 +3,11 @@ import json
 import numpy as np
 import pytest
 
+from predrel_ros.core.entities import Entity
+from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.tools.dashboard.plot import plot_summary
 from predrel_ros.tools.dashboard.sweep_summary import SweepRecorder
 from predrel_ros.tools.dashboard.view import ActionView, Condition, GroupTrust, NodeStatus, ReportView
-from predrel_ros.core.entities import Entity
-from predrel_ros.predicates.estimate import PredicateEstimate
 
 FRAMES_PER_CONDITION = 10
 CONDITIONS = [Condition("none", 0)] + [Condition("occlusion", s) for s in range(1, 6)]

@@ -4,8 +4,15 @@ import math
 import pytest
 
 from predrel_ros.tools.dashboard.render import CLEAR_LINE, HOME, Display, render_line, render_screen
-from predrel_ros.tools.dashboard.view import (ActionView, Condition, DashboardState, GroupTrust, NodeStatus, ReportView,
-                                        trust_name)
+from predrel_ros.tools.dashboard.view import (
+    ActionView,
+    Condition,
+    DashboardState,
+    GroupTrust,
+    NodeStatus,
+    ReportView,
+    trust_name,
+)
 
 
 class Clock:

@@ -4,10 +4,10 @@ from predrel_ros.action.encoding import TemporalSpec
 from predrel_ros.action.evaluation import predict_stream
 from predrel_ros.action.streams import EpisodeStream
 from predrel_ros.action.training import Hyperparameters, fit_model
-from predrel_ros.tools.evaluation import action
-from predrel_ros.sources.dataset import open_dataset
 from predrel_ros.core.frame import PRIMITIVE_LABELS
 from predrel_ros.predicates import PredicateExtractor
+from predrel_ros.sources.dataset import open_dataset
+from predrel_ros.tools.evaluation import action
 
 
 def stream_of(episode, keep=lambda t: True):
@@ -28,7 +28,8 @@ def test_masked_and_unmasked_predictions_equal_predict_stream(controlled_dataset
     outcome = action.predict_condition(models, test.frames, y_true)
     shortcut = action.predict_condition(models, test.frames, y_true, known_values_confident=True)
     for variant, model, masked in ([(action.FULL, full, ()), (action.NO_CONFIDENCE, no_confidence, ())]
-                                   + [(action.mask_variant(n), full, tuple(names)) for n, names in action.MASKS.items()]):
+                                   + [(action.mask_variant(n), full, tuple(names))
+                                      for n, names in action.MASKS.items()]):
         expected = predict_stream(model, test, masked=masked)
         y_pred, p_true = outcome[variant]
         assert np.array_equal(y_pred, expected.y_pred), variant

@@ -1,7 +1,7 @@
 import numpy as np
 
-from predrel_ros.tools.evaluation.detection_cache import DetectionCache, cache_key, pack, unpack
 from predrel_ros.perception.detections import Detections
+from predrel_ros.tools.evaluation.detection_cache import DetectionCache, cache_key, pack, unpack
 
 
 def detections(rng, n, shape, masks=True):

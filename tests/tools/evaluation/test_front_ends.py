@@ -28,7 +28,8 @@ def test_oracle_applies_only_what_a_perfect_front_end_would_see(episode):
         with pytest.raises(NotApplicable):
             oracle.run(episode, Condition(kind, 3), 3, clean, timer)
     occluded = oracle.run(episode, Condition("occlusion", 5), 3, clean, timer)
-    assert sum(e.visibility for f in occluded.entities for e in f) < sum(e.visibility for f in clean.entities for e in f)
+    assert (sum(e.visibility for f in occluded.entities for e in f)
+            < sum(e.visibility for f in clean.entities for e in f))
     dropped = oracle.run(episode, Condition("frame_drop", 5), 3, clean, timer)
     assert len(dropped.delivered) < episode.num_frames
     assert all(entities is episode.gt_entities[source] for (_, source), entities in zip(dropped.delivered,

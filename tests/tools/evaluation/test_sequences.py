@@ -1,8 +1,8 @@
 import numpy as np
 
 from predrel_ros.degradations import CLEAN, Condition
-from predrel_ros.tools.evaluation.sequences import EpisodeSequences, StreamIndex, scope_keys
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
+from predrel_ros.tools.evaluation.sequences import EpisodeSequences, StreamIndex, scope_keys
 
 
 def estimate(name, subject, obj, value, confidence=0.5):

@@ -8,17 +8,17 @@ import math
 import numpy as np
 import pytest
 
-from predrel_ros.degradations import NONE
 from predrel_ros.action import metrics as action_metrics
+from predrel_ros.core.frame import PRIMITIVE_LABELS
+from predrel_ros.degradations import NONE
+from predrel_ros.predicates import vocabulary
+from predrel_ros.reliability import metrics
 from predrel_ros.tools.evaluation import action
 from predrel_ros.tools.evaluation.config import EvaluationConfig
 from predrel_ros.tools.evaluation.episode_run import load_predictions
 from predrel_ros.tools.evaluation.scores import VALUE_ROWS
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences
 from predrel_ros.tools.evaluation.sweep import run_sweep
-from predrel_ros.core.frame import PRIMITIVE_LABELS
-from predrel_ros.predicates import vocabulary
-from predrel_ros.reliability import metrics
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -1,8 +1,7 @@
 import numpy as np
 
 from predrel_ros.tools.evaluation.synthetic_tracks import SyntheticSceneConfig, synthetic_episode
-from predrel_ros.tools.evaluation.tracking import (Condition, conditions, evaluate_sequence,
-                                                        ground_truth_detector)
+from predrel_ros.tools.evaluation.tracking import Condition, conditions, evaluate_sequence, ground_truth_detector
 
 CONFIG = SyntheticSceneConfig(frames=60)
 

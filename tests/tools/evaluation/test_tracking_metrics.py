@@ -1,7 +1,8 @@
 """IDF1 and CLEAR-MOT on small sequences counted by hand."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from predrel_ros.tools.evaluation.tracking_metrics import TrackingEvaluator
 

@@ -2,13 +2,13 @@
 import numpy as np
 import pytest
 
+from predrel_ros.core.frame import PRIMITIVE_LABELS
+from predrel_ros.sources.dataset import write_episode
 from predrel_ros.tools.simulator.config import GenerationConfig
 from predrel_ros.tools.simulator.episode import generate_episode
 from predrel_ros.tools.simulator.rendering import SceneRenderer
 from predrel_ros.tools.simulator.simulator import HandPose, Simulation
 from predrel_ros.tools.simulator.templates import TEMPLATES, build_script
-from predrel_ros.sources.dataset import write_episode
-from predrel_ros.core.frame import PRIMITIVE_LABELS
 
 
 def value(frame, name, subject, obj):

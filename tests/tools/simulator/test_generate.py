@@ -4,14 +4,14 @@ import json
 import numpy as np
 import pytest
 
+from predrel_ros.core.errors import UserError
+from predrel_ros.predicates import vocabulary
+from predrel_ros.sources.bag import BagReader
+from predrel_ros.sources.dataset import open_dataset
 from predrel_ros.tools.cli.main import main as predrel
 from predrel_ros.tools.simulator.generate import episode_seed, plan_dataset
 from predrel_ros.tools.simulator.stats import dataset_statistics, format_tables, missing_values
 from predrel_ros.tools.simulator.templates import TEMPLATES, allocate_frames, build_script
-from predrel_ros.core.errors import UserError
-from predrel_ros.sources.bag import BagReader
-from predrel_ros.sources.dataset import open_dataset
-from predrel_ros.predicates import vocabulary
 
 
 def test_plan_splits_70_15_15_and_cycles_templates():

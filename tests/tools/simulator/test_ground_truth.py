@@ -6,8 +6,16 @@ import pytest
 from predrel_ros.core import entities as roles
 from predrel_ros.tools.simulator.config import GroundTruthConfig
 from predrel_ros.tools.simulator.ground_truth import FrameScript, GroundTruth, meaningful_pairs
-from predrel_ros.tools.simulator.scene import (FLOOR_THICKNESS, KIND_CONTAINER, KIND_HAND, KIND_OBJECT, KIND_SURFACE,
-                                          CameraSpec, EntitySpec, SceneSpec)
+from predrel_ros.tools.simulator.scene import (
+    FLOOR_THICKNESS,
+    KIND_CONTAINER,
+    KIND_HAND,
+    KIND_OBJECT,
+    KIND_SURFACE,
+    CameraSpec,
+    EntitySpec,
+    SceneSpec,
+)
 from predrel_ros.tools.simulator.simulator import PhysicsState
 
 HAND, TABLE, CUBE, BOX, DISTRACTOR, TARGET = 1, 2, 3, 4, 5, 6
@@ -193,8 +201,8 @@ def test_release_waits_until_the_fingers_leave_the_object(truth):
 
 
 def test_config_refuses_bad_values():
-    from predrel_ros.tools.simulator.config import GenerationConfig, SceneConfig
     from predrel_ros.core.errors import UserError
+    from predrel_ros.tools.simulator.config import GenerationConfig, SceneConfig
 
     with pytest.raises(UserError, match="GroundTruthConfig.contact_distance_m"):
         GroundTruthConfig(contact_distance_m=0)

@@ -1,8 +1,17 @@
 import numpy as np
 import pytest
 
-from predrel_ros.tools.training.data import (AugmentConfig, CompactImage, LabelledImage, boxes_from_masks, collate,
-                                                  epoch_order, prepare, repeat_factors, training_batches)
+from predrel_ros.tools.training.data import (
+    AugmentConfig,
+    CompactImage,
+    LabelledImage,
+    boxes_from_masks,
+    collate,
+    epoch_order,
+    prepare,
+    repeat_factors,
+    training_batches,
+)
 
 
 def _frame(box=(40, 30, 100, 90), label=0, height=240, width=320):

@@ -5,8 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from predrel_ros.tools.training.detection_metrics import (DetectionEvaluator, InstanceSet, average_precision,
-                                                               mask_iou, regrouped)
+from predrel_ros.tools.training.detection_metrics import (
+    DetectionEvaluator,
+    InstanceSet,
+    average_precision,
+    mask_iou,
+    regrouped,
+)
 
 NAMES = ("hand", "cube")
 
@@ -19,7 +24,8 @@ def _mask(box, shape=(40, 60)):
 
 
 def _truth(boxes, labels, ignore=None):
-    return InstanceSet(boxes, labels, masks=np.stack([_mask(b) for b in boxes]) if boxes else np.zeros((0, 40, 60), bool),
+    return InstanceSet(boxes, labels,
+                       masks=np.stack([_mask(b) for b in boxes]) if boxes else np.zeros((0, 40, 60), bool),
                        ignore=ignore)
 
 

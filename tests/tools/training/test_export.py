@@ -7,10 +7,15 @@ import torch
 
 from predrel_ros.perception import letterbox
 from predrel_ros.perception.labels import labels_from_onnx_metadata
-from predrel_ros.tools.training.export import (METADATA_FILE, export_onnx, export_program, model_metadata,
-                                                    onnx_max_difference)
-from predrel_ros.tools.training.network import NetworkConfig, SegmentationNet, YoloSegExport
 from predrel_ros.perception.yolo_seg import YoloSegDecoder
+from predrel_ros.tools.training.export import (
+    METADATA_FILE,
+    export_onnx,
+    export_program,
+    model_metadata,
+    onnx_max_difference,
+)
+from predrel_ros.tools.training.network import NetworkConfig, SegmentationNet, YoloSegExport
 
 TINY = dict(stage_widths=(8, 8, 16, 16, 16), stage_depths=(0, 1, 1, 1, 1), neck_width=16, head_width=16)
 NAMES = ["left_hand", "cube", "bowl"]

@@ -1,8 +1,14 @@
 import pytest
 import torch
 
-from predrel_ros.tools.training.network import (HEAD_STRIDES, NetworkConfig, SegmentationNet, YoloSegExport,
-                                                      count_parameters, location_grid)
+from predrel_ros.tools.training.network import (
+    HEAD_STRIDES,
+    NetworkConfig,
+    SegmentationNet,
+    YoloSegExport,
+    count_parameters,
+    location_grid,
+)
 
 TINY = dict(stage_widths=(8, 8, 16, 16, 16), stage_depths=(0, 1, 1, 1, 1), neck_width=16, head_width=16)
 

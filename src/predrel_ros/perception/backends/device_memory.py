@@ -53,7 +53,7 @@ class DeviceMemory(ABC):
     @abstractmethod
     def free(self, buffer: DeviceBuffer) -> None: ...
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (optional: a backend without a stream has nothing to release)
         """Release the stream; buffers are freed by their owner first."""
 
 

@@ -98,7 +98,8 @@ class EngineCache:
         if path.is_file() and stored is None:
             return None, f"engine {path} has no readable metadata {self.metadata_path(path).name}; rebuilding"
         if stored is not None:
-            return None, f"cached engine {path} was built for something else ({'; '.join(key.differences(stored))}); rebuilding"
+            return None, (f"cached engine {path} was built for something else "
+                          f"({'; '.join(key.differences(stored))}); rebuilding")
         others = [(p, k) for p, k in self._entries() if p != path]
         if others:
             closest = min(others, key=lambda entry: len(key.differences(entry[1])))

@@ -7,8 +7,13 @@ from pathlib import Path
 import numpy as np
 
 from predrel_ros.core.errors import UserError
-from predrel_ros.perception.backends.base import (BackendDescription, BackendUnavailable,
-                                                  InferenceBackend, Shape, check_device)
+from predrel_ros.perception.backends.base import (
+    BackendDescription,
+    BackendUnavailable,
+    InferenceBackend,
+    Shape,
+    check_device,
+)
 
 log = logging.getLogger(__name__)
 

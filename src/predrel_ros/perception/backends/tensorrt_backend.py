@@ -28,8 +28,13 @@ import numpy as np
 
 from predrel_ros.core.errors import UserError
 from predrel_ros.perception.backends import device_memory
-from predrel_ros.perception.backends.base import (BackendDescription, BackendUnavailable,
-                                                  InferenceBackend, Shape, shape_text)
+from predrel_ros.perception.backends.base import (
+    BackendDescription,
+    BackendUnavailable,
+    InferenceBackend,
+    Shape,
+    shape_text,
+)
 from predrel_ros.perception.backends.engine_cache import EngineCache, EngineKey, sha256_of_file
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,13 @@ from pathlib import Path
 import numpy as np
 
 from predrel_ros.core.errors import UserError
-from predrel_ros.perception.backends.base import (BackendDescription, BackendUnavailable,
-                                                  InferenceBackend, Shape, check_device)
+from predrel_ros.perception.backends.base import (
+    BackendDescription,
+    BackendUnavailable,
+    InferenceBackend,
+    Shape,
+    check_device,
+)
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +98,7 @@ class TorchBackend(InferenceBackend):
 
     @property
     def input_shape(self) -> Shape:
-        self._loaded
+        self._loaded  # noqa: B018  (the property raises when no model is loaded)
         return self._input_shape
 
     @property
@@ -117,7 +122,7 @@ class TorchBackend(InferenceBackend):
     def describe(self) -> BackendDescription:
         import torch
 
-        self._loaded
+        self._loaded  # noqa: B018  (the property raises when no model is loaded)
         device = str(self._device)
         if self._device.type == "cuda":
             device += f" ({torch.cuda.get_device_name(self._device)})"

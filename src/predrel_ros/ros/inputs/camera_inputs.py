@@ -19,16 +19,16 @@ from typing import Callable
 import numpy as np
 from sensor_msgs.msg import CameraInfo, Image
 
-from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics
-from predrel_ros.ros.messages.fields import stamp_to_ns
-from predrel_ros.ros.messages.images import depth_image_to_metres, image_to_rgb8
+from predrel_ros.ros.inputs.synchroniser import ApproximateTimeSynchroniser
 from predrel_ros.ros.kit.frame_counters import UNSYNCHRONISED
 from predrel_ros.ros.kit.frame_order import restarted
 from predrel_ros.ros.kit.node_base import PredrelNode
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import image_qos
-from predrel_ros.ros.inputs.synchroniser import ApproximateTimeSynchroniser
 from predrel_ros.ros.kit.topic_specs import IMAGE_QOS_TEXT, SUBSCRIBES, TopicSpec
+from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics
+from predrel_ros.ros.messages.fields import stamp_to_ns
+from predrel_ros.ros.messages.images import depth_image_to_metres, image_to_rgb8
 
 IMAGE, DEPTH, INFO = "image_raw", "depth/image_raw", "camera_info"
 

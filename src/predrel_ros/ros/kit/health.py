@@ -11,8 +11,15 @@ import time
 from dataclasses import dataclass
 from typing import Mapping
 
-from predrel_ros.ros.kit.frame_counters import (FAILED, IMAGE_LOST, MALFORMED, NO_FRAME_INFO, OUT_OF_ORDER,
-                                              PROCESSED, UNSYNCHRONISED)
+from predrel_ros.ros.kit.frame_counters import (
+    FAILED,
+    IMAGE_LOST,
+    MALFORMED,
+    NO_FRAME_INFO,
+    OUT_OF_ORDER,
+    PROCESSED,
+    UNSYNCHRONISED,
+)
 
 #: levels, as diagnostic_msgs/DiagnosticStatus numbers them
 OK, WARN, ERROR = 0, 1, 2

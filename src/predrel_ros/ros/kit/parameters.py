@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType,
-                                SetParametersResult)
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.parameter import Parameter
 
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec, check_unique, resolve_values

@@ -16,8 +16,15 @@ from __future__ import annotations
 from typing import Callable
 
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
-from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSPolicyKind, QoSProfile, ReliabilityPolicy,
-                       qos_profile_sensor_data, qos_profile_system_default)
+from rclpy.qos import (
+    DurabilityPolicy,
+    HistoryPolicy,
+    QoSPolicyKind,
+    QoSProfile,
+    ReliabilityPolicy,
+    qos_profile_sensor_data,
+    qos_profile_system_default,
+)
 
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 

@@ -6,8 +6,7 @@ import numpy as np
 
 from predrel_ros.core.frame import CAMERA_FRAME_ID, CameraIntrinsics
 from predrel_ros.ros.messages.fields import header_at, stamp_to_ns
-from predrel_ros.ros.messages.message_classes import (CAMERA_INFO, RCLPY, REGION_OF_INTEREST, Message,
-                                                      MessageClasses)
+from predrel_ros.ros.messages.message_classes import CAMERA_INFO, RCLPY, REGION_OF_INTEREST, Message, MessageClasses
 
 
 def intrinsics_to_camera_info(camera: CameraIntrinsics, header: Message | None = None, *,

@@ -6,8 +6,13 @@ from predrel_ros.predicates import vocabulary
 from predrel_ros.reliability import monitor
 from predrel_ros.ros.messages.degradations import degradation_from_msg, degradation_to_msg
 from predrel_ros.ros.messages.fields import header_or_default
-from predrel_ros.ros.messages.message_classes import (PREDICATE_RELIABILITY, RCLPY, RELIABILITY_REPORT, Message,
-                                                      MessageClasses)
+from predrel_ros.ros.messages.message_classes import (
+    PREDICATE_RELIABILITY,
+    RCLPY,
+    RELIABILITY_REPORT,
+    Message,
+    MessageClasses,
+)
 
 #: trust level names (reliability.trust) <-> the constants of PredicateReliability.msg (the numbers
 #: of diagnostic_msgs/DiagnosticStatus)

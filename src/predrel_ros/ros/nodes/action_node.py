@@ -36,10 +36,9 @@ from typing import Mapping
 from predrel_ros.action import ActionConfig, ActionRecognizer, PrimitiveModel
 from predrel_ros.action.model import DEFAULT_MODEL, NO_CONFIDENCE_MODEL
 from predrel_ros.core.errors import UserError
+from predrel_ros.core.package_files import config_path
+from predrel_ros.core.stream_order import StreamOrder
 from predrel_ros.msg import ActionEstimate, PredicateArray, ReliabilityReport
-from predrel_ros.ros.messages.actions import action_to_msg
-from predrel_ros.ros.messages.predicates import predicates_from_msg
-from predrel_ros.ros.messages.reliability import reliability_report_from_msg
 from predrel_ros.ros.kit.frame_counters import NO_SUBSCRIBERS, PROCESSED
 from predrel_ros.ros.kit.frame_order import admit, restart_after_parameter
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
@@ -47,8 +46,9 @@ from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import STREAM_QOS
 from predrel_ros.ros.kit.runtime import run_node
 from predrel_ros.ros.kit.topic_specs import DIAGNOSTICS, PUBLISHES, STREAM_QOS_TEXT, SUBSCRIBES, TopicSpec
-from predrel_ros.core.package_files import config_path
-from predrel_ros.core.stream_order import StreamOrder
+from predrel_ros.ros.messages.actions import action_to_msg
+from predrel_ros.ros.messages.predicates import predicates_from_msg
+from predrel_ros.ros.messages.reliability import reliability_report_from_msg
 
 NODE_NAME = "action"
 #: its params file in config/ (action.yaml is the recognizer's library config)

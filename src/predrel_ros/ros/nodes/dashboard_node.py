@@ -25,17 +25,11 @@ from pathlib import Path
 
 from diagnostic_msgs.msg import DiagnosticArray
 
-from predrel_ros.tools.dashboard.plot import plot_summary
-from predrel_ros.tools.dashboard.render import MODES, Display
-from predrel_ros.tools.dashboard.sweep_summary import CLEAN_SIDE, DEGRADED_SIDE, SweepRecorder
-from predrel_ros.tools.dashboard.view import (ActionView, Condition, DashboardState, GroupTrust, NodeStatus, ReportView,
-                                        trust_name)
 from predrel_ros.core.errors import UserError
+from predrel_ros.core.package_files import config_path
 from predrel_ros.core.stream_order import StreamOrder
 from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, PredicateArray, ReliabilityReport
-from predrel_ros.ros.messages.degradations import degradation_from_msg
-from predrel_ros.ros.messages.entities import entities_from_msg
-from predrel_ros.ros.messages.predicates import predicates_from_msg
+from predrel_ros.reliability.trust import TrustConfig
 from predrel_ros.ros.kit.diagnostics import level_of, values_of
 from predrel_ros.ros.kit.frame_counters import OUTCOMES
 from predrel_ros.ros.kit.frame_order import admit
@@ -43,10 +37,22 @@ from predrel_ros.ros.kit.node_base import PredrelNode
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import LATCHED_QOS, STREAM_QOS
 from predrel_ros.ros.kit.runtime import run_node
-from predrel_ros.ros.kit.topic_specs import (DIAGNOSTICS, LATCHED_QOS_TEXT, STREAM_QOS_TEXT, SUBSCRIBES,
-                                           TopicSpec)
-from predrel_ros.core.package_files import config_path
-from predrel_ros.reliability.trust import TrustConfig
+from predrel_ros.ros.kit.topic_specs import DIAGNOSTICS, LATCHED_QOS_TEXT, STREAM_QOS_TEXT, SUBSCRIBES, TopicSpec
+from predrel_ros.ros.messages.degradations import degradation_from_msg
+from predrel_ros.ros.messages.entities import entities_from_msg
+from predrel_ros.ros.messages.predicates import predicates_from_msg
+from predrel_ros.tools.dashboard.plot import plot_summary
+from predrel_ros.tools.dashboard.render import MODES, Display
+from predrel_ros.tools.dashboard.sweep_summary import CLEAN_SIDE, DEGRADED_SIDE, SweepRecorder
+from predrel_ros.tools.dashboard.view import (
+    ActionView,
+    Condition,
+    DashboardState,
+    GroupTrust,
+    NodeStatus,
+    ReportView,
+    trust_name,
+)
 
 NODE_NAME = "dashboard"
 SUMMARY_FILE = "summary.json"

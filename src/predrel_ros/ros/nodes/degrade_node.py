@@ -24,21 +24,27 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from predrel_ros.core.stream_order import StreamOrder
 from predrel_ros.degradations import NONE, parse_schedule
 from predrel_ros.msg import DegradationState, EntityArray
 from predrel_ros.ros.inputs import camera_inputs
-from predrel_ros.core.stream_order import StreamOrder
-from predrel_ros.ros.messages.degradations import degradation_to_msg
 from predrel_ros.ros.inputs.camera_inputs import CameraFrame, CameraInputs
+from predrel_ros.ros.inputs.newest_frame import NewestFrameWorker
 from predrel_ros.ros.kit.frame_counters import DROPPED_BY_DEGRADATION, DROPPED_STALE, FAILED, MALFORMED, PROCESSED
 from predrel_ros.ros.kit.frame_order import admit
-from predrel_ros.ros.inputs.newest_frame import NewestFrameWorker
 from predrel_ros.ros.kit.node_base import PredrelNode
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import IMAGE_QOS_PARAMETERS, LATCHED_QOS, STREAM_QOS
 from predrel_ros.ros.kit.runtime import run_node
-from predrel_ros.ros.kit.topic_specs import (DIAGNOSTICS, LATCHED_QOS_TEXT, PUBLISHES, STREAM_QOS_TEXT, SUBSCRIBES,
-                                           TopicSpec)
+from predrel_ros.ros.kit.topic_specs import (
+    DIAGNOSTICS,
+    LATCHED_QOS_TEXT,
+    PUBLISHES,
+    STREAM_QOS_TEXT,
+    SUBSCRIBES,
+    TopicSpec,
+)
+from predrel_ros.ros.messages.degradations import degradation_to_msg
 from predrel_ros.ros.replay.twin_degrader import TwinDegrader
 from predrel_ros.ros.replay.twin_streams import StreamPublishers, stream_topics
 

@@ -35,31 +35,45 @@ from typing import Mapping
 
 from sensor_msgs.msg import Image
 
-from predrel_ros.degradations import DETECTION_NOISE, NONE, Degrader
 from predrel_ros.core.errors import UserError
 from predrel_ros.core.stream_order import StreamOrder
+from predrel_ros.degradations import DETECTION_NOISE, NONE, Degrader
 from predrel_ros.msg import EntityArray, FrameInfo
+from predrel_ros.perception.config import config_from_node_params
 from predrel_ros.ros.inputs import camera_inputs
+from predrel_ros.ros.inputs.camera_inputs import CameraFrame, CameraInputs
+from predrel_ros.ros.inputs.frame_matching import ImageInfoMatcher, Matched
+from predrel_ros.ros.inputs.newest_frame import NewestFrameWorker
+from predrel_ros.ros.inputs.stamp_table import OutOfOrder
+from predrel_ros.ros.kit.frame_counters import (
+    DROPPED_BY_DEGRADATION,
+    DROPPED_STALE,
+    FAILED,
+    IMAGE_LOST,
+    MALFORMED,
+    NO_FRAME_INFO,
+    OUT_OF_ORDER,
+    PROCESSED,
+)
+from predrel_ros.ros.kit.frame_order import admit, restarted
+from predrel_ros.ros.kit.latency import LatencyWindow
+from predrel_ros.ros.kit.node_base import PredrelNode, wanted
+from predrel_ros.ros.kit.parameter_specs import ParameterSpec
+from predrel_ros.ros.kit.qos import IMAGE_QOS_PARAMETERS, STREAM_QOS, image_qos
+from predrel_ros.ros.kit.runtime import run_node
+from predrel_ros.ros.kit.topic_specs import (
+    DIAGNOSTICS,
+    IMAGE_QOS_TEXT,
+    PUBLISHES,
+    STREAM_QOS_TEXT,
+    SUBSCRIBES,
+    TopicSpec,
+)
 from predrel_ros.ros.messages.degradations import degradation_to_msg
 from predrel_ros.ros.messages.entities import entities_to_msg
 from predrel_ros.ros.messages.fields import stamp_to_ns
 from predrel_ros.ros.messages.frame_info import FrameInfoData, frame_info_from_msg
 from predrel_ros.ros.messages.images import numpy_to_image
-from predrel_ros.ros.inputs.camera_inputs import CameraFrame, CameraInputs
-from predrel_ros.ros.kit.frame_counters import (DROPPED_BY_DEGRADATION, DROPPED_STALE, FAILED, IMAGE_LOST, MALFORMED,
-                                              NO_FRAME_INFO, OUT_OF_ORDER, PROCESSED)
-from predrel_ros.ros.inputs.frame_matching import ImageInfoMatcher, Matched
-from predrel_ros.ros.kit.frame_order import admit, restarted
-from predrel_ros.ros.kit.latency import LatencyWindow
-from predrel_ros.perception.config import config_from_node_params
-from predrel_ros.ros.inputs.newest_frame import NewestFrameWorker
-from predrel_ros.ros.kit.node_base import PredrelNode, wanted
-from predrel_ros.ros.kit.parameter_specs import ParameterSpec
-from predrel_ros.ros.kit.qos import IMAGE_QOS_PARAMETERS, STREAM_QOS, image_qos
-from predrel_ros.ros.kit.runtime import run_node
-from predrel_ros.ros.inputs.stamp_table import OutOfOrder
-from predrel_ros.ros.kit.topic_specs import (DIAGNOSTICS, IMAGE_QOS_TEXT, PUBLISHES, STREAM_QOS_TEXT, SUBSCRIBES,
-                                           TopicSpec)
 
 NODE_NAME = "perception"
 #: the perception library config shipped in config/ (the embedded default model)
@@ -166,7 +180,8 @@ class PerceptionNode(PredrelNode):
 
     # -- pairing frames with FrameInfo (executor thread) -------------------------------------------
     def _expects_frame_info(self) -> bool:
-        return self._frame_info is not None and (self._frame_info_expected or self._frame_info.get_publisher_count() > 0)
+        return self._frame_info is not None and (
+            self._frame_info_expected or self._frame_info.get_publisher_count() > 0)
 
     def _on_frame_info(self, msg: FrameInfo) -> None:
         info = frame_info_from_msg(msg)  # ValueError: frame_info.malformed

@@ -25,10 +25,10 @@ import sys
 import time
 
 from predrel_ros.core.errors import UserError
+from predrel_ros.core.package_files import config_path
+from predrel_ros.core.stream_order import StreamOrder
 from predrel_ros.msg import EntityArray, PredicateArray
-from predrel_ros.ros.messages.degradations import checked_degradation_from_msg
-from predrel_ros.ros.messages.entities import entities_from_msg
-from predrel_ros.ros.messages.predicates import predicates_to_msg
+from predrel_ros.predicates import PredicateConfig, PredicateExtractor
 from predrel_ros.ros.kit.frame_counters import NO_SUBSCRIBERS, PROCESSED
 from predrel_ros.ros.kit.frame_order import admit, restart_after_parameter
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
@@ -36,9 +36,9 @@ from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import STREAM_QOS
 from predrel_ros.ros.kit.runtime import run_node
 from predrel_ros.ros.kit.topic_specs import DIAGNOSTICS, PUBLISHES, STREAM_QOS_TEXT, SUBSCRIBES, TopicSpec
-from predrel_ros.core.package_files import config_path
-from predrel_ros.predicates import PredicateConfig, PredicateExtractor
-from predrel_ros.core.stream_order import StreamOrder
+from predrel_ros.ros.messages.degradations import checked_degradation_from_msg
+from predrel_ros.ros.messages.entities import entities_from_msg
+from predrel_ros.ros.messages.predicates import predicates_to_msg
 
 NODE_NAME = "predicates"
 #: its params file in config/ (predicates.yaml is the library config)

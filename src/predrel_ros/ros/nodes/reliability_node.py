@@ -59,11 +59,14 @@ import time
 from typing import Mapping
 
 from predrel_ros.core.errors import UserError
+from predrel_ros.core.package_files import config_path
 from predrel_ros.msg import EntityArray, PredicateArray, ReliabilityReport
-from predrel_ros.ros.messages.degradations import checked_degradation_from_msg
-from predrel_ros.ros.messages.entities import entities_from_msg
-from predrel_ros.ros.messages.predicates import predicates_from_msg
-from predrel_ros.ros.messages.reliability import TRUST_CODES, reliability_report_to_msg
+from predrel_ros.predicates import PredicateConfig
+from predrel_ros.predicates.vocabulary import GROUPS
+from predrel_ros.reliability import matching
+from predrel_ros.reliability.association import MIN_IOU
+from predrel_ros.reliability.monitor import REFERENCE_MODES, SELF, MonitorConfig, ReliabilityMonitor
+from predrel_ros.reliability.trust import STALE, CleanProfile, TrustConfig
 from predrel_ros.ros.kit import diagnostics
 from predrel_ros.ros.kit.frame_counters import OUT_OF_ORDER, PROCESSED, UNMATCHED
 from predrel_ros.ros.kit.frame_order import RESTARTS, restart_after_parameter
@@ -73,13 +76,10 @@ from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import STREAM_QOS
 from predrel_ros.ros.kit.runtime import run_node
 from predrel_ros.ros.kit.topic_specs import DIAGNOSTICS, PUBLISHES, STREAM_QOS_TEXT, SUBSCRIBES, TopicSpec
-from predrel_ros.core.package_files import config_path
-from predrel_ros.predicates import PredicateConfig
-from predrel_ros.predicates.vocabulary import GROUPS
-from predrel_ros.reliability import matching
-from predrel_ros.reliability.association import MIN_IOU
-from predrel_ros.reliability.monitor import REFERENCE_MODES, SELF, MonitorConfig, ReliabilityMonitor
-from predrel_ros.reliability.trust import STALE, CleanProfile, TrustConfig
+from predrel_ros.ros.messages.degradations import checked_degradation_from_msg
+from predrel_ros.ros.messages.entities import entities_from_msg
+from predrel_ros.ros.messages.predicates import predicates_from_msg
+from predrel_ros.ros.messages.reliability import TRUST_CODES, reliability_report_to_msg
 
 NODE_NAME = "reliability"
 #: its params file in config/ (named after the executable, like predicate_node.yaml)

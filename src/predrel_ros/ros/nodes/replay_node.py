@@ -29,27 +29,33 @@ from typing import Any, Mapping
 
 from rclpy.duration import Duration
 
-from predrel_ros.degradations import NONE, parse_schedule
 from predrel_ros.core.errors import UserError
-from predrel_ros.core.stream_order import NEXT, StreamOrder
 from predrel_ros.core.frame import CAMERA_FRAME_ID, Frame
-from predrel_ros.sources.open_source import open_frames, source_kind
+from predrel_ros.core.stream_order import NEXT, StreamOrder
+from predrel_ros.degradations import NONE, parse_schedule
 from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, PredicateArray, ReliabilityReport
+from predrel_ros.ros.kit.frame_counters import DROPPED_BY_DEGRADATION, OUT_OF_ORDER, PROCESSED
+from predrel_ros.ros.kit.node_base import PredrelNode, wanted
+from predrel_ros.ros.kit.parameter_specs import ParameterSpec
+from predrel_ros.ros.kit.qos import IMAGE_QOS_PARAMETERS, LATCHED_QOS, STREAM_QOS
+from predrel_ros.ros.kit.runtime import run_node
+from predrel_ros.ros.kit.topic_specs import (
+    DIAGNOSTICS,
+    LATCHED_QOS_TEXT,
+    PUBLISHES,
+    STREAM_QOS_TEXT,
+    SUBSCRIBES,
+    TopicSpec,
+)
 from predrel_ros.ros.messages.actions import ground_truth_action_to_msg
 from predrel_ros.ros.messages.degradations import degradation_to_msg
 from predrel_ros.ros.messages.entities import entities_to_msg
 from predrel_ros.ros.messages.fields import header_at
 from predrel_ros.ros.messages.predicates import predicates_to_msg
-from predrel_ros.ros.kit.frame_counters import DROPPED_BY_DEGRADATION, OUT_OF_ORDER, PROCESSED
-from predrel_ros.ros.kit.node_base import PredrelNode, wanted
-from predrel_ros.ros.kit.parameter_specs import ParameterSpec
-from predrel_ros.ros.kit.qos import IMAGE_QOS_PARAMETERS, LATCHED_QOS, STREAM_QOS
 from predrel_ros.ros.replay.replay_stream import Pacer, ReplayFrame, replay_frames
-from predrel_ros.ros.kit.runtime import run_node
-from predrel_ros.ros.kit.topic_specs import (DIAGNOSTICS, LATCHED_QOS_TEXT, PUBLISHES, STREAM_QOS_TEXT, SUBSCRIBES,
-                                           TopicSpec)
 from predrel_ros.ros.replay.twin_degrader import TwinDegrader
 from predrel_ros.ros.replay.twin_streams import StreamPublishers, stream_topics
+from predrel_ros.sources.open_source import open_frames, source_kind
 
 NODE_NAME = "replay"
 #: the longest wait for downstream to acknowledge the last reliable messages before exiting
@@ -109,7 +115,8 @@ PARAMETERS = (
                   "this many subscribers (and, with rate 0, pace_topic a publisher)", minimum=0),
     ParameterSpec("wait_for_topics", "", "before the first frame, also wait until each of these topics has other "
                   "nodes' endpoints on it: TOPIC (one) or TOPIC:COUNT publishers + subscriptions, comma-separated "
-                  f"(e.g. degraded/predicates:3,degraded/action:2), then {DISCOVERY_SETTLE_S:g} s for them to discover each other; so "
+                  f"(e.g. degraded/predicates:3,degraded/action:2), then {DISCOVERY_SETTLE_S:g} s for them to "
+                  "discover each other; so "
                   "slow starters (a model loading) miss no frame", check=parse_wait_for_topics),
     ParameterSpec("wait_timeout_s", 10.0, "the longest wait for wait_for_subscribers (then play anyway, with a "
                   "warning)", minimum=0.0),

@@ -15,12 +15,12 @@ from std_msgs.msg import Header
 
 from predrel_ros.core.frame import CameraIntrinsics
 from predrel_ros.msg import DegradationState, FrameInfo
-from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info
-from predrel_ros.ros.messages.frame_info import frame_info_to_msg
-from predrel_ros.ros.messages.images import numpy_to_image
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
 from predrel_ros.ros.kit.qos import STREAM_QOS, image_qos
 from predrel_ros.ros.kit.topic_specs import IMAGE_QOS_TEXT, PUBLISHES, STREAM_QOS_TEXT, TopicSpec
+from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info
+from predrel_ros.ros.messages.frame_info import frame_info_to_msg
+from predrel_ros.ros.messages.images import numpy_to_image
 
 
 def stream_topics(prefix: str, what: str) -> tuple[TopicSpec, ...]:

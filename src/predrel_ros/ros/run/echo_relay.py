@@ -19,9 +19,9 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from predrel_ros.msg import PredicateArray
+from predrel_ros.ros.kit.runtime import run_node
 from predrel_ros.ros.messages.images import image_to_numpy, numpy_to_image
 from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg
-from predrel_ros.ros.kit.runtime import run_node
 
 #: reliable, last 10: a checker must not lose what it was sent
 ECHO_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)

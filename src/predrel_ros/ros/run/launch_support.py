@@ -21,10 +21,10 @@ import os
 from pathlib import Path
 
 from predrel_ros.core.errors import UserError
+from predrel_ros.core.package_files import config_file
 from predrel_ros.ros.run.dds import DISCOVERY_VARIABLE, PROFILE_VARIABLE, shipped_profile
 from predrel_ros.ros.run.processes import installed_executable
 from predrel_ros.ros.run.run_file import NodeSpec, RunFile, load_run_file, read_arguments
-from predrel_ros.core.package_files import config_file
 
 #: launch arguments every run-file launch adds to the run file's own
 COMMON_ARGUMENTS = ("namespace", "fastdds_profile", "discovery_range")
@@ -65,9 +65,10 @@ def node_actions(run: RunFile) -> list:
 
 def run_file_launch_description(run_file: str | Path):
     """A LaunchDescription starting `run_file` (a path, or a file name in the package's config/)."""
-    from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument, OpaqueFunction, SetEnvironmentVariable
     from launch.substitutions import LaunchConfiguration
+
+    from launch import LaunchDescription
 
     path = Path(run_file)
     if not path.is_file():
@@ -85,7 +86,8 @@ def run_file_launch_description(run_file: str | Path):
     actions += [
         DeclareLaunchArgument("namespace", default_value="",
                               description="namespace put in front of every node's (one robot's graph)"),
-        DeclareLaunchArgument("fastdds_profile", default_value=os.environ.get(PROFILE_VARIABLE) or str(shipped_profile()),
+        DeclareLaunchArgument("fastdds_profile",
+                              default_value=os.environ.get(PROFILE_VARIABLE) or str(shipped_profile()),
                               description="Fast DDS profile XML (default: the shipped shared-memory profile, "
                                           "UDP on loopback; a robot spanning machines gives its own)"),
         DeclareLaunchArgument("discovery_range", default_value=os.environ.get(DISCOVERY_VARIABLE) or "LOCALHOST",

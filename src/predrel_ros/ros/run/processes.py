@@ -18,7 +18,6 @@ from typing import Mapping, Sequence
 from predrel_ros.core.errors import UserError
 from predrel_ros.ros.run.dds import PACKAGE, node_environment
 
-
 #: tool name -> module run with `python -m` (not installed as a node executable)
 TOOL_MODULES = {"echo_relay": "predrel_ros.ros.run.echo_relay"}
 

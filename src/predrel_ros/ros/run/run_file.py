@@ -30,7 +30,8 @@ entry into a launch_ros `Node`, so parameters live in one place.
 
 `$(var NAME)` is replaced by the argument's value in any string. A parameter value that is exactly
 one `$(var NAME)` is read as YAML, so `rate:=0.5` is a float and `loop:=true` a bool, as in
-`ros2 launch` (a value that reads as a mapping, such as "demo: occlusion", stays text). Errors name the field (`nodes[2].parameters.rate`).
+`ros2 launch` (a value that reads as a mapping, such as "demo: occlusion", stays text). Errors name the
+field (`nodes[2].parameters.rate`).
 """
 from __future__ import annotations
 

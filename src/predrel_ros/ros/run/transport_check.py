@@ -67,11 +67,11 @@ def measure(args: argparse.Namespace) -> dict:
     from std_msgs.msg import Header
 
     from predrel_ros.msg import PredicateArray
+    from predrel_ros.ros.kit.runtime import spin_until
     from predrel_ros.ros.messages.images import image_encoding, image_to_numpy, numpy_to_image
     from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg
     from predrel_ros.ros.run import dds, processes
     from predrel_ros.ros.run.echo_relay import ECHO_QOS
-    from predrel_ros.ros.kit.runtime import spin_until
 
     encoding = image_encoding(args.encoding)
     rng = np.random.default_rng(args.seed)

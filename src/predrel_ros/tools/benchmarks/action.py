@@ -24,12 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict:
-    from predrel_ros.tools.benchmarks.core import scripted_scene
     from predrel_ros.action.encoding import encode_frame
     from predrel_ros.action.model import PrimitiveModel
     from predrel_ros.action.recognizer import ActionRecognizer
     from predrel_ros.core.errors import UserError
     from predrel_ros.predicates import PredicateExtractor, vocabulary
+    from predrel_ros.tools.benchmarks.core import scripted_scene
 
     if args.frames < 10 or args.repeats < 1:
         raise UserError("need --frames >= 10 and --repeats >= 1")

@@ -45,12 +45,12 @@ def _rgb_baseline(template: str, seed: int, config) -> float:
 
 
 def run(args: argparse.Namespace) -> dict:
+    from predrel_ros.sources.bag import write_bag
+    from predrel_ros.sources.dataset import write_episode
     from predrel_ros.tools.simulator.config import GenerationConfig
     from predrel_ros.tools.simulator.episode import generate_episode
     from predrel_ros.tools.simulator.generate import folder_bytes
     from predrel_ros.tools.simulator.gl import backend_in_effect, configure_backend
-    from predrel_ros.sources.bag import write_bag
-    from predrel_ros.sources.dataset import write_episode
 
     configure_backend()
     width, height = (int(v) for v in args.size.lower().split("x"))

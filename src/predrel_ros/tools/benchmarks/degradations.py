@@ -72,9 +72,9 @@ def _time(call, repeats: int) -> list[float]:
 def run(args: argparse.Namespace) -> dict:
     import cv2
 
-    from predrel_ros.tools.benchmarks.report import summarize
-    from predrel_ros.degradations import DETECTION_NOISE, FRAME_DROP, KINDS, SEVERITIES, Degrader
     from predrel_ros.core.errors import UserError
+    from predrel_ros.degradations import DETECTION_NOISE, FRAME_DROP, KINDS, SEVERITIES, Degrader
+    from predrel_ros.tools.benchmarks.report import summarize
 
     if args.repeats < 1:
         raise UserError(f"--repeats must be at least 1, got {args.repeats}")

@@ -31,11 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict:
+    from predrel_ros.core.config_io import write_data
     from predrel_ros.core.errors import UserError
+    from predrel_ros.predicates.config import PredicateConfig
     from predrel_ros.tools.evaluation.config import COMMITTED, EvaluationConfig
     from predrel_ros.tools.evaluation.sweep import run_sweep
-    from predrel_ros.core.config_io import write_data
-    from predrel_ros.predicates.config import PredicateConfig
 
     with tempfile.TemporaryDirectory(prefix="predrel-bench-eval-") as folder:
         predicates = args.predicate_config or str(write_data(Path(folder) / "predicates.yaml",

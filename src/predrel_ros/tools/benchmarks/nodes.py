@@ -37,8 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _synthetic_bag(path: Path, frames: int) -> Path:
     from predrel_ros.core.entities import Entity
-    from predrel_ros.sources.bag import write_bag
     from predrel_ros.core.frame import CameraIntrinsics, Frame
+    from predrel_ros.sources.bag import write_bag
 
     rng = np.random.default_rng(0)
     camera = CameraIntrinsics(WIDTH, HEIGHT, 300.0, 300.0, WIDTH / 2, HEIGHT / 2)

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from predrel_ros.tools.benchmarks.report import summarize
 from predrel_ros.core.errors import UserError
+from predrel_ros.tools.benchmarks.report import summarize
 
 WIDTH, HEIGHT, RATE_HZ = 320, 240, 30.0
 RUN_FILE = "replay_eval.run.yaml"
@@ -192,8 +192,8 @@ def _ratio(a, b) -> float | None:
 
 
 def run(args: argparse.Namespace) -> dict:
-    from predrel_ros.tools.demo import default_cache_dir, demo_episode
     from predrel_ros.ros.run import dds
+    from predrel_ros.tools.demo import default_cache_dir, demo_episode
 
     if args.seconds <= 0 or args.warmup_timeout <= 0:
         raise UserError("--seconds and --warmup-timeout must be > 0")

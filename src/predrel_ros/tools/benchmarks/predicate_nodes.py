@@ -36,10 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _scene(frames: int, width: int, height: int):
     """(clean entities, occluded entities, clean predicates) per frame."""
-    from predrel_ros.tools.benchmarks.core import scripted_scene
     from predrel_ros.degradations import OCCLUSION, Degrader
     from predrel_ros.degradations.entity_occlusion import occlude_entities
     from predrel_ros.predicates import PredicateExtractor
+    from predrel_ros.tools.benchmarks.core import scripted_scene
 
     degrader = Degrader(OCCLUSION, 3, 0)
     extractor = PredicateExtractor()

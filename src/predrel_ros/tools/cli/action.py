@@ -114,8 +114,8 @@ def _fit(args: argparse.Namespace) -> int:
     from predrel_ros.action import training
     from predrel_ros.action.evaluation import evaluate_streams
     from predrel_ros.action.streams import dataset_streams, make_source
-    from predrel_ros.sources.dataset import open_dataset
     from predrel_ros.core.frame import PRIMITIVE_LABELS
+    from predrel_ros.sources.dataset import open_dataset
 
     dataset = open_dataset(args.data)
     predicate_config = _predicate_config(args.predicate_config)
@@ -171,12 +171,12 @@ def _fit_command(args: argparse.Namespace) -> str:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from predrel_ros.degradations import NONE, Condition
     from predrel_ros.action.encoding import expand_masked
     from predrel_ros.action.evaluation import evaluate_streams
     from predrel_ros.action.model import PrimitiveModel
     from predrel_ros.action.streams import dataset_streams, make_source
     from predrel_ros.core.errors import UserError
+    from predrel_ros.degradations import NONE, Condition
     from predrel_ros.sources.dataset import open_dataset
 
     model = PrimitiveModel.load(args.model)

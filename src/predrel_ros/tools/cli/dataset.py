@@ -94,8 +94,8 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from predrel_ros.tools.simulator.stats import dataset_statistics, format_tables
     from predrel_ros.sources.dataset import open_dataset
+    from predrel_ros.tools.simulator.stats import dataset_statistics, format_tables
 
     statistics = dataset_statistics(open_dataset(args.dataset), args.split)
     if args.json:

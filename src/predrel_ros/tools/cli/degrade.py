@@ -65,9 +65,9 @@ def main(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     import cv2
 
+    from predrel_ros.core.errors import UserError
     from predrel_ros.degradations.options import DegradationOptions
     from predrel_ros.tools.degradation_preview import contact_sheet
-    from predrel_ros.core.errors import UserError
 
     table = _load_table(args.table)
     if args.action == "table":
@@ -101,8 +101,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _load_table(path: Path | None):
-    from predrel_ros.degradations.table import DEFAULT_TABLE
     from predrel_ros.core.errors import UserError
+    from predrel_ros.degradations.table import DEFAULT_TABLE
 
     if path is None:
         return DEFAULT_TABLE
@@ -116,9 +116,9 @@ def _load_table(path: Path | None):
 
 
 def _degrader(args: argparse.Namespace, table, options):
+    from predrel_ros.core.errors import UserError
     from predrel_ros.degradations.schedule import Condition, ConstantSchedule, ScheduledDegrader, parse_schedule
     from predrel_ros.degradations.table import DETECTION_NOISE
-    from predrel_ros.core.errors import UserError
 
     if args.kind == DETECTION_NOISE:
         raise UserError("detection_noise acts on perception output (entities), not on pixels: use "

@@ -49,9 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_perception_config(path: Path | None, overrides: dict):
     """PerceptionConfig from an optional file plus dotted-key overrides ({"backend.name": "onnxruntime"})."""
+    from predrel_ros.core.config_io import read_data
     from predrel_ros.core.errors import UserError
     from predrel_ros.perception.config import PerceptionConfig
-    from predrel_ros.core.config_io import read_data
 
     data: dict = {}
     if path is not None:
@@ -92,11 +92,11 @@ def main(args: argparse.Namespace) -> int:
     import cv2
     from tqdm import tqdm
 
-    from predrel_ros.tools.benchmarks.report import summarize
     from predrel_ros.core.errors import UserError
     from predrel_ros.perception.entity_json import frame_to_json
     from predrel_ros.perception.overlay import draw_entities
     from predrel_ros.perception.perceiver import Perceiver
+    from predrel_ros.tools.benchmarks.report import summarize
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     if args.max_frames is not None and args.max_frames < 1:

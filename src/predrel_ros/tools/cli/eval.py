@@ -76,7 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="degradation seed; episode i of a split uses seed + i")
     parser.add_argument("--cache", type=Path, help="detection cache folder (default OUT/cache)")
     parser.add_argument("--split", default="test",
-                        help="split evaluated (default test; 'all': every episode, with thresholds and models from files)")
+                        help="split evaluated (default test; 'all': every episode, with thresholds and models "
+                             "from files)")
     parser.add_argument("--selection-split", default="val", help="clean split for threshold selection (default val)")
     parser.add_argument("--train-split", default="train", help="clean split the recognizers are fitted on")
     parser.add_argument("--match-iou", type=float, default=0.3,

@@ -85,8 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from predrel_ros.action.streams import make_source
     from predrel_ros.core.errors import UserError
-    from predrel_ros.sources.dataset import open_dataset
     from predrel_ros.predicates import PredicateConfig, PredicateExtractor
+    from predrel_ros.sources.dataset import open_dataset
 
     if args.bins < 1:
         raise UserError(f"--bins must be >= 1, got {args.bins}")

@@ -74,7 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     evaluate = actions.add_parser("evaluate", help="detection / segmentation metrics on a dataset split",
                                   formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     evaluate.add_argument("--model", type=Path, required=True,
-                          help="model folder or file (.onnx, .pt2) with labels.txt beside it, or a training checkpoint (.pt)")
+                          help="model folder or file (.onnx, .pt2) with labels.txt beside it, or a training "
+                               "checkpoint (.pt)")
     evaluate.add_argument("--data", type=Path, required=True, help="dataset folder")
     evaluate.add_argument("--split", default="test", choices=("train", "val", "test"))
     evaluate.add_argument("--degradation", default="none",
@@ -150,8 +151,8 @@ def _check_range(name: str, value: int, low: int, high: int | None = None) -> No
 
 def conditions_for(degradation: str, severity: int) -> list[tuple[str, tuple[str, int] | None]]:
     """(condition name, (kind, severity) or None for clean) for a --degradation value."""
-    from predrel_ros.degradations import IMAGE_KINDS, MAX_SEVERITY
     from predrel_ros.core.errors import UserError
+    from predrel_ros.degradations import IMAGE_KINDS, MAX_SEVERITY
 
     if degradation == "none":
         return [(CLEAN, None)]
@@ -243,8 +244,8 @@ def _load_split(dataset, split: str, class_names, frame_step: int, progress: boo
 def _fit(args: argparse.Namespace) -> int:
     import torch
 
-    from predrel_ros.tools.benchmarks.report import hardware
     from predrel_ros.core.errors import UserError
+    from predrel_ros.tools.benchmarks.report import hardware
     from predrel_ros.tools.training.dataset_frames import dataset_classes, generation_command
     from predrel_ros.tools.training.network import NetworkConfig
     from predrel_ros.tools.training.trainer import TrainConfig, train
@@ -317,7 +318,8 @@ def _latency(perceiver, frame, repeats: int = 100) -> dict:
         perceiver.detect(frame, bgr=False)
         end_to_end.append(time.perf_counter() - start)
     return {"network_ms": float(np.median(network) * 1e3), "end_to_end_ms": float(np.median(end_to_end) * 1e3),
-            "repeats": repeats, "threads": LATENCY_THREADS, "cpu": _cpu(), "frame": f"{frame.shape[1]}x{frame.shape[0]}"}
+            "repeats": repeats, "threads": LATENCY_THREADS, "cpu": _cpu(),
+            "frame": f"{frame.shape[1]}x{frame.shape[0]}"}
 
 
 def open_perceiver(model: Path, backend: str, threads: int):

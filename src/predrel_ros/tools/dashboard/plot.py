@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from predrel_ros.tools.figures import save_figure
 from predrel_ros.predicates.vocabulary import GROUPS
+from predrel_ros.tools.figures import save_figure
 
 BAND_COLOURS = {"OK": "#d9f2d9", "WARN": "#fff2c2", "ERROR": "#f8d0d0"}
 GROUP_MARKERS = {"contact": "o", "static": "s", "dynamic": "^", "derived": "D"}

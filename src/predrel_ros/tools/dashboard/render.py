@@ -12,9 +12,9 @@ import shutil
 import time
 from typing import Callable, TextIO
 
-from predrel_ros.tools.dashboard.view import DashboardState, NodeStatus, ReportView
 from predrel_ros.predicates.vocabulary import GROUPS
 from predrel_ros.reliability.trust import ERROR, OK, STALE, WARN
+from predrel_ros.tools.dashboard.view import DashboardState, NodeStatus, ReportView
 
 MODES = ("auto", "screen", "lines")
 RESET = "\x1b[0m"

@@ -29,13 +29,13 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
-from predrel_ros.tools.dashboard.view import TRUST_LEVELS, ActionView, Condition, NodeStatus, ReportView
 from predrel_ros.core.entities import Entity
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.vocabulary import GROUPS
 from predrel_ros.reliability.association import MIN_IOU, associate, renamed
 from predrel_ros.reliability.rolling import REFERENCE, RollingReliability
 from predrel_ros.reliability.trust import TrustConfig
+from predrel_ros.tools.dashboard.view import TRUST_LEVELS, ActionView, Condition, NodeStatus, ReportView
 
 CLEAN_SIDE, DEGRADED_SIDE = "clean", "degraded"
 SIDES = (CLEAN_SIDE, DEGRADED_SIDE)

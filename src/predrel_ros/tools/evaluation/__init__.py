@@ -12,5 +12,6 @@ Modules: `config` (EvaluationConfig), `data` (dataset folders, episodes, bags), 
 8-15, findings), `plots`, `report` (HTML), `sweep` (the whole run), `tracking`
 with `tracking_metrics` and `synthetic_tracks` (`predrel track-eval`); the CLI is
 `predrel_ros.tools.cli.eval`, the benchmark `predrel_ros.tools.benchmarks.eval`. Evaluated entities
-are matched to the reference's per frame by `predrel_ros.reliability.association`. Nothing is imported here, so `predrel --help` stays fast.
+are matched to the reference's per frame by `predrel_ros.reliability.association`. Nothing is imported
+here, so `predrel --help` stays fast.
 """

@@ -27,8 +27,14 @@ from typing import Sequence
 
 import numpy as np
 
-from predrel_ros.action.encoding import (FRAME_SLOTS, TemporalSpec, TemporalWindow, encode_frame, expand_masked,
-                                             feature_predicates)
+from predrel_ros.action.encoding import (
+    FRAME_SLOTS,
+    TemporalSpec,
+    TemporalWindow,
+    encode_frame,
+    expand_masked,
+    feature_predicates,
+)
 from predrel_ros.action.evaluation import held_scores
 from predrel_ros.action.model import PrimitiveModel
 from predrel_ros.predicates import vocabulary

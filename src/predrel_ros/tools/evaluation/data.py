@@ -21,10 +21,10 @@ import numpy as np
 
 from predrel_ros.core.entities import Entity
 from predrel_ros.core.errors import UserError
-from predrel_ros.sources.dataset import EPISODES_DIR, MANIFEST_FILE, META_FILE, SPLITS, EpisodeReader, open_dataset
 from predrel_ros.core.frame import Frame
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import stream_key
+from predrel_ros.sources.dataset import EPISODES_DIR, MANIFEST_FILE, META_FILE, SPLITS, EpisodeReader, open_dataset
 
 StreamKey = tuple[str, int, int]
 
@@ -65,7 +65,8 @@ class EvaluationData:
 def _is_bag(path: Path) -> bool:
     if path.is_file():
         return path.suffix in BAG_SUFFIXES
-    return path.is_dir() and ((path / "metadata.yaml").is_file() or any(p.suffix in BAG_SUFFIXES for p in path.iterdir()))
+    return path.is_dir() and ((path / "metadata.yaml").is_file()
+                              or any(p.suffix in BAG_SUFFIXES for p in path.iterdir()))
 
 
 def resolve_data(path: str | Path, test_split: str = "test") -> EvaluationData:

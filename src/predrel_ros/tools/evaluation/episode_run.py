@@ -14,20 +14,20 @@ from pathlib import Path
 
 import numpy as np
 
-from predrel_ros.degradations import CLEAN, Condition
 from predrel_ros.action.streams import EpisodeStream
 from predrel_ros.core.entities import Entity
 from predrel_ros.core.errors import UserError
-from predrel_ros.tools.evaluation import action, scores
-from predrel_ros.tools.evaluation.config import GROUND_TRUTH, EvaluationConfig
-from predrel_ros.tools.evaluation.data import EpisodeSource, LoadedEpisode, load_episode
-from predrel_ros.tools.evaluation.front_ends import ConditionRun, NotApplicable, Timer, make_front_end
-from predrel_ros.tools.evaluation.sequences import EpisodeSequences, StreamIndex, save_atomically, scope_keys
+from predrel_ros.degradations import CLEAN, Condition
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.extractor import PredicateExtractor
 from predrel_ros.reliability.association import associate, renamed
+from predrel_ros.tools.evaluation import action, scores
+from predrel_ros.tools.evaluation.config import GROUND_TRUTH, EvaluationConfig
+from predrel_ros.tools.evaluation.data import EpisodeSource, LoadedEpisode, load_episode
+from predrel_ros.tools.evaluation.front_ends import ConditionRun, NotApplicable, Timer, make_front_end
+from predrel_ros.tools.evaluation.sequences import EpisodeSequences, StreamIndex, save_atomically, scope_keys
 
 
 @dataclass
@@ -106,7 +106,8 @@ def clean_stream(source: EpisodeSource) -> tuple[EpisodeStream, dict[str, float]
     run = front_end().run(episode, CLEAN, _seed(source), None, timer)
     estimates = _extract(PredicateExtractor(_state["predicate_config"]), run, timer)
     labels = episode.primitives if episode.primitives is not None else [None] * episode.num_frames
-    stream = EpisodeStream(episode.name, episode.scenario_group, [(t, e) for (t, _), e in zip(run.delivered, estimates)],
+    stream = EpisodeStream(episode.name, episode.scenario_group,
+                           [(t, e) for (t, _), e in zip(run.delivered, estimates)],
                            list(labels))
     return stream, dict(timer.seconds)
 
@@ -220,7 +221,8 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
         c = np.stack(cs)
         clean_index = kept.index(CLEAN)
         if config.reference == GROUND_TRUTH:
-            y_ref = np.stack([episode.gt_codes.get(key, np.full(count, vocabulary.UNK, np.int8)) for key in index.keys]) \
+            y_ref = np.stack([episode.gt_codes.get(key, np.full(count, vocabulary.UNK, np.int8))
+                              for key in index.keys]) \
                 if len(index) else np.zeros((0, count), np.int8)
             c_ref = (y_ref != vocabulary.UNK).astype(np.float32)
         else:

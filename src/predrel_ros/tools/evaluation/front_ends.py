@@ -30,11 +30,22 @@ from pathlib import Path
 
 import numpy as np
 
-from predrel_ros.degradations import (BLUR, DETECTION_NOISE, FRAME_DROP, ILLUMINATION, IMAGE_KINDS, LOW_RESOLUTION,
-                                      NONE, OCCLUSION, Condition, Degrader, FrameAction)
-from predrel_ros.degradations.entity_occlusion import occlude_entities
 from predrel_ros.core.entities import Entity
 from predrel_ros.core.errors import UserError
+from predrel_ros.degradations import (
+    BLUR,
+    DETECTION_NOISE,
+    FRAME_DROP,
+    ILLUMINATION,
+    IMAGE_KINDS,
+    LOW_RESOLUTION,
+    NONE,
+    OCCLUSION,
+    Condition,
+    Degrader,
+    FrameAction,
+)
+from predrel_ros.degradations.entity_occlusion import occlude_entities
 from predrel_ros.tools.evaluation.data import LoadedEpisode
 from predrel_ros.tools.evaluation.detection_cache import DetectionCache, cache_key, file_digest
 

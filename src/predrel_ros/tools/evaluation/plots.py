@@ -11,10 +11,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from predrel_ros.tools.evaluation.tables import GROUP_TITLES, KIND_SHORT, KIND_TITLES
-from predrel_ros.tools.figures import save_figure
 from predrel_ros.predicates import vocabulary
 from predrel_ros.reliability.calibration import CalibrationSummary
+from predrel_ros.tools.evaluation.tables import GROUP_TITLES, KIND_SHORT, KIND_TITLES
+from predrel_ros.tools.figures import save_figure
 
 
 def _pyplot():
@@ -93,7 +93,8 @@ def calibration_diagram(summaries: Mapping[str, CalibrationSummary], path: Path)
                                                                            f"n={summary.samples})")
         centres = (np.array(summary.edges[:-1]) + np.array(summary.edges[1:])) / 2
         shift = (offset - (len(summaries) - 1) / 2) * width / max(len(summaries), 1)
-        bottom.bar(centres + shift, np.array(summary.counts) / max(summary.samples, 1), width=width / max(len(summaries), 1),
+        bottom.bar(centres + shift, np.array(summary.counts) / max(summary.samples, 1),
+                   width=width / max(len(summaries), 1),
                    label=name)
     top.set_ylabel("observed agreement with the reference")
     top.set_xlim(0, 1)
@@ -106,7 +107,8 @@ def calibration_diagram(summaries: Mapping[str, CalibrationSummary], path: Path)
     return save_figure(figure, path, dpi=120)
 
 
-def dis_bars(dis: Mapping[str, Mapping], dis_mean: Mapping[str, Mapping], severities: Sequence[int], path: Path) -> Path:
+def dis_bars(dis: Mapping[str, Mapping], dis_mean: Mapping[str, Mapping], severities: Sequence[int],
+             path: Path) -> Path:
     """DIS (accuracy form) per predicate: masking on clean predicates, and masking on degraded
     predicates averaged over the kinds at each severity."""
     plt = _pyplot()

@@ -34,18 +34,18 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from predrel_ros import __version__
-from predrel_ros.degradations import NONE
+from predrel_ros.core.config_io import write_data
 from predrel_ros.core.errors import UserError
+from predrel_ros.core.frame import PRIMITIVE_LABELS
+from predrel_ros.degradations import NONE
+from predrel_ros.predicates import vocabulary
+from predrel_ros.predicates.config import PredicateConfig
+from predrel_ros.reliability.calibration import calibration_summary
 from predrel_ros.tools.evaluation import action, episode_run, fleet, plots, report, scores, tables
 from predrel_ros.tools.evaluation.config import COMMITTED, FIT, NO_ACTION, EvaluationConfig
 from predrel_ros.tools.evaluation.data import EpisodeSource, resolve_data
 from predrel_ros.tools.evaluation.front_ends import ORACLE_NOT_APPLICABLE, PERCEPTION_PHASES, make_front_end
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences
-from predrel_ros.core.frame import PRIMITIVE_LABELS
-from predrel_ros.predicates import vocabulary
-from predrel_ros.core.config_io import write_data
-from predrel_ros.predicates.config import PredicateConfig
-from predrel_ros.reliability.calibration import calibration_summary
 
 Log = Callable[[str], None]
 
@@ -286,7 +286,8 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
     timing = {
         "test_episodes": len(results), "test_frames": sum(r.frames for r in results), "jobs": config.jobs,
         "scheduler": config.scheduler, "dask_workers": workers,
-        "phases_seconds": worker, "perception_seconds": perception, "aggregation_and_outputs_seconds": aggregation_seconds,
+        "phases_seconds": worker, "perception_seconds": perception,
+        "aggregation_and_outputs_seconds": aggregation_seconds,
         "evaluator_overhead_seconds": overhead,
         "overhead_share_of_perception": overhead / perception if perception > 0 else None,
         "predicate_extraction_seconds": worker.get("predicates", 0.0),
@@ -411,12 +412,15 @@ def write_outputs(config: EvaluationConfig, description: str, results: Sequence[
                      f"Not applicable: {', '.join(kinds_not_applicable)}.")
     settings = {"evaluation": config.to_dict(), "data": description, "predrel_ros": __version__,
                 "perception": perception or {},
-                "selection": {k: v for k, v in selection_record.items() if k != "scores"}, "action_models": models_record,
+                "selection": {k: v for k, v in selection_record.items() if k != "scores"},
+                "action_models": models_record,
                 "oracle_not_applicable": list(ORACLE_NOT_APPLICABLE) if config.oracle else []}
     (out / "config.json").write_text(json.dumps(_json_safe({**settings, "command": command}), indent=2) + "\n")
     return {"title": title, "settings": settings, "notes": [n for n in notes if n], "tables": numbers,
             "findings": found, "calibration": {name: summary.to_dict() for name, summary in calibration.items()},
-            "action": None if actions is None else {f"{v}|{k}|{s}": values for (v, k, s), values in actions.scores.items()},
+            "action": None if actions is None else {f"{v}|{k}|{s}": values
+                                                    for (v, k, s), values in actions.scores.items()},
             "episodes": [{"name": r.episode, "scenario_group": r.scenario_group, "frames": r.frames,
                           "conditions": r.condition_stats, "timings": r.timings} for r in results],
-            "cells": records, "plots": plot_files, "kinds_evaluated": kinds, "kinds_not_applicable": kinds_not_applicable}
+            "cells": records, "plots": plot_files, "kinds_evaluated": kinds,
+            "kinds_not_applicable": kinds_not_applicable}

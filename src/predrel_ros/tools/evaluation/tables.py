@@ -27,14 +27,14 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from predrel_ros.degradations import NONE
 from predrel_ros.action import metrics as action_metrics
-from predrel_ros.tools.evaluation import action
-from predrel_ros.tools.evaluation.scores import PREDICATE, VALUE, VALUE_ROWS
+from predrel_ros.degradations import NONE
 from predrel_ros.predicates import vocabulary
 from predrel_ros.reliability import metrics
 from predrel_ros.reliability.aggregation import aggregate
 from predrel_ros.reliability.calibration import CalibrationSummary
+from predrel_ros.tools.evaluation import action
+from predrel_ros.tools.evaluation.scores import PREDICATE, VALUE, VALUE_ROWS
 
 NAN = float("nan")
 KIND_TITLES = {"blur": "Blur", "occlusion": "Occlusion", "illumination": "Illumination",
@@ -139,7 +139,8 @@ def build_tables(cells: Cells, actions: ActionScores | None, kinds: Sequence[str
     groups = vocabulary.GROUPS
     tables: dict = {}
     tables["clean_prs"] = nanmean(cells.group(g, NONE, 0) for g in groups)
-    tables["table8"] = {kind: {s: nanmean(cells.group(g, kind, s) for g in groups) for s in severities} for kind in kinds}
+    tables["table8"] = {kind: {s: nanmean(cells.group(g, kind, s) for g in groups) for s in severities}
+                        for kind in kinds}
 
     def by_group(metric: str, with_clean: bool) -> dict:
         out = {}
@@ -173,14 +174,16 @@ def build_tables(cells: Cells, actions: ActionScores | None, kinds: Sequence[str
 
         def row(variant: str, kind: str | None, severity: int) -> dict:
             if kind is None:
-                return {"accuracy": mean(variant, severity, "accuracy"), "macro_f1": mean(variant, severity, "macro_f1")}
+                return {"accuracy": mean(variant, severity, "accuracy"),
+                        "macro_f1": mean(variant, severity, "macro_f1")}
             return {"accuracy": actions.get(variant, kind, severity), "macro_f1": actions.get(variant, kind, severity,
                                                                                               "macro_f1")}
         tables["table13"] = {
             "Clean predicates": row(action.FULL, NONE, 0),
             f"Degraded predicates, s={moderate}": row(action.FULL, None, moderate),
             f"Degraded predicates, s={severe}": row(action.FULL, None, severe),
-            f"Degraded predicates, s={moderate}, without confidence weighting": row(action.NO_CONFIDENCE, None, moderate),
+            f"Degraded predicates, s={moderate}, without confidence weighting":
+                row(action.NO_CONFIDENCE, None, moderate),
             "Mask contact relations": row(action.mask_variant(vocabulary.CONTACT), NONE, 0),
             "Mask dynamic spatial relations": row(action.mask_variant(vocabulary.DYNAMIC), NONE, 0),
             "Mask derived predicates": row(action.mask_variant(vocabulary.DERIVED), NONE, 0),
@@ -268,7 +271,8 @@ def findings(tables: dict, kinds: Sequence[str], severities: Sequence[int], mode
     out.append({"finding": f"detection noise, occlusion and frame dropping are the strongest degradations "
                            f"(lowest PRS at s={worst})",
                 "measured": {kind: round(table8[kind][worst], 3) for kind in strongest},
-                "holds": (set(strongest[:3]) == expected) if len(strongest) > 3 and expected <= set(strongest) else None,
+                "holds": ((set(strongest[:3]) == expected) if len(strongest) > 3 and expected <= set(strongest)
+                          else None),
                 "detail": "from strongest to mildest: " + ", ".join(strongest)})
     if calibration is not None:
         out.append(_calibration_finding(calibration))
@@ -277,7 +281,8 @@ def findings(tables: dict, kinds: Sequence[str], severities: Sequence[int], mode
         weighted = table13[f"Degraded predicates, s={moderate}"]
         unweighted = table13[f"Degraded predicates, s={moderate}, without confidence weighting"]
         gains = {metric: weighted[metric] - unweighted[metric] for metric in ("accuracy", "macro_f1")}
-        out.append({"finding": f"confidence weighting helps the downstream task at s={moderate} (accuracy and macro-F1)",
+        out.append({"finding": f"confidence weighting helps the downstream task at s={moderate} "
+                               "(accuracy and macro-F1)",
                     "measured": {f"{metric} with / without": f"{weighted[metric]:.3f} / {unweighted[metric]:.3f}"
                                  for metric in gains},
                     "holds": None if any(math.isnan(g) for g in gains.values()) else all(g > 0 for g in gains.values()),
@@ -364,7 +369,8 @@ def markdown(tables: dict, found: list[dict], kinds: Sequence[str], severities: 
     parts += ["## Findings of the paper, checked on this run", "",
               _table(["Finding", "Holds", "Measured"],
                      ([f["finding"], {True: "yes", False: "no", None: "not testable here"}[f["holds"]],
-                       (f["detail"] + "; " if f["detail"] else "") + ", ".join(f"{k}: {v}" for k, v in f["measured"].items())]
+                       (f["detail"] + "; " if f["detail"] else "")
+                       + ", ".join(f"{k}: {v}" for k, v in f["measured"].items())]
                       for f in found)), ""]
     return "\n".join(parts)
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from predrel_ros.core.entities import MANIPULATED_OBJECT, Entity
-from predrel_ros.tools.figures import save_figure
 from predrel_ros.perception.detections import Detections
 from predrel_ros.perception.tracker import ByteTracker, TrackerConfig
 from predrel_ros.tools.evaluation.tracking_metrics import TrackingEvaluator, TrackingScores, combine
+from predrel_ros.tools.figures import save_figure
 
 KINDS = ("detection_noise", "frame_drop")
 #: (frame index, ground-truth entities, image height, image width, RGB image or None)

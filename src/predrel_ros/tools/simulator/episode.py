@@ -19,15 +19,15 @@ from typing import Callable
 
 import numpy as np
 
+from predrel_ros.core.entities import Entity
+from predrel_ros.core.frame import Frame
+from predrel_ros.sources.dataset import EntityInfo, EpisodeMeta
 from predrel_ros.tools.simulator.config import GenerationConfig
 from predrel_ros.tools.simulator.ground_truth import FrameScript, GroundTruth
-from predrel_ros.tools.simulator.primitives import Phase, Plan, SCRIPT_TO_PRIMITIVE
+from predrel_ros.tools.simulator.primitives import SCRIPT_TO_PRIMITIVE, Phase, Plan
 from predrel_ros.tools.simulator.rendering import RenderedFrame, SceneRenderer
 from predrel_ros.tools.simulator.simulator import HandPose, PhysicsState, Simulation
 from predrel_ros.tools.simulator.templates import Script, allocate_frames, build_script
-from predrel_ros.core.entities import Entity
-from predrel_ros.sources.dataset import EntityInfo, EpisodeMeta
-from predrel_ros.core.frame import Frame
 
 #: stamp of frame 0 of every episode (2023-11-14T22:13:20Z), so stamps are reproducible
 START_STAMP_NS = 1_700_000_000 * 1_000_000_000

@@ -25,12 +25,12 @@ from typing import Callable
 import numpy as np
 
 from predrel_ros import __version__
+from predrel_ros.core.errors import UserError
+from predrel_ros.core.frame import PRIMITIVE_LABELS
+from predrel_ros.sources.dataset import EPISODES_DIR, MANIFEST_FILE, SPLITS, write_episode, write_manifest
 from predrel_ros.tools.simulator.config import GenerationConfig
 from predrel_ros.tools.simulator.scene import CLASS_LABELS
 from predrel_ros.tools.simulator.templates import TEMPLATES, allocate_frames, build_script
-from predrel_ros.core.errors import UserError
-from predrel_ros.sources.dataset import EPISODES_DIR, MANIFEST_FILE, SPLITS, write_episode, write_manifest
-from predrel_ros.core.frame import PRIMITIVE_LABELS
 
 BAGS_DIR = "bags"
 SPLIT_FRACTIONS = (0.7, 0.15, 0.15)
@@ -88,8 +88,8 @@ def _predicate_counts(frames) -> dict[str, dict[str, int]]:
 def generate_one(plan: EpisodePlan, out: Path, config: GenerationConfig,
                  on_frame: Callable[[int], None] | None = None) -> dict:
     """Generate, write and summarise one planned episode (runs in worker processes too)."""
-    from predrel_ros.tools.simulator.episode import generate_episode
     from predrel_ros.sources.bag import write_bag
+    from predrel_ros.tools.simulator.episode import generate_episode
 
     episode = generate_episode(plan.template, plan.seed, config, name=plan.name, split=plan.split,
                                on_frame=on_frame)

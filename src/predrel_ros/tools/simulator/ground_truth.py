@@ -22,7 +22,8 @@ Rules (first matching value wins where several are listed):
   Ab: a's box bottom >= b's box top - vertical_tolerance_m and their footprints overlap.
   Be: a's box top <= b's box bottom + vertical_tolerance_m and their footprints overlap.
   Ar: the gap between their 3D boxes is at most around_distance_m.  Else none.
-- dynamic, each pair once, over the window W (w frames, trailing t-w+1..t by default, like the live extractor) of box-centre tracks
+- dynamic, each pair once, over the window W (w frames, trailing t-w+1..t by default, like the live
+  extractor) of box-centre tracks
   with velocities by central differences: HT when the pair moves together at W's first frame and
   both are still and near at its last; MT when it moves together (both faster than
   moving_speed_mps, velocities differing by less than together_speed_mps, box gap under
@@ -50,13 +51,20 @@ from itertools import combinations
 import numpy as np
 
 from predrel_ros.core import entities as roles
-from predrel_ros.tools.simulator.config import GroundTruthConfig
-from predrel_ros.tools.simulator.primitives import ACTIVE_PRIMITIVES
-from predrel_ros.tools.simulator.scene import (BOWL, FLOOR_THICKNESS, KIND_CONTAINER, KIND_HAND, KIND_OBJECT,
-                                          KIND_SURFACE, SceneSpec)
-from predrel_ros.tools.simulator.simulator import PhysicsState
 from predrel_ros.predicates import vocabulary as v
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
+from predrel_ros.tools.simulator.config import GroundTruthConfig
+from predrel_ros.tools.simulator.primitives import ACTIVE_PRIMITIVES
+from predrel_ros.tools.simulator.scene import (
+    BOWL,
+    FLOOR_THICKNESS,
+    KIND_CONTAINER,
+    KIND_HAND,
+    KIND_OBJECT,
+    KIND_SURFACE,
+    SceneSpec,
+)
+from predrel_ros.tools.simulator.simulator import PhysicsState
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,28 @@ import math
 import numpy as np
 
 from predrel_ros.tools.simulator.config import GenerationConfig
-from predrel_ros.tools.simulator.scene import (BAR, BOWL, BOWL_STAVES, BOX, CUBE, CYLINDER, FINGER_RADIUS, FINGER_XS,
-                                          FLOOR_THICKNESS, FOREARM_LENGTH, FOREARM_RADIUS, KIND_HAND,
-                                          KIND_SURFACE, PALM_HALF, TABLE_HEIGHT, TABLE_THICKNESS, THUMB_RADIUS,
-                                          WALL_THICKNESS, EntitySpec, SceneSpec)
+from predrel_ros.tools.simulator.scene import (
+    BAR,
+    BOWL,
+    BOWL_STAVES,
+    BOX,
+    CUBE,
+    CYLINDER,
+    FINGER_RADIUS,
+    FINGER_XS,
+    FLOOR_THICKNESS,
+    FOREARM_LENGTH,
+    FOREARM_RADIUS,
+    KIND_HAND,
+    KIND_SURFACE,
+    PALM_HALF,
+    TABLE_HEIGHT,
+    TABLE_THICKNESS,
+    THUMB_RADIUS,
+    WALL_THICKNESS,
+    EntitySpec,
+    SceneSpec,
+)
 
 OBJECT_DENSITY = 500.0
 CONTAINER_DENSITY = 900.0

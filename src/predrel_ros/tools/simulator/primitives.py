@@ -18,8 +18,16 @@ from typing import Callable
 import numpy as np
 
 from predrel_ros.tools.simulator.mjcf import DEFAULT_OPEN_HALF_GAP
-from predrel_ros.tools.simulator.scene import (FINGER_RADIUS, FLOOR_THICKNESS, KIND_CONTAINER, KIND_HAND, KIND_SURFACE,
-                                          PALM_HALF, WALL_THICKNESS, hand_rest_position)
+from predrel_ros.tools.simulator.scene import (
+    FINGER_RADIUS,
+    FLOOR_THICKNESS,
+    KIND_CONTAINER,
+    KIND_HAND,
+    KIND_SURFACE,
+    PALM_HALF,
+    WALL_THICKNESS,
+    hand_rest_position,
+)
 from predrel_ros.tools.simulator.simulator import HandPose, Simulation
 
 SCRIPT_PRIMITIVES = ("idle", "approach", "grasp", "lift", "hold", "transport", "slide", "place", "stack",

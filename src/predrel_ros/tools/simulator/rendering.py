@@ -19,11 +19,11 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from predrel_ros.core.errors import UserError
+from predrel_ros.core.frame import CameraIntrinsics
 from predrel_ros.tools.simulator.gl import backend_in_effect, missing_backend_message
 from predrel_ros.tools.simulator.scene import KIND_HAND
 from predrel_ros.tools.simulator.simulator import PhysicsState, Simulation
-from predrel_ros.core.errors import UserError
-from predrel_ros.core.frame import CameraIntrinsics
 
 #: MuJoCo -> optical axes (flip y and z)
 _OPTICAL = np.diag([1.0, -1.0, -1.0])

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from predrel_ros.core import entities as roles
-from predrel_ros.tools.simulator.config import SceneConfig
 from predrel_ros.core.errors import UserError
+from predrel_ros.tools.simulator.config import SceneConfig
 
 # detector classes (the perception model's labels); the hand's side is in its role
 HAND, CUBE, CYLINDER, BAR, BOX, BOWL, TABLE = "hand", "cube", "cylinder", "bar", "box", "bowl", "table"

@@ -14,8 +14,14 @@ import mujoco
 import numpy as np
 
 from predrel_ros.tools.simulator.config import GenerationConfig
-from predrel_ros.tools.simulator.mjcf import (DEFAULT_OPEN_HALF_GAP, build_mjcf, finger_geom_names, finger_side,
-                                         graspable, weld_name)
+from predrel_ros.tools.simulator.mjcf import (
+    DEFAULT_OPEN_HALF_GAP,
+    build_mjcf,
+    finger_geom_names,
+    finger_side,
+    graspable,
+    weld_name,
+)
 from predrel_ros.tools.simulator.scene import KIND_CONTAINER, KIND_HAND, SceneSpec
 
 

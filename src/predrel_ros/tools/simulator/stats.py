@@ -10,8 +10,8 @@ from collections import Counter
 
 import numpy as np
 
-from predrel_ros.sources.dataset import Dataset
 from predrel_ros.predicates import vocabulary
+from predrel_ros.sources.dataset import Dataset
 
 ALL_GROUPS = "all"
 

@@ -25,10 +25,10 @@ from typing import Callable
 import numpy as np
 
 from predrel_ros.core import entities as roles
+from predrel_ros.core.errors import UserError
 from predrel_ros.tools.simulator import primitives as p
 from predrel_ros.tools.simulator.config import SceneConfig
 from predrel_ros.tools.simulator.scene import BAR, BOX, CUBE, CYLINDER, SceneBuilder, SceneSpec
-from predrel_ros.core.errors import UserError
 
 HAND_OBJECT, OBJECT_CONTAINER, OBJECT_SURFACE, BIMANUAL, OBJECT_OBJECT = (
     "hand_object", "object_container", "object_surface", "bimanual", "object_object")

@@ -28,7 +28,8 @@ def pairwise_iou(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def complete_iou(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """CIoU (Zheng et al. 2020) of matched boxes (..., 4) and (..., 4): IoU minus centre-distance and
     aspect-ratio penalties, so the gradient stays informative when boxes do not overlap."""
-    inter_wh = (torch.minimum(pred[..., 2:], target[..., 2:]) - torch.maximum(pred[..., :2], target[..., :2])).clamp(min=0)
+    inter_wh = (torch.minimum(pred[..., 2:], target[..., 2:])
+                - torch.maximum(pred[..., :2], target[..., :2])).clamp(min=0)
     inter = inter_wh[..., 0] * inter_wh[..., 1]
     w1, h1 = pred[..., 2] - pred[..., 0], pred[..., 3] - pred[..., 1]
     w2, h2 = target[..., 2] - target[..., 0], target[..., 3] - target[..., 1]

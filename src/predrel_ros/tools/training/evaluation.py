@@ -2,7 +2,8 @@
 
 A detector here is any callable frame (H x W x 3 uint8 RGB) -> `Detections`: the network under
 training (`TorchDetector`, through the project's YOLO-seg decoder) or an exported model run by the
-perception pipeline (`Perceiver.detect`). Ground-truth boxes are the tight boxes of the visible masks; instances with fewer
+perception pipeline (`Perceiver.detect`). Ground-truth boxes are the tight boxes of the visible
+masks; instances with fewer
 than `min_pixels` visible pixels are marked ignore (neither required nor penalised).
 """
 from __future__ import annotations
@@ -14,11 +15,10 @@ import torch
 
 from predrel_ros.perception import letterbox
 from predrel_ros.perception.detections import Detections
-from predrel_ros.tools.training.data import LabelledImage, boxes_from_masks
-from predrel_ros.tools.training.detection_metrics import (DetectionEvaluator, EvaluationResult, InstanceSet,
-                                                                regrouped)
-from predrel_ros.tools.training.network import SegmentationNet, YoloSegExport
 from predrel_ros.perception.yolo_seg import DecoderConfig, YoloSegDecoder
+from predrel_ros.tools.training.data import LabelledImage, boxes_from_masks
+from predrel_ros.tools.training.detection_metrics import DetectionEvaluator, EvaluationResult, InstanceSet, regrouped
+from predrel_ros.tools.training.network import SegmentationNet, YoloSegExport
 
 Detector = Callable[[np.ndarray], Detections]
 

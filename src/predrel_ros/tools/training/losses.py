@@ -38,7 +38,8 @@ class LossTerms:
     mask: torch.Tensor
 
     def as_floats(self) -> dict[str, float]:
-        return {"loss": float(self.total.detach()), "cls": float(self.classification.detach()), "box": float(self.box.detach()),
+        return {"loss": float(self.total.detach()), "cls": float(self.classification.detach()),
+                "box": float(self.box.detach()),
                 "mask": float(self.mask.detach())}
 
 

@@ -21,8 +21,7 @@ import torch
 from torch import nn
 
 from predrel_ros.tools.training.assignment import AssignmentConfig, assign
-from predrel_ros.tools.training.data import (AugmentConfig, CompactImage, epoch_order, repeat_factors,
-                                                  training_batches)
+from predrel_ros.tools.training.data import AugmentConfig, CompactImage, epoch_order, repeat_factors, training_batches
 from predrel_ros.tools.training.evaluation import TorchDetector, evaluate_detector
 from predrel_ros.tools.training.losses import LossWeights, segmentation_loss
 from predrel_ros.tools.training.network import NetworkConfig, SegmentationNet, count_parameters
