@@ -17,6 +17,6 @@ def test_a_run_that_selects_no_test_fails():
 
 
 def test_a_run_with_tests_passes():
-    result = run_tests("tests/core/test_boxes.py", "-k", "by_hand")
+    result = run_tests("tests/core/test_boxes.py::test_box_iou_by_hand")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "1 passed" in result.stdout
