@@ -139,3 +139,51 @@ def test_config_from_yaml_names_bad_fields(tmp_path):
     path.write_text("input_size: [240, 320]\n")
     with pytest.raises(UserError, match="multiples of 32"):
         PerceptionConfig.load(path)
+
+
+def test_without_a_model_depth_gives_the_table_and_tracked_objects():
+    from tabletop_depth import region, tabletop_depth
+
+    from predrel_ros.core.entities import SURFACE
+
+    depth, K = tabletop_depth({"block": (region(40, 150, 80, 190), 0.05)})
+    config = PerceptionConfig.from_dict({"model": "none", "depth_objects": {"enabled": True}})
+    with Perceiver(config) as p:
+        assert p.describe()["backend"] == "none" and p.labels == ["surface", "container", "object"]
+        for t in range(3):
+            entities = p.process(frame(), t, depth=depth, camera=K)
+        with pytest.raises(UserError, match="depth image"):
+            p.process(frame(), 3)
+    by_role = {e.role: e for e in entities}
+    assert set(by_role) == {SURFACE, MANIPULATED_OBJECT} and sorted(e.id for e in entities) == [1, 2]
+    block = by_role[MANIPULATED_OBJECT]
+    assert block.label == "object" and block.track_quality == pytest.approx(1.0)
+    np.testing.assert_allclose(block.box, [40, 150, 80, 190], atol=1)
+    assert block.point3d[2] == pytest.approx(np.nanmedian(depth[150:190, 40:80]), abs=0.01)
+
+
+def test_depth_objects_beside_a_model_leave_its_detections_alone(scene_model_dir):
+    from tabletop_depth import region, tabletop_depth
+
+    depth, K = tabletop_depth({"cube": (region(80, 70, 120, 130), 0.05), "other": (region(200, 180, 240, 220), 0.05)})
+    with perceiver(scene_model_dir, depth_objects={"enabled": True}) as p:
+        entities = p.process(frame(), 0, depth=depth, camera=K)
+    labels = sorted(e.label for e in entities)
+    assert labels.count("cube") == 1 and labels.count("object") == 1 and "surface" in labels
+
+
+def test_no_model_needs_depth_objects_or_hands():
+    with pytest.raises(ValueError, match="model: none needs"):
+        PerceptionConfig.from_dict({"model": "none"})
+
+
+def test_the_shipped_rgbd_config_runs_hands_and_depth_objects_without_a_model():
+    from tabletop_depth import region, tabletop_depth
+
+    from predrel_ros.core.package_files import config_file
+
+    depth, K = tabletop_depth({"block": (region(40, 150, 80, 190), 0.05)})
+    with Perceiver(PerceptionConfig.load(config_file("perceiver_rgbd.yaml"), "perception")) as p:
+        assert p.hands is not None and p.backend is None
+        entities = p.process(frame(), 0, depth=depth, camera=K)
+    assert sorted(e.label for e in entities) == ["object", "surface"]  # no hands on a black frame

@@ -8,6 +8,9 @@ as is: `model: /path/to/best.onnx`, with `labels:` (or the names embedded in the
 does not name get `default_role`; `left_hand` / `right_hand` are hand roles unless mapped otherwise;
 generic hand labels (`hands.generic_labels`) get a side per track (`hand_sides.py`). With
 `hand_landmarks.enabled`, MediaPipe's hand models add left_hand / right_hand detections (`hands.py`).
+With `depth_objects.enabled`, the support plane and the objects on it come from the depth image
+(`depth_objects.py`: labels surface / container / object); `model: none` then runs without a trained
+model: hands from MediaPipe, objects and the table from depth.
 
 Unknown keys and invalid values are refused with the dotted name of the field.
 """
@@ -19,10 +22,11 @@ from pathlib import Path
 from typing import Mapping
 
 from predrel_ros.core.config_io import config_from_dict, config_to_dict, load_config, read_data
-from predrel_ros.core.entities import LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, ROLES
+from predrel_ros.core.entities import CONTAINER, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, ROLES, SURFACE
 from predrel_ros.core.errors import UserError
 from predrel_ros.perception.backends import BackendConfig
 from predrel_ros.perception.depth import DepthConfig
+from predrel_ros.perception.depth_objects import DEPTH_LABELS, DepthObjectConfig
 from predrel_ros.perception.hand_sides import HandSideConfig
 from predrel_ros.perception.hands import HandLandmarkConfig
 from predrel_ros.perception.tracker import TrackerConfig
@@ -34,6 +38,10 @@ DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "default"
 ROLE_MAP_FILE = "roles.yaml"
 #: roles of the side-specific hand classes when the role map does not name them
 HAND_LABEL_ROLES = {"left_hand": LEFT_HAND, "right_hand": RIGHT_HAND}
+#: roles of the model-free depth labels when the role map does not name them
+DEPTH_LABEL_ROLES = dict(zip(DEPTH_LABELS, (SURFACE, CONTAINER, MANIPULATED_OBJECT)))
+#: the `model` value of a perception without a trained model (depth objects and/or MediaPipe hands)
+NO_MODEL = "none"
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,7 @@ class PerceptionConfig:
     visibility: VisibilityConfig = field(default_factory=VisibilityConfig)
     hands: HandSideConfig = field(default_factory=HandSideConfig)
     hand_landmarks: HandLandmarkConfig = field(default_factory=HandLandmarkConfig)  # MediaPipe hand models
+    depth_objects: DepthObjectConfig = field(default_factory=DepthObjectConfig)  # model-free RGB-D objects
 
     def __post_init__(self) -> None:
         for label, role in list(self.role_map.items()) + [("default_role", self.default_role)]:
@@ -62,6 +71,8 @@ class PerceptionConfig:
             raise ValueError(f"input_size must be (height, width), multiples of 32, got {self.input_size}")
         if self.report_lost_frames < 0:
             raise ValueError(f"report_lost_frames must be >= 0, got {self.report_lost_frames}")
+        if self.model == NO_MODEL and not (self.depth_objects.enabled or self.hand_landmarks.enabled):
+            raise ValueError(f"model: {NO_MODEL} needs depth_objects.enabled or hand_landmarks.enabled")
 
     @classmethod
     def from_dict(cls, data: dict) -> "PerceptionConfig":
@@ -77,12 +88,12 @@ class PerceptionConfig:
     def to_dict(self) -> dict:
         return config_to_dict(self)
 
-    def role_mapping(self, model_file: Path) -> dict[str, str]:
-        """The label -> role map in effect: `role_map`, else roles.yaml beside the model; the
-        side-specific hand labels map to hand roles unless named."""
+    def role_mapping(self, model_file: Path | None) -> dict[str, str]:
+        """The label -> role map in effect: `role_map`, else roles.yaml beside the model (if any);
+        the side-specific hand labels and the depth labels map to their roles unless named."""
         mapping = dict(self.role_map)
-        roles_file = model_file.parent / ROLE_MAP_FILE
-        if not mapping and roles_file.is_file():
+        roles_file = None if model_file is None else model_file.parent / ROLE_MAP_FILE
+        if not mapping and roles_file is not None and roles_file.is_file():
             try:
                 data = read_data(roles_file) or {}
             except ValueError as error:
@@ -93,7 +104,7 @@ class PerceptionConfig:
             bad = {k: v for k, v in mapping.items() if v not in ROLES}
             if bad:
                 raise UserError(f"{roles_file}: unknown roles {bad}; expected one of {ROLES}")
-        for label, role in HAND_LABEL_ROLES.items():
+        for label, role in {**HAND_LABEL_ROLES, **(DEPTH_LABEL_ROLES if self.depth_objects.enabled else {})}.items():
             mapping.setdefault(label, role)
         return mapping
 

@@ -87,3 +87,30 @@ def entity_point(depth_m: np.ndarray, K: np.ndarray, box: np.ndarray, mask: np.n
     x = (xs - K[0, 2]) * z / K[0, 0]
     y = (ys - K[1, 2]) * z / K[1, 1]
     return np.array([np.median(x), np.median(y), np.median(z)])
+
+
+def depth_edges(depth_m: np.ndarray, relative_jump: float, far_side_only: bool = False) -> np.ndarray:
+    """(H, W) bool: pixels with a 4-neighbour whose depth differs by more than `relative_jump` of the
+    nearer one, or that is unknown where they are known (or the other way round). `far_side_only`:
+    of a jump between known depths only the farther pixel (the nearer surface keeps its outline), and
+    unknown neighbours make no edge."""
+    edges = np.zeros(depth_m.shape, dtype=bool)
+    for axis in (0, 1):
+        first = depth_m.take(range(depth_m.shape[axis] - 1), axis=axis)
+        second = depth_m.take(range(1, depth_m.shape[axis]), axis=axis)
+        with np.errstate(invalid="ignore"):
+            step = np.abs(first - second) > relative_jump * np.fmin(first, second)
+        if not far_side_only:
+            step |= np.isfinite(first) != np.isfinite(second)
+        first_side, second_side = step, step
+        if far_side_only:
+            with np.errstate(invalid="ignore"):
+                first_far = first > second
+            first_side, second_side = step & first_far, step & ~first_far
+        if axis == 0:
+            edges[:-1] |= first_side
+            edges[1:] |= second_side
+        else:
+            edges[:, :-1] |= first_side
+            edges[:, 1:] |= second_side
+    return edges

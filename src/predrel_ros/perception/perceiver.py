@@ -1,7 +1,8 @@
 """`Perceiver`: one frame (+ optional aligned depth and camera intrinsics) -> the paper's entities.
 
 Per frame: letterbox -> inference backend -> YOLO-seg decoding (boxes, classes, scores, masks,
-mask quality) -> tracking (persistent ids, track quality) -> roles (role map, hand sides) ->
+mask quality) [+ MediaPipe hands] [+ model-free surfaces and objects from depth] -> tracking
+(persistent ids, track quality) -> roles (role map, hand sides) ->
 visibility (visible size against the track's typical size) -> 3D point (median of masked depth).
 Confirmed tracks not detected in this frame are reported for `report_lost_frames` frames with their
 predicted box, no mask, score 0 and visibility 0, so predicates about them become UNK instead of
@@ -15,13 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
-from predrel_ros.core.boxes import class_aware_nms
+from predrel_ros.core.boxes import box_iou, class_aware_nms
 from predrel_ros.core.entities import Entity, RoleMap
 from predrel_ros.core.errors import UserError
 from predrel_ros.perception import letterbox
 from predrel_ros.perception.backends import create_backend
-from predrel_ros.perception.config import DEFAULT_MODEL_DIR, PerceptionConfig
+from predrel_ros.perception.config import DEFAULT_MODEL_DIR, NO_MODEL, PerceptionConfig
 from predrel_ros.perception.depth import depth_in_metres, entity_point, intrinsics_matrix
+from predrel_ros.perception.depth_objects import DEPTH_LABELS, DepthObjectSegmenter
 from predrel_ros.perception.detections import Detections
 from predrel_ros.perception.hand_sides import HandSideAssigner
 from predrel_ros.perception.hands import HAND_LABELS, HandLandmarker
@@ -36,48 +38,85 @@ log = logging.getLogger(__name__)
 class Perceiver:
     def __init__(self, config: PerceptionConfig | None = None) -> None:
         self.config = config = config or PerceptionConfig()
-        model = Path(config.model)
-        if not model.exists():
-            hint = (" (the project's default model is not installed: give your own model)"
-                    if model.resolve() == DEFAULT_MODEL_DIR.resolve() else "")
-            raise UserError(f"model {model} does not exist{hint}")
-        self.backend, self.model_file = create_backend(config.backend, model)
-        self.model_labels = labels_for_model(self.model_file, config.labels)
-        self.labels = list(self.model_labels)  # model classes, then hand classes the model lacks
+        self.backend = self.model_file = self.decoder = None
+        self.model_labels: list[str] = []
+        if config.model != NO_MODEL:
+            model = Path(config.model)
+            if not model.exists():
+                hint = (" (the project's default model is not installed: give your own model)"
+                        if model.resolve() == DEFAULT_MODEL_DIR.resolve() else "")
+                raise UserError(f"model {model} does not exist{hint}")
+            self.backend, self.model_file = create_backend(config.backend, model)
+            self.model_labels = labels_for_model(self.model_file, config.labels)
+            self.decoder = YoloSegDecoder(len(self.model_labels), config.decoder)
+        self.labels = list(self.model_labels)  # model classes, then hand and depth classes the model lacks
         self.hands = None
         if config.hand_landmarks.enabled:
             self.hands = HandLandmarker(config.hand_landmarks, config.backend)
             self.labels += [label for label in HAND_LABELS if label not in self.labels]
+        self.depth_objects = None
+        if config.depth_objects.enabled:
+            self.depth_objects = DepthObjectSegmenter(config.depth_objects)
+            self.labels += [label for label in DEPTH_LABELS if label not in self.labels]
         mapping = config.role_mapping(self.model_file)
         self.role_map = RoleMap(mapping, config.default_role)
         self._generic_hands = {label for label in config.hands.generic_labels if label not in mapping}
-        self.decoder = YoloSegDecoder(len(self.model_labels), config.decoder)
         self.tracker = ByteTracker(config.tracker)
         self.visibility = VisibilityEstimator(config.visibility)
         self.hand_sides = HandSideAssigner(config.hands)
         self._geometry: dict[tuple[int, int], letterbox.Letterbox] = {}
-        self.backend.load(self.model_file, None)
-        log.info("perception: %s", self.backend.describe().as_dict())
+        if self.backend is not None:
+            self.backend.load(self.model_file, None)
+            log.info("perception: %s", self.backend.describe().as_dict())
 
     # --- detection -----------------------------------------------------------------------------
-    def detect(self, image: np.ndarray, bgr: bool = True) -> Detections:
-        """Detections of one H x W x 3 uint8 image (BGR, or RGB with bgr=False) in image pixels."""
+    def detect(self, image: np.ndarray, bgr: bool = True, depth_m: np.ndarray | None = None,
+               K: np.ndarray | None = None) -> Detections:
+        """Detections of one H x W x 3 uint8 image (BGR, or RGB with bgr=False) in image pixels; with
+        `depth_objects` enabled and `depth_m` (registered, metres, NaN unknown) and K given, also the
+        surfaces and objects found in depth (`_with_depth_objects`)."""
         image = np.asarray(image)
         if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
             raise UserError(f"perception needs H x W x 3 uint8 colour images, got {image.dtype} {image.shape}")
+        detections = self._model_detections(image, bgr)
+        if self.hands is not None:
+            hands = self.hands.detect(image[:, :, ::-1] if bgr else image)
+            class_ids = {label: self.labels.index(label) for label in HAND_LABELS}
+            merged = Detections.concatenate(detections, self.hands.as_detections(hands, class_ids, *image.shape[:2]))
+            keep = class_aware_nms(merged.boxes, merged.scores, merged.class_ids, self.config.decoder.iou_threshold)
+            detections = merged.subset(np.sort(keep))
+        if self.depth_objects is not None and depth_m is not None:
+            detections = self._with_depth_objects(detections, depth_m, K)
+        return detections
+
+    def _model_detections(self, image: np.ndarray, bgr: bool) -> Detections:
+        if self.backend is None:
+            return Detections.empty(*image.shape[:2])
         geometry = self.letterbox_for(image.shape[0], image.shape[1])
         outputs = self.backend.run(letterbox.apply(image, geometry, bgr=bgr))
         try:
-            detections = self.decoder.decode(outputs, geometry, with_masks=self.config.masks)
+            return self.decoder.decode(outputs, geometry, with_masks=self.config.masks)
         except ValueError as error:
             raise UserError(f"{self.model_file}: {error}") from None
-        if self.hands is None:
-            return detections
-        hands = self.hands.detect(image[:, :, ::-1] if bgr else image)
-        class_ids = {label: self.labels.index(label) for label in HAND_LABELS}
-        merged = Detections.concatenate(detections, self.hands.as_detections(hands, class_ids, *image.shape[:2]))
-        keep = class_aware_nms(merged.boxes, merged.scores, merged.class_ids, self.config.decoder.iou_threshold)
-        return merged.subset(np.sort(keep))
+
+    def _with_depth_objects(self, detections: Detections, depth_m: np.ndarray, K: np.ndarray) -> Detections:
+        """`detections` plus the depth objects: hand pixels are kept out of them, and a depth object or
+        surface whose box overlaps a detection of the model by `decoder.iou_threshold` is left out (the
+        model's class is the more specific)."""
+        hand_ids = [self.labels.index(label) for label in HAND_LABELS if label in self.labels]
+        is_hand = np.isin(detections.class_ids, hand_ids)
+        exclude = None
+        if detections.masks is not None and is_hand.any():
+            exclude = detections.masks[is_hand].any(axis=0)
+        found = self.depth_objects.detect(depth_m, K, exclude)
+        found.class_ids = np.array([self.labels.index(DEPTH_LABELS[i]) for i in found.class_ids], dtype=np.int64)
+        modelled = ~is_hand
+        if len(found) and modelled.any():
+            overlap = box_iou(found.boxes, detections.boxes[modelled]).max(axis=1)
+            found = found.subset(np.flatnonzero(overlap < self.config.decoder.iou_threshold))
+        if detections.masks is None:
+            found.masks = None
+        return Detections.concatenate(detections, found)
 
     def letterbox_for(self, height: int, width: int) -> letterbox.Letterbox:
         geometry = self._geometry.get((height, width))
@@ -107,9 +146,10 @@ class Perceiver:
                 camera=None, bgr: bool = True) -> list[Entity]:
         """The entities of one frame. `depth`: aligned depth image (uint16 millimetres or float
         metres); `camera`: its intrinsics (3x3 K, CameraInfo.k, or an object with `.K`)."""
-        detections = self.detect(image, bgr=bgr)
         height, width = image.shape[:2]
         depth_m = K = None
+        if depth is None and self.depth_objects is not None:
+            raise UserError("depth_objects is enabled: every frame needs its registered depth image")
         if depth is not None:
             if camera is None:
                 raise UserError("a depth image needs the camera intrinsics (CameraInfo) to give 3D points")
@@ -118,6 +158,7 @@ class Perceiver:
                 raise UserError(f"the depth image ({depth_m.shape[1]}x{depth_m.shape[0]}) is not aligned "
                                 f"with the colour image ({width}x{height}); use the registered depth topic")
             K = intrinsics_matrix(camera)
+        detections = self.detect(image, bgr=bgr, depth_m=depth_m, K=K)
         tracked = self.tracker.update(frame_index, detections)
         alive = [track.id for track in self.tracker.tracks]
         self.visibility.forget_except(alive)
@@ -177,13 +218,17 @@ class Perceiver:
         self.tracker.reset()
         self.visibility.reset()
         self.hand_sides.reset()
+        if self.depth_objects is not None:
+            self.depth_objects.reset()
 
     def describe(self) -> dict:
-        return {**self.backend.describe().as_dict(), "labels": list(self.labels),
+        backend = {"backend": NO_MODEL} if self.backend is None else self.backend.describe().as_dict()
+        return {**backend, "labels": list(self.labels),
                 "roles": {label: self.role_map.role_of(label) for label in self.labels}}
 
     def close(self) -> None:
-        self.backend.close()
+        if self.backend is not None:
+            self.backend.close()
         if self.hands is not None:
             self.hands.close()
 

@@ -1,0 +1,243 @@
+"""Model-free objects from an RGB-D camera: the support plane, the object instances on it, their roles.
+
+Per frame, from the registered depth (metres, NaN = unknown) and the intrinsics K:
+  1. support plane: RANSAC (vectorised hypotheses on a random sample of valid pixels), refined by
+     least squares on its inliers; the inlier tolerance grows with depth squared, like the noise of
+     structured-light and stereo sensors. Up to `max_planes` planes are taken, each holding at least
+     `min_plane_share` of the valid pixels; the largest is the support, every one is a surface.
+  2. object pixels: valid pixels above the support (camera side) by more than the tolerance and less
+     than `max_height_m`, on no plane, outside the given hand masks; speckle is opened away.
+  3. instances: connected components of the object pixels, bridged over one-pixel depth holes, after
+     cutting them along depth discontinuities (the farther side of a relative jump over `edge_jump`),
+     so touching objects at different depths separate; the cut pixels rejoin their neighbouring
+     component; each mask is closed over small holes and filled inside its outline (a container's
+     inside, at table height, belongs to it).
+  4. roles from geometry: an open concave cluster, whose highest points (its rim) form a ring around
+     lower ones, is a container; the rest are objects; the planes are surfaces.
+Scores are 1 - exp(-pixels / min_pixels): a cluster at the minimum size scores 0.63. Mask quality is
+the share of the mask with valid depth (holes filled by the closing lower it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from predrel_ros.perception.depth import depth_edges
+from predrel_ros.perception.detections import Detections
+
+SURFACE_LABEL, CONTAINER_LABEL, OBJECT_LABEL = "surface", "container", "object"
+DEPTH_LABELS = (SURFACE_LABEL, CONTAINER_LABEL, OBJECT_LABEL)
+#: the frame size `min_pixels` is given for; other sizes scale it by their area
+REFERENCE_PIXELS = 320 * 240
+_CROSS = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
+
+
+@dataclass(frozen=True)
+class DepthObjectConfig:
+    enabled: bool = False
+    ransac_iterations: int = 128  # plane hypotheses per plane
+    ransac_points: int = 1500  # valid pixels each hypothesis is scored on
+    plane_tolerance_m: float = 0.006  # inlier distance at 1 m depth; scales with depth squared (min at 0.5 m)
+    min_plane_share: float = 0.15  # a plane holds at least this share of the valid pixels
+    max_planes: int = 2
+    max_height_m: float = 0.6  # object pixels lie at most this far above the support
+    edge_jump: float = 0.04  # relative depth jump between neighbours that separates two clusters
+    min_pixels: int = 40  # smallest instance at 320x240 (scaled by area for other sizes)
+    container_rim: float = 0.75  # a cluster's rim: its points at least this share of its height
+    container_hollow: float = 0.2  # share of the rim's filled outline lying below it: a container
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("ransac_iterations", "ransac_points", "max_planes", "min_pixels"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"depth_objects.{name} must be at least 1, got {getattr(self, name)}")
+        for name in ("plane_tolerance_m", "max_height_m", "edge_jump"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"depth_objects.{name} must be positive, got {getattr(self, name)}")
+        for name in ("min_plane_share", "container_rim", "container_hollow"):
+            if not 0 < getattr(self, name) < 1:
+                raise ValueError(f"depth_objects.{name} must lie in (0, 1), got {getattr(self, name)}")
+
+
+@dataclass(frozen=True)
+class Plane:
+    """Unit normal n (towards the camera) and offset d: height of a point p is n . p + d."""
+
+    normal: np.ndarray
+    offset: float
+    mask: np.ndarray  # (H, W) bool inliers
+
+
+class DepthObjectSegmenter:
+    """Surfaces, containers and objects of one depth frame as `Detections` (class ids index DEPTH_LABELS)."""
+
+    def __init__(self, config: DepthObjectConfig | None = None) -> None:
+        self.config = config or DepthObjectConfig()
+        self._rng = np.random.default_rng(self.config.seed)
+        self._rays: dict[tuple, np.ndarray] = {}
+
+    def reset(self) -> None:
+        self._rng = np.random.default_rng(self.config.seed)
+
+    def detect(self, depth_m: np.ndarray, K: np.ndarray, exclude: np.ndarray | None = None) -> Detections:
+        """`depth_m`: (H, W) float metres, NaN unknown; `exclude`: (H, W) bool pixels that belong to
+        something else (hands)."""
+        config = self.config
+        height, width = depth_m.shape
+        rays = self._rays_for(K, height, width)
+        valid = np.isfinite(depth_m)
+        points = rays * np.where(valid, depth_m, 0)[..., None]  # (H, W, 3) camera frame
+        tolerance = config.plane_tolerance_m * np.maximum(np.where(valid, depth_m, 0), 0.5) ** 2
+        planes = self._planes(points, valid, tolerance)
+        if not planes:
+            return Detections.empty(height, width)
+        support = planes[0]
+        heights = np.where(valid, _heights(points, support.normal, support.offset), np.nan)
+        with np.errstate(invalid="ignore"):
+            above = valid & (heights > tolerance) & (heights < config.max_height_m)
+        for plane in planes:
+            above &= ~plane.mask
+        if exclude is not None:
+            above &= ~exclude
+        above = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
+        min_pixels = max(4, int(round(config.min_pixels * height * width / REFERENCE_PIXELS)))
+        masks, labels = [], []
+        for plane in planes:
+            masks.append(plane.mask)
+            labels.append(DEPTH_LABELS.index(SURFACE_LABEL))
+        for cluster in self._clusters(depth_m, above, min_pixels):
+            masks.append(cluster)
+            labels.append(DEPTH_LABELS.index(CONTAINER_LABEL if self._is_container(cluster, heights)
+                                             else OBJECT_LABEL))
+        masks = np.stack(masks)
+        areas = masks.reshape(len(masks), -1).sum(axis=1)
+        boxes = np.array([_mask_box(mask) for mask in masks], dtype=np.float64)
+        scores = 1.0 - np.exp(-areas / min_pixels)
+        quality = (masks & valid).reshape(len(masks), -1).sum(axis=1) / np.maximum(areas, 1)
+        return Detections(boxes, scores, np.array(labels), masks, quality)
+
+    # --- planes --------------------------------------------------------------------------------
+    def _planes(self, points: np.ndarray, valid: np.ndarray, tolerance: np.ndarray) -> list[Plane]:
+        config = self.config
+        remaining = valid.copy()
+        total = int(valid.sum())
+        planes: list[Plane] = []
+        while len(planes) < config.max_planes and total:
+            flat = np.flatnonzero(remaining)
+            if flat.size < max(3, config.min_plane_share * total):
+                break
+            sample = flat[self._rng.integers(0, flat.size, size=min(config.ransac_points, flat.size))]
+            plane = self._ransac(points.reshape(-1, 3)[sample], tolerance.reshape(-1)[sample])
+            if plane is None:
+                break
+            normal, offset = plane
+            mask = remaining & (np.abs(_heights(points, normal, offset)) <= tolerance)
+            if mask.sum() < config.min_plane_share * total:
+                break
+            planes.append(Plane(normal, offset, _largest_components(mask, config.min_plane_share * total)))
+            remaining &= ~planes[-1].mask
+        return planes
+
+    def _ransac(self, pts: np.ndarray, tol: np.ndarray) -> tuple[np.ndarray, float] | None:
+        """The best of `ransac_iterations` planes through 3 of the sample points `pts`, refined."""
+        triples = pts[self._rng.integers(0, len(pts), size=(self.config.ransac_iterations, 3))]
+        normals = np.cross(triples[:, 1] - triples[:, 0], triples[:, 2] - triples[:, 0])
+        lengths = np.linalg.norm(normals, axis=1)
+        good = lengths > 1e-9
+        if not good.any():
+            return None
+        normals = (normals[good] / lengths[good, None]).astype(np.float32)
+        offsets = -np.einsum("ij,ij->i", normals, triples[good, 0])
+        inliers = np.abs(_heights(pts[:, None, :], normals, offsets)) <= tol[:, None]  # (points, hypotheses)
+        best = inliers[:, int(np.argmax(inliers.sum(axis=0)))]
+        if best.sum() < 3:
+            return None
+        return _fit_plane(pts[best])
+
+    # --- instances -----------------------------------------------------------------------------
+    def _clusters(self, depth_m: np.ndarray, above: np.ndarray, min_pixels: int) -> list[np.ndarray]:
+        bridged = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_CLOSE, _CROSS).astype(bool)  # over holes
+        core = bridged & ~depth_edges(depth_m, self.config.edge_jump, far_side_only=True)
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(core.astype(np.uint8), connectivity=4)
+        labels = labels.astype(np.uint16)
+        grown = cv2.dilate(labels, np.ones((3, 3), np.uint8))
+        labels = np.where(above & (labels == 0), grown, labels)
+        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+        height, width = above.shape
+        clusters = []
+        for label in 1 + np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= min_pixels * 0.8):
+            x, y, w, h = stats[label, :4]
+            x0, y0, x1, y1 = max(x - 3, 0), max(y - 3, 0), min(x + w + 4, width), min(y + h + 4, height)
+            crop = (labels[y0:y1, x0:x1] == label).astype(np.uint8)
+            if int(crop.sum()) < min_pixels:
+                continue
+            crop = cv2.morphologyEx(crop, cv2.MORPH_CLOSE, kernel)
+            contours, _ = cv2.findContours(crop, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            cv2.drawContours(crop, contours, -1, 1, thickness=cv2.FILLED)  # the inside of a container too
+            mask = np.zeros_like(above)
+            mask[y0:y1, x0:x1] = crop.astype(bool)
+            clusters.append(mask)
+        return clusters
+
+    def _is_container(self, mask: np.ndarray, heights: np.ndarray) -> bool:
+        x1, y1, x2, y2 = _mask_box(mask).astype(int)
+        crop, crop_heights = mask[y1:y2, x1:x2], heights[y1:y2, x1:x2]
+        values = crop_heights[crop & np.isfinite(crop_heights)]
+        if values.size < 8:
+            return False
+        rim = (crop & (crop_heights >= self.config.container_rim * np.percentile(values, 95))).astype(np.uint8)
+        rim = cv2.morphologyEx(rim, cv2.MORPH_CLOSE, _CROSS)  # over depth holes in the rim
+        contours, _ = cv2.findContours(rim, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        outline = np.zeros_like(rim)
+        cv2.drawContours(outline, contours, -1, 1, thickness=cv2.FILLED)
+        hollow = 1.0 - rim.sum() / max(int(outline.sum()), 1)
+        return hollow >= self.config.container_hollow
+
+    def _rays_for(self, K: np.ndarray, height: int, width: int) -> np.ndarray:
+        key = (height, width, *np.asarray(K, dtype=np.float64).reshape(-1).round(6))
+        rays = self._rays.get(key)
+        if rays is None:
+            v, u = np.mgrid[0:height, 0:width].astype(np.float32)
+            rays = np.stack([(u - K[0, 2]) / K[0, 0], (v - K[1, 2]) / K[1, 1], np.ones_like(u)], axis=-1)
+            self._rays = {key: rays.astype(np.float32)}
+            rays = self._rays[key]
+        return rays
+
+
+def _heights(points: np.ndarray, normal: np.ndarray, offset) -> np.ndarray:
+    """n . p + d over the last axis, written out: a BLAS product of these small sizes is slower, and
+    much slower on a busy machine (its threads contend)."""
+    normal = np.asarray(normal, dtype=np.float32)
+    return (points[..., 0] * normal[..., 0] + points[..., 1] * normal[..., 1] + points[..., 2] * normal[..., 2]
+            + np.asarray(offset, dtype=np.float32))
+
+
+def _fit_plane(points: np.ndarray) -> tuple[np.ndarray, float]:
+    """Least-squares plane through points, its normal turned towards the camera (the origin)."""
+    centre = points.mean(axis=0)
+    normal = np.linalg.svd(points - centre, full_matrices=False)[2][-1]
+    offset = -float(normal @ centre)
+    if offset < 0:  # the camera (origin) must lie at positive height
+        normal, offset = -normal, -offset
+    return normal.astype(np.float32), offset
+
+
+def _largest_components(mask: np.ndarray, min_pixels: float) -> np.ndarray:
+    """The plane's connected parts of at least `min_pixels` (far-off pixels that merely share its
+    equation, such as an object's flat top at table height elsewhere, are dropped), or its
+    largest part when none is that big."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    if count <= 1:
+        return mask
+    areas = stats[1:, cv2.CC_STAT_AREA]
+    keep = 1 + np.flatnonzero(areas >= min_pixels)
+    if keep.size == 0:
+        keep = np.array([1 + int(np.argmax(areas))])
+    return np.isin(labels, keep)
+
+
+def _mask_box(mask: np.ndarray) -> np.ndarray:
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    return np.array([cols[0], rows[0], cols[-1] + 1, rows[-1] + 1], dtype=np.float64)

@@ -1,0 +1,81 @@
+"""Model-free surfaces, objects and containers from depth (perception/depth_objects.py)."""
+import numpy as np
+import pytest
+from tabletop_depth import TABLE_NORMAL, region, tabletop_depth
+
+from predrel_ros.degradations.depth_noise import noisy_depth
+from predrel_ros.perception.depth_objects import DEPTH_LABELS, DepthObjectConfig, DepthObjectSegmenter
+
+
+def labelled(detections):
+    return [DEPTH_LABELS[c] for c in detections.class_ids]
+
+
+def iou(a, b):
+    return (a & b).sum() / (a | b).sum()
+
+
+def scene():
+    """A block, a taller block touching it, and an open container (a rim around a low inside)."""
+    inside = region(200, 70, 240, 94)
+    return {"block": (region(40, 150, 80, 190), 0.05), "tall": (region(80, 150, 110, 190), 0.12),
+            "rim": (region(190, 62, 250, 102) & ~inside, 0.08), "inside": (inside, 0.01)}
+
+
+def test_plane_blocks_and_container_from_exact_depth():
+    raised = scene()
+    depth, K = tabletop_depth(raised)
+    found = DepthObjectSegmenter().detect(depth, K)
+    labels = labelled(found)
+    assert labels.count("surface") == 1 and labels.count("container") == 1 and labels.count("object") == 2
+    table = found.masks[labels.index("surface")]
+    assert iou(table, ~np.any([mask for mask, _ in raised.values()], axis=0)) > 0.97
+    container = found.masks[labels.index("container")]
+    assert iou(container, raised["rim"][0] | raised["inside"][0]) > 0.9  # its inside belongs to it
+    objects = [found.masks[i] for i, label in enumerate(labels) if label == "object"]
+    for name in ("block", "tall"):  # touching in the image, separated by the depth jump
+        assert max(iou(mask, raised[name][0]) for mask in objects) > 0.9
+    assert np.all(found.scores > 0.6) and np.all(found.mask_quality == 1.0)
+
+
+def test_the_support_plane_normal_faces_the_camera():
+    depth, K = tabletop_depth()
+    segmenter = DepthObjectSegmenter()
+    points = segmenter._rays_for(K, *depth.shape) * depth[..., None]
+    planes = segmenter._planes(points, np.isfinite(depth), np.full(depth.shape, 0.006, np.float32))
+    assert len(planes) == 1
+    np.testing.assert_allclose(planes[0].normal, TABLE_NORMAL, atol=1e-3)
+    assert planes[0].offset == pytest.approx(0.9, abs=1e-3)
+
+
+def test_found_under_sensor_noise_and_deterministic_per_seed():
+    raised = scene()
+    depth, K = tabletop_depth(raised)
+    noisy = noisy_depth(depth, np.random.default_rng(3))
+    first = DepthObjectSegmenter(DepthObjectConfig(seed=1)).detect(noisy, K)
+    again = DepthObjectSegmenter(DepthObjectConfig(seed=1)).detect(noisy, K)
+    np.testing.assert_array_equal(first.masks, again.masks)
+    labels = labelled(first)
+    assert labels.count("surface") == 1 and labels.count("container") == 1
+    for name in ("block", "tall"):
+        assert max(iou(first.masks[i], raised[name][0]) for i, label in enumerate(labels)
+                   if label == "object") > 0.8
+
+
+def test_excluded_pixels_are_no_object_and_specks_are_none():
+    raised = {"block": (region(40, 150, 80, 190), 0.05), "speck": (region(150, 100, 153, 103), 0.05)}
+    depth, K = tabletop_depth(raised)
+    found = DepthObjectSegmenter().detect(depth, K, exclude=raised["block"][0])
+    assert labelled(found) == ["surface"]
+
+
+def test_no_plane_no_detections():
+    depth = np.full((240, 320), np.nan, np.float32)
+    found = DepthObjectSegmenter().detect(depth, tabletop_depth()[1])
+    assert len(found) == 0 and found.masks.shape == (0, 240, 320)
+
+
+@pytest.mark.parametrize("field, value", [("ransac_iterations", 0), ("edge_jump", 0), ("min_plane_share", 1)])
+def test_config_refuses_bad_values(field, value):
+    with pytest.raises(ValueError, match=field):
+        DepthObjectConfig(**{field: value})
