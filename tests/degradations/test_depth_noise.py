@@ -40,17 +40,27 @@ def test_depth_is_quantised_in_disparity_steps():
 
 
 def test_holes_gather_at_depth_edges_and_out_of_range():
+    config = DepthNoiseConfig(sensor_width_px=160)  # the test image is as wide as the sensor
     depth = step_scene(far=8.0)
     depth[:, 40:60] = 0.1  # nearer than the sensor's minimum range
-    noisy = noisy_depth(depth, np.random.default_rng(1))
+    noisy = noisy_depth(depth, np.random.default_rng(1), config)
     assert np.isnan(noisy[:, 40:60]).all() and np.isnan(noisy[:, 80:]).all()
     edge = depth_edges(step_scene(), 0.03)
-    clean = step_scene()
-    holes = np.isnan(noisy_depth(clean, np.random.default_rng(1)))
+    holes = np.isnan(noisy_depth(step_scene(), np.random.default_rng(1), config))
     band = np.zeros_like(edge)
     band[:, 78:82] = True
     assert edge[:, 79:81].all() and not edge[:, :78].any()
-    assert holes[band].mean() > 0.3 and holes[~band].mean() < 0.01
+    assert holes[band].mean() == pytest.approx(config.edge_hole_rate, abs=0.1)
+    assert holes[~band].mean() < 0.01
+
+
+def test_an_image_narrower_than_the_sensor_loses_as_much_of_each_edge():
+    config = DepthNoiseConfig(dropout_rate=0)
+    wide, narrow = step_scene(), step_scene()[:, ::4]  # 160 and 40 pixels wide: 1/4 and 1/16 of the sensor
+    lost = [np.isnan(noisy_depth(d, np.random.default_rng(2), config)).sum() / d.shape[0] for d in (wide, narrow)]
+    # per image row: 2 sensor pixels either side of the edge at rate 0.5 = 2 sensor pixels lost in all
+    expected = [2 * config.edge_hole_rate * 2 * d.shape[1] / config.sensor_width_px for d in (wide, narrow)]
+    np.testing.assert_allclose(lost, expected, rtol=0.25)
 
 
 @settings(max_examples=20, deadline=None)

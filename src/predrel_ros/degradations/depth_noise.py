@@ -5,8 +5,10 @@ Modelled after structured-light / active-stereo cameras (Kinect, RealSense D4xx)
     (the Kinect fit of Nguyen, Izadi and Lovell, 3DIMPVT 2012);
   - disparity quantisation: depth is measured as disparity f * b / z (f the sensor's native focal
     length) in steps of `subpixel` pixels, so the depth step grows with z^2;
-  - holes at depth edges: pixels within `edge_width` of a relative jump over `edge_jump` are lost
-    with probability `edge_hole_rate` (the shadow and mixed-pixel band), plus sparse dropout;
+  - holes at depth edges: pixels within `edge_width` sensor pixels of a relative jump over `edge_jump`
+    are lost with probability `edge_hole_rate` (the shadow and mixed-pixel band; in an image narrower
+    than the sensor the band is as many pixels wide as it covers there, at least one, with the rate
+    lowered to lose as much per edge), plus sparse dropout;
   - range: nothing nearer than min_range_m or farther than max_range_m (the far background).
 Holes are NaN. The same seed gives the same noise.
 """
@@ -24,11 +26,12 @@ from predrel_ros.perception.depth import depth_edges
 class DepthNoiseConfig:
     axial_base_m: float = 0.0012
     axial_quadratic: float = 0.0019  # per m^2
+    sensor_width_px: int = 640  # the sensor's native width: depth images of another width are scaled copies
     focal_px: float = 640.0  # the sensor's native focal length (disparity is measured before any scaling)
     baseline_m: float = 0.05
     subpixel: float = 0.125  # disparity step in pixels
     edge_jump: float = 0.03  # relative depth jump that makes an edge
-    edge_width: int = 2  # pixels either side of an edge that may be lost
+    edge_width: float = 2.0  # sensor pixels either side of an edge that may be lost
     edge_hole_rate: float = 0.5
     dropout_rate: float = 0.005
     min_range_m: float = 0.2
@@ -38,7 +41,7 @@ class DepthNoiseConfig:
         for name in ("axial_base_m", "axial_quadratic", "subpixel", "edge_width"):
             if getattr(self, name) < 0:
                 raise ValueError(f"depth_noise.{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("focal_px", "baseline_m", "edge_jump"):
+        for name in ("sensor_width_px", "focal_px", "baseline_m", "edge_jump"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"depth_noise.{name} must be positive, got {getattr(self, name)}")
         for name in ("edge_hole_rate", "dropout_rate"):
@@ -67,11 +70,14 @@ def noisy_depth(depth_m: np.ndarray, rng: np.random.Generator, config: DepthNois
             disparity = np.round(focal_baseline / noisy / config.subpixel) * config.subpixel
             noisy = focal_baseline / disparity
     holes = ~valid | (rng.random(depth.shape) < config.dropout_rate)
-    if config.edge_hole_rate > 0:
+    if config.edge_hole_rate > 0 and config.edge_width > 0:
+        width = config.edge_width * depth.shape[1] / config.sensor_width_px  # in this image's pixels
+        pixels = max(1, int(round(width)))
         band = depth_edges(clean, config.edge_jump).astype(np.uint8)
-        if config.edge_width > 1:
-            band = cv2.dilate(band, np.ones((2 * config.edge_width - 1,) * 2, np.uint8))
-        holes |= band.astype(bool) & (rng.random(depth.shape) < config.edge_hole_rate)
+        if pixels > 1:
+            band = cv2.dilate(band, np.ones((2 * pixels - 1,) * 2, np.uint8))
+        rate = config.edge_hole_rate * min(1.0, width / pixels)
+        holes |= band.astype(bool) & (rng.random(depth.shape) < rate)
     with np.errstate(invalid="ignore"):
         holes |= ~np.isfinite(noisy) | (noisy <= 0)
     noisy[holes] = np.nan

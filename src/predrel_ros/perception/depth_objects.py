@@ -159,7 +159,10 @@ class DepthObjectSegmenter:
     # --- instances -----------------------------------------------------------------------------
     def _clusters(self, depth_m: np.ndarray, above: np.ndarray, min_pixels: int) -> list[np.ndarray]:
         bridged = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_CLOSE, _CROSS).astype(bool)  # over holes
-        core = bridged & ~depth_edges(depth_m, self.config.edge_jump, far_side_only=True)
+        # a hole takes its farthest neighbour's depth, so a hole on the border of two objects cuts them
+        farthest = cv2.dilate(np.nan_to_num(depth_m, nan=0.0), np.ones((3, 3), np.uint8))
+        patched = np.where(np.isfinite(depth_m), depth_m, np.where(farthest > 0, farthest, np.nan))
+        core = bridged & ~depth_edges(patched, self.config.edge_jump, far_side_only=True)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(core.astype(np.uint8), connectivity=4)
         labels = labels.astype(np.uint16)
         grown = cv2.dilate(labels, np.ones((3, 3), np.uint8))
