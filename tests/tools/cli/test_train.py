@@ -70,3 +70,37 @@ def test_evaluate_refuses_bad_options(trained, synthetic_dataset, args, message,
 def test_fit_refuses_a_missing_dataset(tmp_path, capsys):
     assert main(["train", "fit", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "run")]) == 1
     assert "not a dataset folder" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_fit_on_a_yolo_set_exports_a_model_that_predrel_detect_loads(controlled_dataset, tmp_path):
+    """Your own data, end to end: YOLO-seg labels (written from generated episodes) -> fit -> export ->
+    predrel detect. One short epoch: this checks the path, not the accuracy."""
+    from label_sets import write_yolo_set
+
+    classes = ["hand", "table", "cube", "cylinder", "bar", "box", "bowl"]
+    data = write_yolo_set(controlled_dataset, tmp_path / "labels", classes, frame_step=6)
+    roles = tmp_path / "roles.yaml"
+    roles.write_text("table: surface\nbox: container\nbowl: container\nhand: right_hand\n")
+    model = tmp_path / "model"
+    assert main(["train", "fit", "--data", str(data), "--roles", str(roles), "--out", str(tmp_path / "run"),
+                 "--epochs", "1", "--batch-size", "4", "--export", str(model), "--no-progress"]) == 0
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["class_names"] == classes and run["data"]["format"] == "yolo" and run["data"]["train_images"] > 4
+    assert {"model.onnx", "labels.txt", "roles.yaml", "MODEL_CARD.md"} <= {p.name for p in model.iterdir()}
+    assert yaml.safe_load((model / "roles.yaml").read_text())["bowl"] == "container"
+    assert main(["detect", "--input", str(data.parent / "images" / "test"), "--model", str(model),
+                 "--out", str(tmp_path / "detect"), "--backend", "onnxruntime", "--no-overlays"]) == 0
+    summary = json.loads((tmp_path / "detect" / "summary.json").read_text())
+    assert summary["frames"] == sum(1 for _ in (data.parent / "images" / "test").iterdir())
+    assert summary["perception"]["labels"] == classes and summary["perception"]["roles"]["table"] == "surface"
+
+
+def test_fit_refuses_classes_for_a_labelled_set_and_roles_for_a_dataset(synthetic_dataset, tmp_path, capsys):
+    (tmp_path / "data.yaml").write_text("train: images\nnames: [cup]\n")
+    assert main(["train", "fit", "--data", str(tmp_path / "data.yaml"), "--classes", "cup", "--out",
+                 str(tmp_path / "run")]) == 1
+    assert "a labelled set names its classes" in capsys.readouterr().err
+    assert main(["train", "fit", "--data", str(synthetic_dataset), "--roles", str(tmp_path / "r.yaml"), "--out",
+                 str(tmp_path / "run")]) == 1
+    assert "--roles is for labelled images" in capsys.readouterr().err

@@ -1,7 +1,9 @@
 """Train, export and evaluate the embedded default instance-segmentation model.
 
 fit       train on a dataset folder's train split, selecting the checkpoint on its val split; with
-          --export DIR also export and evaluate (what produced the committed default model)
+          --export DIR also export and evaluate (what produced the committed default model). --data
+          may also be your own labelled images: an Ultralytics YOLO-seg data.yaml (or its folder) or a
+          COCO instances JSON (tools/training/label_formats.py; docs/perception.md, "Your own data")
 export    write model.onnx, model.pt2, labels.txt and MODEL_CARD.md from a checkpoint; with --data
           also measure box AP50 / mask IoU on the test split, clean and under each image degradation
 evaluate  box AP50, mask IoU, precision and recall per class of an exported model (or a training
@@ -30,6 +32,8 @@ EXAMPLES = """examples:
   predrel train evaluate --model model.onnx --data data/controlled --degradation blur --severity 3
   predrel train evaluate --model model.onnx --data data/controlled --degradation all --json metrics.json
   predrel train export --checkpoint runs/default/best.pt --out my-model --data data/controlled
+  predrel train fit --data my-labels/data.yaml --roles my-roles.yaml --out runs/mine --export models/mine
+  predrel train fit --data coco/instances_train.json --out runs/coco --export models/coco
 """
 
 DEFAULT_MODEL_NAME = "predrel-default-seg"
@@ -48,7 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     fit = actions.add_parser("fit", help="train a model on a dataset folder",
                              formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    fit.add_argument("--data", type=Path, required=True, help="dataset folder (predrel dataset generate)")
+    fit.add_argument("--data", type=Path, required=True,
+                     help="dataset folder (predrel dataset generate), YOLO-seg data.yaml or COCO instances JSON")
+    fit.add_argument("--roles", type=Path, help="labelled images: a YAML of class name -> entity role, written "
+                                                "to the export's roles.yaml (unnamed classes: manipulated_object)")
     fit.add_argument("--out", type=Path, required=True, help="run folder: checkpoints, history.json, run.json")
     fit.add_argument("--epochs", type=int, default=30, help="passes over the training frames")
     fit.add_argument("--batch-size", type=int, default=16, help="frames per optimisation step")
@@ -117,6 +124,8 @@ def _fit_command(args: argparse.Namespace) -> str:
              "--val-frame-step", str(args.val_frame_step)]
     if args.classes:
         parts += ["--classes", args.classes]
+    if getattr(args, "roles", None):
+        parts += ["--roles", str(args.roles)]
     if args.export:
         parts += ["--export", str(args.export), "--severity", str(args.severity), "--eval-seed", str(args.eval_seed),
                   "--eval-frame-step", str(args.eval_frame_step)]
@@ -228,13 +237,20 @@ def _print_table(kind: str, result: dict) -> None:
 # -- fit ----------------------------------------------------------------------------------------
 
 def _load_split(dataset, split: str, class_names, frame_step: int, progress: bool):
-    from predrel_ros.tools.training.data import CompactImage
     from predrel_ros.tools.training.dataset_frames import labelled_frames
 
     episodes = dataset.episodes(split)
-    bar = _progress(sum(-(-len(e) // frame_step) for e in episodes), f"read {split}", progress)
+    return _compact(labelled_frames(episodes, class_names, frame_step),
+                    sum(-(-len(e) // frame_step) for e in episodes), split, progress)
+
+
+def _compact(samples, total: int, split: str, progress: bool):
+    """The LabelledImages of `samples` held compactly, with a progress bar over `total`."""
+    from predrel_ros.tools.training.data import CompactImage
+
+    bar = _progress(total, f"read {split}", progress)
     images = []
-    for sample in labelled_frames(episodes, class_names, frame_step):
+    for sample in samples:
         images.append(CompactImage(sample))
         bar.update(1)
     bar.close()
@@ -252,11 +268,21 @@ def _fit(args: argparse.Namespace) -> int:
 
     for name in ("epochs", "batch_size", "threads", "train_frame_step", "val_frame_step"):
         _check_range("--" + name.replace("_", "-"), getattr(args, name), 1)
-    dataset = _open_dataset(args.data)
-    class_names = ([c.strip() for c in args.classes.split(",") if c.strip()] if args.classes
-                   else dataset_classes(dataset, "train"))
+    from predrel_ros.tools.training.label_formats import is_labelled_set
+
+    labelled = is_labelled_set(args.data)
+    if labelled and args.classes:
+        raise UserError("--classes is for dataset folders: a labelled set names its classes (YOLO names, "
+                        "COCO categories)")
+    if args.roles and not labelled:
+        raise UserError("--roles is for labelled images: a dataset folder's roles come from its ground truth")
+    source = _open_labelled(args.data) if labelled else _open_dataset(args.data)
+    class_names = (source.class_names if labelled else
+                   [c.strip() for c in args.classes.split(",") if c.strip()] if args.classes
+                   else dataset_classes(source, "train"))
     if len(set(class_names)) != len(class_names):
         raise UserError(f"--classes has duplicates: {class_names}")
+    roles = _read_roles(args.roles, class_names) if args.roles else {}
     try:
         config = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                              seed=args.seed, threads=args.threads)
@@ -264,8 +290,12 @@ def _fit(args: argparse.Namespace) -> int:
         raise UserError(str(error)) from None
     progress = not args.no_progress
     torch.set_num_threads(config.threads)
-    train_images = _load_split(dataset, "train", class_names, args.train_frame_step, progress)
-    validation_images = _load_split(dataset, "val", class_names, args.val_frame_step, progress)
+    if labelled:  # every image: the frame steps thin out video frames of episodes
+        train_images = _compact(source.images("train"), source.count("train"), "train", progress)
+        validation_images = _compact(source.images("val"), source.count("val"), "val", progress)
+    else:
+        train_images = _load_split(source, "train", class_names, args.train_frame_step, progress)
+        validation_images = _load_split(source, "val", class_names, args.val_frame_step, progress)
     if len(train_images) < config.batch_size:
         raise UserError(f"{args.data}: {len(train_images)} training frames, fewer than one batch "
                         f"({config.batch_size}); generate more episodes")
@@ -273,28 +303,62 @@ def _fit(args: argparse.Namespace) -> int:
     print(f"training on {len(train_images)} frames ({len(validation_images)} validation), classes {class_names}",
           file=sys.stderr)
     result = train(train_images, validation_images, class_names, args.out, config, network, progress)
-    manifest = dataset.manifest
+    if labelled:
+        data = {"path": str(args.data), "format": source.format, "train_images": len(train_images),
+                "val_images": len(validation_images), "roles": roles}
+    else:
+        manifest = source.manifest
+        data = {"path": str(args.data), "episodes": {s: len(source.names(s)) for s in ("train", "val", "test")},
+                "train_frame_step": args.train_frame_step, "val_frame_step": args.val_frame_step,
+                "train_frames": len(train_images), "val_frames": len(validation_images),
+                "generate_command": generation_command(source),
+                "description": manifest.get("description", "controlled manipulation set"
+                                            if manifest.get("generator") == "predrel_ros.tools.simulator" else "")}
     run = {
         "command": _fit_command(args), "class_names": class_names, "network": asdict(network),
         "config": asdict(config), "parameters": result.parameters, "best_epoch": result.best_epoch,
         "best_validation": result.best_validation, "wall_seconds": round(result.wall_seconds, 1),
         "cpu_seconds": round(result.cpu_seconds, 1),
-        "hardware": hardware(), "torch": torch.__version__,
-        "data": {"path": str(args.data), "episodes": {s: len(dataset.names(s)) for s in ("train", "val", "test")},
-                 "train_frame_step": args.train_frame_step, "val_frame_step": args.val_frame_step,
-                 "train_frames": len(train_images), "val_frames": len(validation_images),
-                 "generate_command": generation_command(dataset),
-                 "description": manifest.get("description", "controlled manipulation set"
-                                             if manifest.get("generator") == "predrel_ros.tools.simulator" else "")},
+        "hardware": hardware(), "torch": torch.__version__, "data": data,
     }
     (Path(args.out) / RUN_FILE).write_text(json.dumps(run, indent=1) + "\n")
     print(f"best epoch {result.best_epoch}: {result.best_validation.get('box_ap50')} box AP50, "
           f"{result.best_validation.get('mean_mask_iou')} mask IoU (validation); "
           f"{result.wall_seconds / 60:.1f} min; checkpoint {result.best_checkpoint}")
     if args.export:
-        export_model(result.best_checkpoint, args.export, args.data, args.severity, args.eval_seed,
-                     args.eval_frame_step, progress)
+        export_model(result.best_checkpoint, args.export, None if labelled else args.data, args.severity,
+                     args.eval_seed, args.eval_frame_step, progress)
+        if roles:
+            (Path(args.export) / ROLES_FILE).write_text("".join(f"{k}: {v}\n" for k, v in roles.items()))
     return 0
+
+
+def _open_labelled(path: Path):
+    from predrel_ros.tools.training.label_formats import open_labelled_set
+
+    return open_labelled_set(path)
+
+
+def _read_roles(path: Path, class_names) -> dict[str, str]:
+    """class -> role from a --roles YAML, checked against the classes and the roles."""
+    from predrel_ros.core.config_io import read_data
+    from predrel_ros.core.entities import ROLES
+    from predrel_ros.core.errors import UserError
+
+    try:
+        data = read_data(path) or {}
+    except (OSError, ValueError) as error:
+        raise UserError(f"--roles {path}: {error}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"--roles {path}: expected a mapping of class names to roles")
+    roles = {str(k): str(v) for k, v in data.items()}
+    unknown = sorted(set(roles) - set(class_names))
+    bad = {k: v for k, v in roles.items() if v not in ROLES}
+    if unknown or bad:
+        raise UserError(f"--roles {path}: " + (f"classes {unknown} are not in the data {list(class_names)}; "
+                                               if unknown else "") + (f"unknown roles {bad}; expected one of "
+                                                                      f"{ROLES}" if bad else ""))
+    return roles
 
 
 # -- export -------------------------------------------------------------------------------------

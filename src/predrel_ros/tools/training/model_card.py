@@ -102,12 +102,21 @@ def render(model_name: str, class_names: Sequence[str], run: dict, export: dict,
         "",
     ]
     data = run["data"]
+    if "format" in data:  # labelled images (tools/training/label_formats.py)
+        lines += [
+            f"- labelled images: `{data['path']}` ({data['format']} format); {data['train_images']} train images, "
+            f"{data['val_images']} val images for checkpoint selection; roles: "
+            + (", ".join(f"{k}: {v}" for k, v in data["roles"].items()) or "none given (manipulated_object)") + ".",
+        ]
+    else:
+        lines += [
+            f"- dataset: `{data['path']}` ({data.get('description') or 'dataset folder'}); "
+            f"{data['episodes']['train']} train / {data['episodes']['val']} val / {data['episodes']['test']} test "
+            "episodes (split by episode).",
+            f"- frames used: every {data['train_frame_step']}th train frame ({data['train_frames']} frames), "
+            f"every {data['val_frame_step']}th val frame ({data['val_frames']} frames) for checkpoint selection.",
+        ]
     lines += [
-        f"- dataset: `{data['path']}` ({data.get('description') or 'dataset folder'}); "
-        f"{data['episodes']['train']} train / {data['episodes']['val']} val / {data['episodes']['test']} test episodes "
-        "(split by episode).",
-        f"- frames used: every {data['train_frame_step']}th train frame ({data['train_frames']} frames), "
-        f"every {data['val_frame_step']}th val frame ({data['val_frames']} frames) for checkpoint selection.",
         f"- {run['config']['epochs']} epochs, batch {run['config']['batch_size']}, learning rate "
         f"{run['config']['learning_rate']}, seed {run['config']['seed']}, {run['config']['threads']} CPU threads; "
         f"best epoch {run['best_epoch']} (validation box AP50 {_number(run['best_validation'].get('box_ap50'))}, "
