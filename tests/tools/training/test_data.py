@@ -37,7 +37,7 @@ def test_flip_mirrors_boxes_and_swaps_classes():
     rng = np.random.default_rng(0)
     augment = AugmentConfig(flip_probability=1.0, flip_classes=(1, 0), scale_jitter=0.0, translate=0.0,
                             hue_shift=0.0, saturation_gain=0.0, value_gain=0.0, blur_probability=0.0,
-                            noise_probability=0.0)
+                            noise_probability=0.0, erase_probability=0.0)
     sample = prepare(_frame(label=0), (256, 320), rng=rng, augment=augment)
     assert sample.labels.tolist() == [1]
     assert sample.boxes.tolist() == [[220.0, 38.0, 280.0, 98.0]]
@@ -50,6 +50,27 @@ def test_augmentation_is_deterministic_given_the_seed_and_keeps_boxes_tight():
     assert np.array_equal(a.image.numpy(), b.image.numpy()) and np.array_equal(a.boxes.numpy(), b.boxes.numpy())
     x1, y1, x2, y2 = a.boxes[0].tolist()
     assert 0 <= x1 < x2 <= 320 and 0 <= y1 < y2 <= 256
+
+
+def test_textured_occluders_hide_pixels_from_the_visible_masks():
+    still = dict(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.0, saturation_gain=0.0,
+                 value_gain=0.0, blur_probability=0.0, noise_probability=0.0)
+    frame = _frame(box=(20, 20, 120, 100))
+    plain = prepare(frame, (256, 320))
+    covered_any, textured = False, 0
+    for seed in range(12):
+        augment = AugmentConfig(**still, erase_probability=1.0, erase_max=3, erase_area=(0.05, 0.1),
+                                erase_patch_share=0.0)  # textures: patches of this flat frame could match it
+        sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment)
+        changed = np.any(sample.image.numpy() != plain.image.numpy(), axis=0)  # (256, 320) occluder pixels
+        assert 0.04 * 256 * 320 * 0.3 < changed.sum() < 0.1 * 3 * 256 * 320  # shapes fill part of their box
+        values = sample.image.numpy()[:, changed]
+        textured += values.std(axis=1).max() > 0.05  # not a flat colour
+        lost = plain.masks.sum() - sample.masks.sum() if len(sample.masks) else plain.masks.sum()
+        covered_any |= bool(lost > 1)
+        again = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment)
+        assert np.array_equal(sample.image.numpy(), again.image.numpy())
+    assert covered_any and textured >= 9
 
 
 def test_instances_pushed_out_of_view_are_dropped():

@@ -3,7 +3,10 @@
 A `LabelledImage` is one RGB frame with the visible mask and class of every instance. `prepare`
 maps it into the network input the way inference does (Ultralytics letterbox: aspect kept, grey 114
 padding), optionally with augmentation: horizontal flip (with a class swap such as left hand <->
-right hand), scale and translation jitter, HSV colour jitter, occasional blur and sensor noise.
+right hand), scale and translation jitter (zooming in crops the frame), random erasing with textured,
+shaped occluders (procedural textures or patches cut from the frame itself, ellipses, blobs and
+arm-like shapes: `degradations/textures.py`; the covered pixels leave the visible masks), HSV colour
+jitter, occasional blur and sensor noise.
 Boxes are the tight boxes of the (augmented) visible masks; instances left with fewer than
 `min_pixels` visible pixels are dropped from the targets. Masks are stored run-length encoded
 (`predrel_ros.core.masks`), so thousands of frames fit in memory.
@@ -18,6 +21,7 @@ import numpy as np
 import torch
 
 from predrel_ros.core import masks as mask_codec
+from predrel_ros.degradations import textures
 from predrel_ros.perception import letterbox
 from predrel_ros.tools.training.network import PROTOTYPE_STRIDE
 
@@ -82,9 +86,14 @@ class AugmentConfig:
     blur_probability: float = 0.1
     noise_probability: float = 0.1
     noise_sigma: float = 6.0
+    erase_probability: float = 0.5  # a frame gets 1..erase_max textured occluders
+    erase_max: int = 3
+    erase_area: tuple[float, float] = (0.01, 0.08)  # share of the input area per occluder
+    erase_patch_share: float = 0.5  # occluders filled with a patch of the frame itself (else a texture)
 
     def __post_init__(self) -> None:
-        for name in ("flip_probability", "blur_probability", "noise_probability"):
+        for name in ("flip_probability", "blur_probability", "noise_probability", "erase_probability",
+                     "erase_patch_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"AugmentConfig.{name} must lie in [0, 1], got {getattr(self, name)}")
         for name in ("scale_jitter", "translate", "hue_shift", "saturation_gain", "value_gain"):
@@ -92,6 +101,10 @@ class AugmentConfig:
                 raise ValueError(f"AugmentConfig.{name} must lie in [0, 1), got {getattr(self, name)}")
         if self.noise_sigma < 0:
             raise ValueError(f"AugmentConfig.noise_sigma must be >= 0, got {self.noise_sigma}")
+        low, high = self.erase_area
+        if self.erase_max < 1 or not 0 < low <= high < 1:
+            raise ValueError(f"AugmentConfig needs erase_max >= 1 and 0 < erase_area[0] <= erase_area[1] < 1, "
+                             f"got {self.erase_max} and {self.erase_area}")
         if self.flip_classes and sorted(self.flip_classes) != list(range(len(self.flip_classes))):
             raise ValueError(f"AugmentConfig.flip_classes must be a permutation of 0..n-1, got {self.flip_classes}")
 
@@ -144,6 +157,28 @@ def _photometric(image: np.ndarray, rng: np.random.Generator, augment: AugmentCo
     return image
 
 
+def _erase(image: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
+           augment: AugmentConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Random erasing (Zhong et al., AAAI 2020) with textured, shaped occluders instead of flat or
+    noise boxes; the covered pixels are no longer visible in any instance's mask."""
+    if rng.random() >= augment.erase_probability:
+        return image, masks
+    image, masks = image.copy(), masks.copy()
+    height, width = image.shape[:2]
+    for _ in range(int(rng.integers(1, augment.erase_max + 1))):
+        area = rng.uniform(*augment.erase_area) * height * width
+        aspect = np.exp(rng.uniform(np.log(0.3), np.log(3.3)))
+        h = int(np.clip(round(np.sqrt(area / aspect)), 2, height))
+        w = int(np.clip(round(np.sqrt(area * aspect)), 2, width))
+        y, x = int(rng.integers(0, height - h + 1)), int(rng.integers(0, width - w + 1))
+        shape = textures.shape_mask(rng, h, w)
+        fill = (textures.cut_patch(image, rng, h, w) if rng.random() < augment.erase_patch_share
+                else textures.procedural_texture(rng, h, w))
+        image[y:y + h, x:x + w][shape] = fill[shape]
+        masks[:, y:y + h, x:x + w] &= ~shape
+    return image, masks
+
+
 def prepare(sample: LabelledImage, input_hw: tuple[int, int], min_pixels: int = 16,
             rng: np.random.Generator | None = None, augment: AugmentConfig | None = None) -> TrainingSample:
     """The network input and targets of one frame; augmented when both `rng` and `augment` are given."""
@@ -157,6 +192,7 @@ def prepare(sample: LabelledImage, input_hw: tuple[int, int], min_pixels: int = 
     if flip and augment is not None and augment.flip_classes:
         labels = np.asarray(augment.flip_classes)[labels]
     if augment is not None and rng is not None:
+        image, masks = _erase(image, masks, rng, augment)
         image = _photometric(image, rng, augment)
     keep = masks.reshape(masks.shape[0], -1).sum(1) >= min_pixels
     masks, labels = masks[keep], labels[keep]
