@@ -95,6 +95,22 @@ class CameraTopics:
     camera_info: str = AUTO
 
 
+def add_camera_topic_arguments(parser) -> None:
+    """The --image-topic, --depth-topic and --camera-info-topic flags of a command that reads bags."""
+    group = parser.add_argument_group("bag topics (default: found by message type)")
+    group.add_argument("--image-topic", default=AUTO, metavar="TOPIC",
+                       help="colour image topic, sensor_msgs/Image or CompressedImage (jpeg, png)")
+    group.add_argument("--depth-topic", default=AUTO, metavar="TOPIC",
+                       help=f"depth image topic, Image or compressedDepth CompressedImage; {NONE!r}: no depth")
+    group.add_argument("--camera-info-topic", default=AUTO, metavar="TOPIC",
+                       help=f"sensor_msgs/CameraInfo topic (default: the one beside the image); {NONE!r}: none")
+
+
+def camera_topics_from_args(args) -> CameraTopics:
+    """The CameraTopics of the flags of `add_camera_topic_arguments`."""
+    return CameraTopics(image=args.image_topic, depth=args.depth_topic, camera_info=args.camera_info_topic)
+
+
 def _is_depth_topic(topic: str, msgtype: str) -> bool:
     return topic.endswith("/compressedDepth") or (msgtype == IMAGE_TYPES[0] and "depth" in topic.lower())
 
