@@ -44,6 +44,9 @@ def bad_images(stamp):
     yield Image(header=stamp, width=W, height=H, encoding="rgb8", step=W, data=good[: W * H])          # step
     yield Image(header=stamp, width=W, height=H, encoding="32FC1", step=W * 4, data=good + good[: W * H])
     yield Image(header=stamp, width=0, height=0, encoding="rgb8", step=0, data=b"")                    # empty
+    line = bytes(2000 * 3)
+    yield Image(header=stamp, width=2000, height=1, encoding="rgb8", step=2000 * 3, data=line)        # degenerate
+    yield Image(header=stamp, width=1, height=2000, encoding="rgb8", step=3, data=line)
 
 
 def bad_depths(stamp):

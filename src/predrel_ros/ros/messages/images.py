@@ -176,6 +176,22 @@ def metres_from_pixels(pixels: np.ndarray, encoding: str) -> np.ndarray:
                      f"mono16 or 32FC1")
 
 
+#: the smallest image side, and the most one side may exceed the other, of a frame the pipeline takes
+#: (no camera delivers a 2000x1 image; letterboxing it would shrink one side to nothing)
+MIN_IMAGE_SIDE = 8
+MAX_ASPECT_RATIO = 32
+
+
+def check_image_shape(pixels: np.ndarray, what: str = "image") -> np.ndarray:
+    """`pixels`, else ValueError when the image is degenerate (a side below MIN_IMAGE_SIDE, or one
+    side more than MAX_ASPECT_RATIO times the other)."""
+    height, width = int(pixels.shape[0]), int(pixels.shape[1])
+    if min(height, width) < MIN_IMAGE_SIDE or max(height, width) > MAX_ASPECT_RATIO * min(height, width):
+        raise ValueError(f"the {what} is degenerate ({width}x{height}); expected sides of at least "
+                         f"{MIN_IMAGE_SIDE} pixels and an aspect ratio within 1:{MAX_ASPECT_RATIO}")
+    return pixels
+
+
 #: image codecs of the `compressed` transport (and the png of `compressedDepth`), by their magic bytes
 COMPRESSED_CODECS = {"jpeg": b"\xff\xd8\xff", "png": b"\x89PNG\r\n\x1a\n"}
 _CODEC_SPELLINGS = {"jpeg": "jpeg", "jpg": "jpeg", "png": "png"}

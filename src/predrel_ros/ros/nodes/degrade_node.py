@@ -101,7 +101,8 @@ class DegradeNode(PredrelNode):
         self.on_destroy(self._stop_processing)
         self.inputs = CameraInputs(self, self._on_camera_frame,
                                    lambda msg: (self.count(CAMERA, "in"), self.count(CAMERA, MALFORMED)))
-        self.get_logger().info(f"degrading {self.resolve_topic_name('image_raw')} with schedule {p['schedule']!r}")
+        image_topic = self.resolve_topic_name(self.inputs.topics[camera_inputs.IMAGE][1])
+        self.get_logger().info(f"degrading {image_topic} with schedule {p['schedule']!r}")
 
     def _on_parameters(self, changed: Mapping[str, Any]) -> None:
         if "schedule" in changed:
