@@ -327,7 +327,10 @@ class BagReader:
             for connection, _, raw in reader.messages(connections=wanted):
                 message = store.deserialize_cdr(raw, connection.msgtype)
                 role = roles[connection.topic]
-                stamp = stamp_to_ns(message.header)
+                try:
+                    stamp = stamp_to_ns(message.header)
+                except ValueError as error:
+                    raise UserError(f"{self.path}: topic {connection.topic}: {error}") from None
                 pending.setdefault(stamp, {})[role] = message
                 if role == "color":
                     colour_stamps = [s for s, parts in pending.items() if "color" in parts]

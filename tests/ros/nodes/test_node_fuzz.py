@@ -158,6 +158,10 @@ def test_degrade_node_survives_and_counts_malformed_input(ros_context, ros_execu
                     burst=burst) == PER_TOPIC
         assert rejected(node, topic)() == PER_TOPIC, topic
     assert node.counters.get(CAMERA, MALFORMED) == PER_TOPIC  # each bad image is also a lost camera frame
+    good = EntityArray(header=header(0), image_width=W, image_height=H,
+                       entities=[EntityMsg(id=1, label="cube", role="manipulated_object")])
+    assert fuzz(ros_executor, publishers["clean/entities"], [good] * 20,
+                lambda: node.counters.get("clean/entities", PROCESSED), burst=20) == 20  # valid ones counted too
     assert_nothing_failed(node)
     publish_good_frame(publishers, 5000)
     run_until(ros_executor, lambda: len(infos) == 1 and node.counters.get(CAMERA, PROCESSED) == 1, 10,

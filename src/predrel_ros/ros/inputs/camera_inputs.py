@@ -32,7 +32,7 @@ from predrel_ros.ros.kit.node_base import PredrelNode
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import image_qos
 from predrel_ros.ros.kit.topic_specs import IMAGE_QOS_TEXT, SUBSCRIBES, TopicSpec
-from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics
+from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics, check_camera_info
 from predrel_ros.ros.messages.fields import stamp_to_ns
 from predrel_ros.ros.messages.images import check_image_shape, depth_image_to_metres, image_to_rgb8
 
@@ -151,8 +151,7 @@ class CameraInputs:
 
     @staticmethod
     def _intrinsics(msg: CameraInfo) -> np.ndarray:
-        if msg.width == 0 or msg.height == 0:
-            raise ValueError(f"CameraInfo has no image size ({msg.width}x{msg.height})")
+        check_camera_info(msg)
         return camera_info_to_intrinsics(msg)
 
     # -- without depth ---------------------------------------------------------------------------
