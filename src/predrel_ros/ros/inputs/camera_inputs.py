@@ -109,18 +109,21 @@ class CameraInputs:
         self._on_malformed_image = on_malformed_image
         p = node.params
         self.use_depth = p["use_depth"]
-        qos = image_qos(p["image_qos"], p["image_qos_depth"], subscriber=True)
         image_type, image_suffix = IMAGE_TRANSPORTS[p["image_transport"]]
         depth_type, depth_suffix = DEPTH_TRANSPORTS[p["depth_transport"]]
         #: stream -> (message type, topic)
         self.topics = {IMAGE: (image_type, self._transport_topic(IMAGE, image_suffix)),
                        DEPTH: (depth_type, self._transport_topic(DEPTH, depth_suffix)), INFO: (CameraInfo, INFO)}
+        #: stream -> the QoS subscribed with (`image_qos` matched: the publishers' at start)
+        self.qos = {stream: image_qos(p["image_qos"], p["image_qos_depth"], subscriber=True, node=node, topic=topic)
+                    for stream, (_, topic) in self.topics.items()}
+        qos = self.qos
         self._latest_info: tuple[CameraInfo, np.ndarray] | None = None
         self.synchroniser = None
         self.backend = "none"
         if not self.use_depth:
-            node.subscription(*self.topics[IMAGE], self._on_image, qos, stream=IMAGE)
-            node.subscription(CameraInfo, INFO, self._on_sticky_info, qos, stream=INFO)
+            node.subscription(*self.topics[IMAGE], self._on_image, qos[IMAGE], stream=IMAGE)
+            node.subscription(CameraInfo, INFO, self._on_sticky_info, qos[INFO], stream=INFO)
         elif message_filters_available():
             self.backend = "message_filters"
             self._subscribe_message_filters(qos)
@@ -130,7 +133,8 @@ class CameraInputs:
                 (IMAGE, DEPTH, INFO), int(p["sync_slop_s"] * 1e9), p["sync_queue_size"], self._on_set,
                 lambda topic, _: node.count(topic, UNSYNCHRONISED), lambda reason: restarted(node, IMAGE, reason))
             for stream in (IMAGE, DEPTH, INFO):
-                node.subscription(*self.topics[stream], lambda m, s=stream: self._add(s, m), qos, stream=stream)
+                node.subscription(*self.topics[stream], lambda m, s=stream: self._add(s, m), qos[stream],
+                                  stream=stream)
 
     def _transport_topic(self, base: str, suffix: str) -> str:
         """`base` (raw), else the remapped `base` + the transport's suffix."""
@@ -198,7 +202,7 @@ class CameraInputs:
         import message_filters
 
         node = self._node
-        subscribers = [message_filters.Subscriber(node, *self.topics[stream], qos_profile=qos)
+        subscribers = [message_filters.Subscriber(node, *self.topics[stream], qos_profile=qos[stream])
                        for stream in (IMAGE, DEPTH, INFO)]
         self.synchroniser = message_filters.ApproximateTimeSynchronizer(
             subscribers, node.params["sync_queue_size"], node.params["sync_slop_s"])
