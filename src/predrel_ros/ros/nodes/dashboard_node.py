@@ -40,7 +40,7 @@ from predrel_ros.ros.kit.qos import LATCHED_QOS, STREAM_QOS
 from predrel_ros.ros.kit.runtime import run_node
 from predrel_ros.ros.kit.topic_specs import DIAGNOSTICS, LATCHED_QOS_TEXT, STREAM_QOS_TEXT, SUBSCRIBES, TopicSpec
 from predrel_ros.ros.messages.actions import check_action_estimate, primitive_from_msg
-from predrel_ros.ros.messages.degradations import degradation_from_msg
+from predrel_ros.ros.messages.degradations import checked_degradation_from_msg
 from predrel_ros.ros.messages.entities import entities_from_msg
 from predrel_ros.ros.messages.predicates import predicates_from_msg
 from predrel_ros.tools.dashboard.plot import plot_summary
@@ -102,7 +102,7 @@ TOPICS = (
 
 
 def condition_of(msg: DegradationState) -> Condition:
-    info = degradation_from_msg(msg)
+    info = checked_degradation_from_msg(msg)  # ValueError for a kind that does not exist
     return Condition(info.kind, info.severity)
 
 
@@ -201,11 +201,12 @@ class DashboardNode(PredrelNode):
         self.count("action", "processed")
 
     def _on_ground_truth_action(self, msg: ActionEstimate) -> None:
+        primitive = primitive_from_msg(msg)   # ValueError: counted malformed, before the order sees it
         if not self._in_order("ground_truth/action", msg.frame_index):
             return
-        self.state.on_ground_truth_action(int(msg.frame_index), primitive_from_msg(msg))
+        self.state.on_ground_truth_action(int(msg.frame_index), primitive)
         if self.recorder is not None:
-            self.recorder.add_ground_truth_action(int(msg.frame_index), msg.primitive)
+            self.recorder.add_ground_truth_action(int(msg.frame_index), primitive)
         self.count("ground_truth/action", "processed")
 
     def _on_predicates(self, side: str, msg: PredicateArray) -> None:
