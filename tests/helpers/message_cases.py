@@ -48,7 +48,7 @@ def entities(draw, height=30, width=40):
         centroid.append(draw(st.floats(0.125, 10, width=32)))
     if depth_kind in ("point3d", "both"):
         point3d = [draw(st.floats(-5, 5, width=32)) for _ in range(3)]
-    label = draw(st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=8))
+    label = draw(st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), min_size=1, max_size=8))
     return Entity(id=draw(st.integers(0, 2**31 - 1)), label=label,
                   role=draw(st.sampled_from(["left_hand", "manipulated_object", "container", "surface"])),
                   box=np.float32([x1, y1, x1 + draw(f32), y1 + draw(f32)]), mask=mask, score=draw(unit32),

@@ -88,12 +88,13 @@ def test_torch_backend_refuses_cuda_without_a_gpu(tmp_path):
         TorchBackend(device="cuda").load(tmp_path / "model.pt2")
 
 
-def test_model_files_for_a_file_with_siblings_and_for_a_directory(tmp_path, make_yoloseg_onnx):
+def test_model_files_for_a_file_are_that_file_and_a_directory_offers_each_kind(tmp_path, make_yoloseg_onnx):
     onnx = make_yoloseg_onnx(OUT0, OUT1)
     export_torch(tmp_path / "model.pt2")
     (tmp_path / "other.onnx").write_bytes(onnx.read_bytes())
-    assert model_files(onnx) == {"tensorrt": onnx, "onnxruntime": onnx, "pytorch": tmp_path / "model.pt2"}
-    assert model_files(tmp_path) == model_files(onnx)  # model.* comes first in a directory
+    assert model_files(onnx) == {"tensorrt": onnx, "onnxruntime": onnx}  # never the model.pt2 beside it
+    # model.* comes first in a directory
+    assert model_files(tmp_path) == {"tensorrt": onnx, "onnxruntime": onnx, "pytorch": tmp_path / "model.pt2"}
     with pytest.raises(UserError, match="does not exist"):
         model_files(tmp_path / "missing")
 
@@ -111,8 +112,10 @@ def test_auto_prefers_tensorrt_then_onnxruntime_then_pytorch_and_logs_why(tmp_pa
     assert isinstance(backend, OnnxRuntimeBackend)
     assert "chose onnxruntime" in caplog.text and "tensorrt skipped: no GPU here" in caplog.text
     monkeypatch.setattr(OnnxRuntimeBackend, "unavailable_reason", classmethod(lambda cls: "not installed"))
-    backend, path = create_backend(BackendConfig(), onnx)
+    backend, path = create_backend(BackendConfig(), tmp_path)   # a folder offers its model.pt2 too
     assert isinstance(backend, TorchBackend) and path == tmp_path / "model.pt2"
+    with pytest.raises(BackendUnavailable, match="pytorch skipped: no .pt2.* file at .*model.onnx"):
+        create_backend(BackendConfig(), onnx)                    # the file named, or nothing
     onnx.unlink()
     monkeypatch.setattr(TorchBackend, "unavailable_reason", classmethod(lambda cls: "no torch"))
     with pytest.raises(BackendUnavailable, match="no inference backend can run"):
@@ -120,9 +123,15 @@ def test_auto_prefers_tensorrt_then_onnxruntime_then_pytorch_and_logs_why(tmp_pa
 
 
 def test_explicit_backend_without_a_model_file_for_it(tmp_path, make_yoloseg_onnx):
+    corrupt = tmp_path / "model.onnx"
+    corrupt.write_bytes(b"corrupt")
+    export_torch(tmp_path / "model.pt2")  # beside it: not a stand-in for the file named
+    with pytest.raises(UserError, match="backend pytorch loads .*pt2.* files; .*model.onnx is a .onnx file"):
+        create_backend(BackendConfig(name="pytorch"), corrupt)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="has none"):
+        create_backend(BackendConfig(name="pytorch"), tmp_path / "empty")
     onnx = make_yoloseg_onnx(OUT0, OUT1)
-    with pytest.raises(UserError, match="pytorch loads .* has none"):
-        create_backend(BackendConfig(name="pytorch"), onnx)
     backend, path = create_backend(BackendConfig(name="onnxruntime", device="cpu"), onnx)
     assert isinstance(backend, OnnxRuntimeBackend) and path == onnx
 

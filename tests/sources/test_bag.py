@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -6,7 +8,15 @@ from predrel_ros.ros.messages.camera_info import camera_info_to_camera
 from predrel_ros.ros.messages.fields import header_at, stamp_to_ns
 from predrel_ros.ros.messages.images import depth_image_to_metres, image_to_rgb8, numpy_to_image
 from predrel_ros.ros.messages.message_classes import ROSBAGS, typestore
-from predrel_ros.sources.bag import BagReader, BagTopics, BagWriter, write_bag
+from predrel_ros.sources.bag import (
+    NONE,
+    BagReader,
+    BagTopics,
+    BagWriter,
+    CameraTopics,
+    resolve_camera_topics,
+    write_bag,
+)
 
 
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
@@ -92,5 +102,73 @@ def test_writer_and_reader_refuse_bad_paths(tmp_path, synthetic):
         BagWriter(tmp_path / "bag")
     with pytest.raises(UserError, match="no such bag"):
         BagReader(tmp_path / "missing")
-    with pytest.raises(UserError, match="no colour image topic"):
-        BagReader(tmp_path / "bag", topics=BagTopics(color="/other"))
+    with pytest.raises(UserError, match="no colour image topic '/other'"):
+        BagReader(tmp_path / "bag", camera=CameraTopics(image="/other"))
+
+
+def test_bag_of_another_driver_with_compressed_topics_reads_without_renaming(tmp_path, synthetic):
+    """/camera/image_raw/compressed (png) and /camera/depth/image_raw/compressedDepth: found by type,
+    camera info found beside the image."""
+    frames = synthetic.make_frames(3)
+    topics = BagTopics(color="/camera/image_raw/compressed", depth="/camera/depth/image_raw/compressedDepth",
+                       color_info="/camera/camera_info", depth_info="/camera/depth/camera_info")
+    with BagWriter(tmp_path / "bag", topics=topics, image_codec="png", compressed_depth=True) as writer:
+        for frame in frames:
+            writer.write(frame)
+    reader = BagReader(tmp_path / "bag")
+    assert (reader.topics.color, reader.topics.depth, reader.topics.color_info) == (
+        topics.color, topics.depth, topics.color_info)
+    for got, want in zip(reader.frames(), frames):
+        synthetic.assert_same_ground_truth(got, want, depth_atol=0.0006)  # compressedDepth keeps millimetres
+
+
+def test_raw_bag_with_colour_on_camera_image_raw_reads(tmp_path, synthetic):
+    frames = synthetic.make_frames(2)
+    topics = BagTopics(color="/camera/image_raw", depth=None, color_info="/camera/camera_info", depth_info=None)
+    with BagWriter(tmp_path / "bag", topics=topics) as writer:
+        for frame in frames:
+            writer.write(replace(frame, depth=None))
+    read = list(BagReader(tmp_path / "bag").frames())
+    assert [f.depth for f in read] == [None, None] and read[0].camera == frames[0].camera
+    np.testing.assert_array_equal(read[1].rgb, frames[1].rgb)
+
+
+TYPES = {"/cam/left/image_raw": "sensor_msgs/msg/Image", "/cam/right/image_raw/compressed":
+         "sensor_msgs/msg/CompressedImage", "/cam/left/camera_info": "sensor_msgs/msg/CameraInfo",
+         "/cam/right/camera_info": "sensor_msgs/msg/CameraInfo", "/tf": "tf2_msgs/msg/TFMessage"}
+
+
+def test_several_candidates_are_listed_and_a_flag_chooses():
+    with pytest.raises(UserError, match=r"several colour image topics: /cam/left/image_raw \(Image\), "
+                                        r"/cam/right/image_raw/compressed \(CompressedImage\); choose one "
+                                        r"with --image-topic"):
+        resolve_camera_topics(TYPES)
+    right = resolve_camera_topics(TYPES, CameraTopics(image="/cam/right/image_raw/compressed"))
+    assert right.color_info == "/cam/right/camera_info" and right.depth is None
+    left = resolve_camera_topics(TYPES, CameraTopics(image="/cam/left/image_raw", camera_info=NONE))
+    assert left.color_info is None
+
+
+def test_camera_info_needs_a_choice_only_when_none_is_beside_the_image():
+    types = {"/a/image": "sensor_msgs/msg/Image", "/b/camera_info": "sensor_msgs/msg/CameraInfo",
+             "/c/camera_info": "sensor_msgs/msg/CameraInfo"}
+    with pytest.raises(UserError, match="several camera info topics: /b/camera_info.*with --camera-info-topic"):
+        resolve_camera_topics(types)
+    assert resolve_camera_topics(types, CameraTopics(camera_info="/c/camera_info")).color_info == "/c/camera_info"
+    assert resolve_camera_topics({"/a/image": "sensor_msgs/msg/Image"}).color_info is None
+
+
+def test_depth_candidates_and_wrong_types_are_clear_errors():
+    types = {"/cam/color/image_raw": "sensor_msgs/msg/Image", "/cam/depth/image_rect_raw": "sensor_msgs/msg/Image",
+             "/cam/aligned_depth_to_color/image_raw": "sensor_msgs/msg/Image"}
+    with pytest.raises(UserError, match="several depth image topics.*--depth-topic none to leave it out"):
+        resolve_camera_topics(types)
+    chosen = resolve_camera_topics(types, CameraTopics(depth="/cam/aligned_depth_to_color/image_raw"))
+    assert chosen.color == "/cam/color/image_raw" and chosen.depth == "/cam/aligned_depth_to_color/image_raw"
+    assert resolve_camera_topics(types, CameraTopics(depth=NONE)).depth is None
+    with pytest.raises(UserError, match="is sensor_msgs/msg/Image; expected one of"):
+        resolve_camera_topics(types, CameraTopics(depth=NONE, camera_info="/cam/color/image_raw"))
+    with pytest.raises(UserError, match="no colour image topic \\(sensor_msgs/Image or CompressedImage\\)"):
+        resolve_camera_topics({"/tf": "tf2_msgs/msg/TFMessage"})
+    with pytest.raises(UserError, match="cannot be left out"):
+        resolve_camera_topics(types, CameraTopics(image=NONE))

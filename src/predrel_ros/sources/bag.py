@@ -18,14 +18,26 @@ The episode's `EpisodeMeta` travels as JSON in the bag's custom data (key `EPISO
 topic: other topics are attached to the colour frame with the same stamp (or the nearest one within
 `slop_ns`); camera info is sticky (the latest one applies). Missing topics leave the frame's fields
 None, so a robot's bag without ground truth reads the same way.
+
+Which topics hold the camera (`CameraTopics`: image, depth, camera info) is a name, or found by
+message type (`AUTO`), or not read (`NONE`); `resolve_camera_topics` finds them:
+
+- image: the one sensor_msgs/Image or CompressedImage topic that is not depth (no "depth" in its
+  name, not a compressedDepth transport); several candidates are an error listing them;
+- depth: the one Image topic with "depth" in its name or compressedDepth topic; several are an
+  error listing them, none leaves depth out;
+- camera info: the CameraInfo topic beside the image (image_transport's convention: `<dir>/image_raw`
+  or `<dir>/image_raw/compressed` has `<dir>/camera_info`), else the only CameraInfo topic not beside
+  the depth image, else none (camera info is optional).
 """
 from __future__ import annotations
 
 import json
+import posixpath
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping
 
 import numpy as np
 
@@ -35,7 +47,14 @@ from predrel_ros.ros.messages.actions import ground_truth_action_to_msg, primiti
 from predrel_ros.ros.messages.camera_info import camera_info_to_camera, intrinsics_to_camera_info
 from predrel_ros.ros.messages.entities import entities_from_msg, entities_to_msg
 from predrel_ros.ros.messages.fields import header_at, stamp_to_ns
-from predrel_ros.ros.messages.images import depth_image_to_metres, image_to_rgb8, numpy_to_image
+from predrel_ros.ros.messages.images import (
+    COMPRESSED_CODECS,
+    depth_image_to_metres,
+    image_to_rgb8,
+    numpy_to_compressed_depth,
+    numpy_to_compressed_image,
+    numpy_to_image,
+)
 from predrel_ros.ros.messages.message_classes import ROSBAGS, typestore
 from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg
 from predrel_ros.sources.dataset import EpisodeMeta
@@ -46,24 +65,123 @@ STORAGES = ("mcap", "sqlite3")
 
 @dataclass(frozen=True)
 class BagTopics:
-    color: str = "/camera/color/image_raw"
-    depth: str = "/camera/depth/image_raw"
-    color_info: str = "/camera/color/camera_info"
-    depth_info: str = "/camera/depth/camera_info"
+    """The topics of a recorded episode (None: a topic the bag does not have or that is not read)."""
+
+    color: str | None = "/camera/color/image_raw"
+    depth: str | None = "/camera/depth/image_raw"
+    color_info: str | None = "/camera/color/camera_info"
+    depth_info: str | None = "/camera/depth/camera_info"
     entities: str = "/ground_truth/entities"
     predicates: str = "/ground_truth/predicates"
     action: str = "/ground_truth/action"
+
+
+#: a camera topic found by message type
+AUTO = ""
+#: a camera topic not read
+NONE = "none"
+IMAGE_TYPES = ("sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage")
+CAMERA_INFO_TYPE = "sensor_msgs/msg/CameraInfo"
+#: image_transport's topic suffixes of the compressed transports
+TRANSPORT_SUFFIXES = ("/compressed", "/compressedDepth")
+
+
+@dataclass(frozen=True)
+class CameraTopics:
+    """Which topics hold the camera: a topic name, AUTO (found by message type) or NONE (not read)."""
+
+    image: str = AUTO
+    depth: str = AUTO
+    camera_info: str = AUTO
+
+
+def add_camera_topic_arguments(parser) -> None:
+    """The --image-topic, --depth-topic and --camera-info-topic flags of a command that reads bags."""
+    group = parser.add_argument_group("bag topics (default: found by message type)")
+    group.add_argument("--image-topic", default=AUTO, metavar="TOPIC",
+                       help="colour image topic, sensor_msgs/Image or CompressedImage (jpeg, png)")
+    group.add_argument("--depth-topic", default=AUTO, metavar="TOPIC",
+                       help=f"depth image topic, Image or compressedDepth CompressedImage; {NONE!r}: no depth")
+    group.add_argument("--camera-info-topic", default=AUTO, metavar="TOPIC",
+                       help=f"sensor_msgs/CameraInfo topic (default: the one beside the image); {NONE!r}: none")
+
+
+def camera_topics_from_args(args) -> CameraTopics:
+    """The CameraTopics of the flags of `add_camera_topic_arguments`."""
+    return CameraTopics(image=args.image_topic, depth=args.depth_topic, camera_info=args.camera_info_topic)
+
+
+def _is_depth_topic(topic: str, msgtype: str) -> bool:
+    return topic.endswith("/compressedDepth") or (msgtype == IMAGE_TYPES[0] and "depth" in topic.lower())
+
+
+def camera_info_beside(image_topic: str) -> str:
+    """image_transport's camera info topic of `image_topic`: `<dir>/camera_info`."""
+    base = image_topic
+    for suffix in TRANSPORT_SUFFIXES:
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+    return posixpath.join(posixpath.dirname(base), "camera_info")
+
+
+def _listed(topic_types: Mapping[str, str], topics) -> str:
+    return ", ".join(f"{topic} ({topic_types[topic].rsplit('/', 1)[-1]})" for topic in sorted(topics))
+
+
+def _chosen(where: str, role: str, flag: str, requested: str, candidates: list[str],
+            topic_types: Mapping[str, str], types: tuple[str, ...], required: bool) -> str | None:
+    if requested == NONE:
+        if required:
+            raise UserError(f"{where}: the colour image cannot be left out ({flag} {NONE!r})")
+        return None
+    if requested != AUTO:
+        if requested not in topic_types:
+            raise UserError(f"{where}: no {role} topic {requested!r}; the bag has {_listed(topic_types, topic_types)}")
+        if topic_types[requested] not in types:
+            raise UserError(f"{where}: {role} topic {requested!r} is {topic_types[requested]}; expected one of {types}")
+        return requested
+    if len(candidates) > 1:
+        raise UserError(f"{where}: several {role} topics: {_listed(topic_types, candidates)}; choose one with "
+                        f"{flag} TOPIC" + ("" if required else f" (or {flag} {NONE} to leave it out)"))
+    if not candidates:
+        if required:
+            raise UserError(f"{where}: no colour image topic (sensor_msgs/Image or CompressedImage); the bag has "
+                            f"{_listed(topic_types, topic_types) or 'no topics'}")
+        return None
+    return candidates[0]
+
+
+def resolve_camera_topics(topic_types: Mapping[str, str], camera: CameraTopics = CameraTopics(),
+                          where: str = "bag") -> BagTopics:
+    """The bag topics of `camera` in a bag of `topic_types` (topic -> message type): see the module
+    docstring; UserError naming the candidates when the choice is not unique."""
+    images = [t for t, kind in topic_types.items() if kind in IMAGE_TYPES]
+    color = _chosen(where, "colour image", "--image-topic", camera.image,
+                    [t for t in images if not _is_depth_topic(t, topic_types[t])], topic_types, IMAGE_TYPES, True)
+    depth = _chosen(where, "depth image", "--depth-topic", camera.depth,
+                    [t for t in images if _is_depth_topic(t, topic_types[t]) and t != color],
+                    topic_types, IMAGE_TYPES, False)
+    infos = [t for t, kind in topic_types.items() if kind == CAMERA_INFO_TYPE]
+    depth_info = camera_info_beside(depth) if depth is not None and camera_info_beside(depth) in infos else None
+    if camera.camera_info == AUTO and camera_info_beside(color) in infos:
+        color_info = camera_info_beside(color)
+    else:
+        color_info = _chosen(where, "camera info", "--camera-info-topic", camera.camera_info,
+                             [t for t in infos if t != depth_info], topic_types, (CAMERA_INFO_TYPE,), False)
+    return BagTopics(color=color, depth=depth, color_info=color_info, depth_info=depth_info)
 
 
 class BagWriter:
     """Writes frames (with their ground truth when present) to a new rosbag2 folder.
 
     storage "mcap" (chunks compressed with zstd, as `ros2 bag record -s mcap
-    --compression-mode ...` would read them) or "sqlite3" (uncompressed).
+    --compression-mode ...` would read them) or "sqlite3" (uncompressed). image_codec "raw" writes
+    rgb8 Images, "jpeg" or "png" CompressedImages (name the topics `.../compressed` as
+    image_transport does); compressed_depth writes depth as 16UC1 compressedDepth png.
     """
 
     def __init__(self, path: Path | str, storage: str = "mcap", meta: EpisodeMeta | None = None,
-                 topics: BagTopics = BagTopics()) -> None:
+                 topics: BagTopics = BagTopics(), image_codec: str = "raw", compressed_depth: bool = False) -> None:
         from rosbags.rosbag2 import StoragePlugin, Writer
         from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
@@ -72,7 +190,11 @@ class BagWriter:
         self.path = Path(path)
         if self.path.exists():
             raise UserError(f"{self.path} already exists; a bag is written to a new folder")
+        if image_codec not in ("raw",) + tuple(COMPRESSED_CODECS):
+            raise UserError(f"unknown image codec {image_codec!r}; expected raw or one of {tuple(COMPRESSED_CODECS)}")
         self.topics = topics
+        self.image_codec = image_codec
+        self.compressed_depth = bool(compressed_depth)
         self.store = typestore()
         plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
         self._writer = Writer(self.path, version=9, storage_plugin=plugin)
@@ -96,13 +218,21 @@ class BagWriter:
         stamp = frame.stamp_ns
         topics = self.topics
         header = header_at(stamp, CAMERA_FRAME_ID, classes=ROSBAGS)
-        self._write(topics.color, numpy_to_image(frame.rgb, "rgb8", header, classes=ROSBAGS), stamp)
+        if self.image_codec == "raw":
+            image = numpy_to_image(frame.rgb, "rgb8", header, classes=ROSBAGS)
+        else:
+            image = numpy_to_compressed_image(frame.rgb, self.image_codec, header, classes=ROSBAGS)
+        self._write(topics.color, image, stamp)
         if frame.camera is not None:
             info = intrinsics_to_camera_info(frame.camera, header_at(stamp, frame.camera.frame_id, classes=ROSBAGS),
                                              classes=ROSBAGS)
             self._write(topics.color_info, info, stamp)
         if frame.depth is not None:
-            self._write(topics.depth, numpy_to_image(frame.depth, "32FC1", header, classes=ROSBAGS), stamp)
+            if self.compressed_depth:
+                depth = numpy_to_compressed_depth(frame.depth, "16UC1", header, classes=ROSBAGS)
+            else:
+                depth = numpy_to_image(frame.depth, "32FC1", header, classes=ROSBAGS)
+            self._write(topics.depth, depth, stamp)
             if frame.camera is not None:
                 self._write(topics.depth_info, info, stamp)
         if frame.entities is not None:
@@ -158,14 +288,13 @@ def _bag_typestore(connections):
 class BagReader:
     """Frames of a rosbag2 folder (or a single .mcap / .db3 file)."""
 
-    def __init__(self, path: Path | str, topics: BagTopics = BagTopics(), slop_ns: int = 0,
+    def __init__(self, path: Path | str, camera: CameraTopics = CameraTopics(), slop_ns: int = 0,
                  max_pending: int = 8) -> None:
         from rosbags.rosbag2 import Reader
 
         self.path = Path(path)
         if not self.path.exists():
             raise UserError(f"{self.path}: no such bag")
-        self.topics = topics
         self.slop_ns = int(slop_ns)
         self.max_pending = int(max_pending)
         if self.slop_ns < 0 or self.max_pending < 1:
@@ -178,9 +307,7 @@ class BagReader:
                 custom = getattr(metadata, "custom", None) or {}
         except Exception as error:
             raise UserError(f"{self.path}: not a readable rosbag2 bag ({error})") from None
-        if topics.color not in self._topic_types:
-            raise UserError(f"{self.path}: no colour image topic {topics.color!r}; the bag has "
-                            f"{sorted(self._topic_types)}")
+        self.topics = resolve_camera_topics(self._topic_types, camera, where=str(self.path))
         self.meta = EpisodeMeta.from_dict(json.loads(custom[EPISODE_META_KEY])) if EPISODE_META_KEY in custom else None
 
     @property
@@ -190,7 +317,8 @@ class BagReader:
     def frames(self) -> Iterator[Frame]:
         from rosbags.rosbag2 import Reader
 
-        roles = {topic: role for role, topic in vars(self.topics).items() if topic in self._topic_types}
+        roles = {topic: role for role, topic in vars(self.topics).items()
+                 if topic in self._topic_types and role != "depth_info"}
         with Reader(self.path) as reader:
             wanted = [c for c in reader.connections if c.topic in roles]
             store = _bag_typestore(wanted)
@@ -199,7 +327,10 @@ class BagReader:
             for connection, _, raw in reader.messages(connections=wanted):
                 message = store.deserialize_cdr(raw, connection.msgtype)
                 role = roles[connection.topic]
-                stamp = stamp_to_ns(message.header)
+                try:
+                    stamp = stamp_to_ns(message.header)
+                except ValueError as error:
+                    raise UserError(f"{self.path}: topic {connection.topic}: {error}") from None
                 pending.setdefault(stamp, {})[role] = message
                 if role == "color":
                     colour_stamps = [s for s, parts in pending.items() if "color" in parts]

@@ -9,12 +9,15 @@ A dataset root (with manifest.json) holds many episodes: open one with `open_dat
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from predrel_ros.core.errors import UserError
 from predrel_ros.core.frame import CameraIntrinsics, Frame
 from predrel_ros.sources.dataset import MANIFEST_FILE, META_FILE, EpisodeReader
 from predrel_ros.sources.video import IMAGE_SUFFIXES, VIDEO_SUFFIXES, ImageFolderReader, VideoReader
+
+if TYPE_CHECKING:
+    from predrel_ros.sources.bag import CameraTopics
 
 BAG_SUFFIXES = (".mcap", ".db3")
 
@@ -43,17 +46,18 @@ def source_kind(path: Path | str) -> str:
                     f"or image folder")
 
 
-def open_frames(path: Path | str, fps: float | None = None,
-                camera: CameraIntrinsics | None = None) -> Iterator[Frame]:
+def open_frames(path: Path | str, fps: float | None = None, camera: CameraIntrinsics | None = None,
+                topics: "CameraTopics | None" = None) -> Iterator[Frame]:
     """Frames of `path`. fps and camera apply to videos and image folders only (bags and episodes
-    carry their own stamps and intrinsics)."""
+    carry their own stamps and intrinsics); topics (`predrel_ros.sources.bag.CameraTopics`, default:
+    all found by message type) to bags only."""
     kind = source_kind(path)
     if kind == "episode":
         return EpisodeReader(path).frames()
     if kind == "bag":
-        from predrel_ros.sources.bag import BagReader
+        from predrel_ros.sources.bag import BagReader, CameraTopics
 
-        return BagReader(path).frames()
+        return BagReader(path, camera=topics or CameraTopics()).frames()
     if kind == "video":
         return VideoReader(path, fps=fps, camera=camera).frames()
     return ImageFolderReader(path, fps=fps or 30.0, camera=camera).frames()

@@ -34,7 +34,7 @@ def test_parameters_are_validated_at_start(ros_context):
         descriptor = node.describe_parameter("rate")
         assert descriptor.description == "rate" and not descriptor.read_only
         assert node.describe_parameter("label").read_only
-        assert "one of: sensor_data" in node.describe_parameter("image_qos").additional_constraints
+        assert "one of: matched, sensor_data" in node.describe_parameter("image_qos").additional_constraints
     finally:
         node.destroy_node()
     with pytest.raises(UserError) as error:

@@ -63,13 +63,23 @@ def endpoints(node):
     return publishes, subscribes
 
 
+def transport_chosen(node, topic) -> bool:
+    """False for a topic of an image transport the node's parameters did not choose."""
+    for part in topic.condition.split(","):
+        name, _, value = part.strip().partition(" ")
+        if name in ("image_transport", "depth_transport") and node.params[name] != value:
+            return False
+    return True
+
+
 def specified(node, module_topics):
-    return ({node.resolve_topic_name(t.name) for t in module_topics if t.direction == PUBLISHES},
-            {node.resolve_topic_name(t.name) for t in module_topics if t.direction != PUBLISHES})
+    topics = [t for t in module_topics if transport_chosen(node, t)]
+    return ({node.resolve_topic_name(t.name) for t in topics if t.direction == PUBLISHES},
+            {node.resolve_topic_name(t.name) for t in topics if t.direction != PUBLISHES})
 
 
-@pytest.mark.parametrize("make", ["replay", "degrade", "perception", "predicates", "reliability", "action",
-                                  "dashboard"])
+@pytest.mark.parametrize("make", ["replay", "degrade", "degrade_compressed", "perception", "predicates",
+                                  "reliability", "action", "dashboard"])
 def test_topic_specs_are_the_real_endpoints(ros_context, tiny_bag, tmp_path, make):
     from predrel_ros.ros.nodes import (
         action_node,
@@ -87,6 +97,10 @@ def test_topic_specs_are_the_real_endpoints(ros_context, tiny_bag, tmp_path, mak
     elif make == "degrade":
         module, node = degrade_node, DegradeNode(context=ros_context, namespace="cam", parameter_overrides=[
             Parameter("use_depth", value=True)])
+    elif make == "degrade_compressed":
+        module, node = degrade_node, DegradeNode(context=ros_context, namespace="cam", parameter_overrides=[
+            Parameter("use_depth", value=True), Parameter("image_transport", value="compressed"),
+            Parameter("depth_transport", value="compressedDepth")])
     elif make == "predicates":
         module, node = predicate_node, predicate_node.PredicateNode(context=ros_context, namespace="degraded")
     elif make == "action":

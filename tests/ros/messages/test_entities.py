@@ -86,6 +86,45 @@ def test_entity_mask_of_another_size_is_refused():
 
 
 def test_entity_message_with_an_unknown_role_is_refused():
-    msg = EntityArray(image_width=4, image_height=4, entities=[EntityMsg(id=2, role="robot")])
+    msg = EntityArray(image_width=4, image_height=4, entities=[EntityMsg(id=2, label="arm", role="robot")])
     with pytest.raises(ValueError, match=r"EntityArray.entities\[0\]: Entity 2: unknown role 'robot'"):
         entities_from_msg(msg)
+
+
+def hostile_entity(**fields):
+    entity = EntityMsg(id=4, label="cube", role="manipulated_object", **fields)
+    return EntityArray(image_width=64, image_height=48, entities=[entity])
+
+
+@pytest.mark.parametrize("fields, match", [
+    ({"label": ""}, "the label is empty"),
+    ({"box": np.float32([0, 0, 1e9, 10])}, "lies beyond 8 times the 64x48 image"),
+    ({"box": np.float32([-1e9, -1e9, 10, 10])}, "lies beyond"),
+    ({"depth": -math.inf}, "expected a finite depth >= 0, or NaN"),
+    ({"depth": -0.5}, "expected a finite depth >= 0"),
+])
+def test_hostile_entity_fields_are_refused(fields, match):
+    msg = hostile_entity(**{k: v for k, v in fields.items() if k != "label"})
+    if "label" in fields:
+        msg.entities[0].label = fields["label"]
+    with pytest.raises(ValueError, match=match):
+        entities_from_msg(msg)
+
+
+def test_a_box_partly_outside_the_image_and_unknown_depth_are_fine():
+    [entity] = entities_from_msg(hostile_entity(box=np.float32([-30, -20, 90, 70]), depth=math.nan))
+    assert entity.box[0] == -30 and entity.centroid.size == 2
+
+
+def test_image_sizes_and_entity_counts_beyond_the_bounds_are_refused_unread():
+    from predrel_ros.ros.messages.fields import TooLarge
+
+    msg = hostile_entity()
+    msg.image_width = 2**32 - 1
+    with pytest.raises(ValueError, match="expected sides in 1..16384"):
+        entities_from_msg(msg)
+    many = EntityArray(image_width=64, image_height=48, entities=[EntityMsg(id=k) for k in range(300)])
+    with pytest.raises(TooLarge, match="holds 300 items, more than 256 \\(parameter max_entities_per_message\\)"):
+        entities_from_msg(many)   # the unknown roles are never looked at
+    with pytest.raises(TooLarge, match="more than 10"):
+        entities_from_msg(many, max_entities=10)

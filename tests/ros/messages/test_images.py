@@ -150,3 +150,16 @@ def test_depth_images_in_metres():
                                   floats)
     with pytest.raises(ValueError, match="not a depth encoding"):
         depth_image_to_metres(numpy_to_image(np.zeros((1, 1, 3), np.uint8), "rgb8"))
+
+
+@pytest.mark.parametrize("shape, degenerate", [((2000, 1), True), ((1, 2000), True), ((7, 100), True),
+                                               ((8, 256), False), ((8, 257), True), ((480, 640), False)])
+def test_degenerate_image_sizes_are_malformed(shape, degenerate):
+    from predrel_ros.ros.messages.images import check_image_shape
+
+    pixels = np.zeros(shape + (3,), np.uint8)
+    if degenerate:
+        with pytest.raises(ValueError, match="degenerate"):
+            check_image_shape(pixels)
+    else:
+        assert check_image_shape(pixels) is pixels

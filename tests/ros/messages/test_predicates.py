@@ -41,3 +41,20 @@ def test_predicate_with_an_unknown_value_is_refused():
     msg.predicates[0].value = "Inside"
     with pytest.raises(ValueError, match="predicate 'static' has no value 'Inside'"):
         predicates_from_msg(msg)
+
+
+@pytest.mark.parametrize("field, value", [("q_det", float("nan")), ("q_vis", -0.25), ("q_tmp", 1.5)])
+def test_evidence_factors_outside_zero_one_are_refused(field, value):
+    msg = predicates_to_msg([PredicateEstimate("contact", 1, 3, "T", confidence=0.8)], frame_index=1, source="x")
+    setattr(msg.predicates[0], field, value)
+    with pytest.raises(ValueError, match=f"evidence factors must lie in \\[0, 1\\], got {{'{field}'"):
+        predicates_from_msg(msg)
+
+
+def test_more_predicates_than_the_bound_are_refused_unread():
+    from predrel_ros.ros.messages.fields import TooLarge
+
+    msg = predicates_to_msg([PredicateEstimate("contact", 1, 3, "T")] * 5, frame_index=1, source="x")
+    assert len(predicates_from_msg(msg, max_predicates=5)) == 5
+    with pytest.raises(TooLarge, match="holds 5 items, more than 4"):
+        predicates_from_msg(msg, max_predicates=4)

@@ -137,3 +137,43 @@ def test_a_frame_indexed_far_in_the_future_is_not_the_frame_shown(ros_context, r
     assert node.counters.get("reliability", OUT_OF_ORDER) == len(sent) - len(taken) - int(first)
     spin_until(ros_executor, lambda: False, 0.3)  # the line display prints
     assert screen.getvalue().rstrip().splitlines()[-1].startswith("frame 9 |")
+
+
+def test_a_failed_start_logs_no_error_at_shutdown(ros_context, tmp_path, capfd):
+    from predrel_ros.core.errors import UserError
+
+    (tmp_path / "file").write_text("")
+    node = DashboardNode.__new__(DashboardNode)
+    with pytest.raises(UserError, match="summary_dir"):
+        node.__init__(context=ros_context, parameter_overrides=[
+            Parameter("summary_dir", value=str(tmp_path / "file" / "out")), Parameter("display", value="lines")])
+    node.destroy_node()   # what rclpy does at shutdown with a node whose constructor failed
+    err = capfd.readouterr().err
+    assert "AttributeError" not in err and "while shutting down" not in err, err
+
+
+def test_inconsistent_actions_are_refused_and_every_input_is_counted(ros_context, ros_executor, monkeypatch):
+    from rclpy.node import Node
+
+    from predrel_ros.msg import ActionEstimate, DegradationState
+    from predrel_ros.ros.messages.actions import ground_truth_action_to_msg
+
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    node = DashboardNode(context=ros_context, parameter_overrides=[Parameter("display", value="lines")])
+    source = Node("dashboard_hostile_source", context=ros_context)
+    for n in (node, source):
+        ros_executor.add_node(n)
+    action = source.create_publisher(ActionEstimate, "action", STREAM_QOS)
+    degradation = source.create_publisher(DegradationState, "degradation", LATCHED_QOS)
+    spin_until(ros_executor, lambda: action.get_subscription_count() and degradation.get_subscription_count(), 10)
+    teleport = ground_truth_action_to_msg("grasp", 1)
+    teleport.primitive, teleport.probability = "teleport", 5.0
+    action.publish(teleport)
+    action.publish(ground_truth_action_to_msg("grasp", 2))
+    for k in range(3):   # latched, depth 1: one at a time
+        degradation.publish(degradation_to_msg("blur", k + 1))
+        spin_until(ros_executor, lambda: node.counters.total("degradation") == k + 1, 10)
+    spin_until(ros_executor, lambda: node.counters.total("action") == 2, 10)
+    assert node.counters.stream("action") == {"malformed": 1, "processed": 1}
+    assert node.counters.stream("degradation") == {"processed": 3}
+    assert node.state.action.primitive == "grasp"

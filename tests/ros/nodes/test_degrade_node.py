@@ -118,3 +118,27 @@ def test_a_frame_stamped_far_in_the_future_does_not_block_the_camera(ros_context
     run_until(ros_executor, lambda: len(infos) == len(expected), 5, "the frame infos")
     assert [stamp_to_ns(m.header) for m in infos] == expected
     assert [m.frame_index for m in infos] == list(range(len(expected)))
+
+
+def test_a_compressed_transport_subscribes_after_the_remapped_base_name(ros_context, ros_executor):
+    """As image_transport: -r image_raw:=/camera/image_raw with image_transport compressed subscribes
+    /camera/image_raw/compressed, and a png there is degraded like a raw image."""
+    from sensor_msgs.msg import CompressedImage
+
+    from predrel_ros.ros.messages.images import numpy_to_compressed_image
+
+    node = DegradeNode(context=ros_context, cli_args=["--ros-args", "-r", "image_raw:=/camera/image_raw"],
+                       parameter_overrides=[Parameter("image_transport", value="compressed"),
+                                            Parameter("image_qos", value="reliable")])
+    subscribed = {s.topic_name for s in node.subscriptions}
+    assert "/camera/image_raw/compressed" in subscribed and "/camera/image_raw" not in subscribed
+    probe = Probe(ros_context)
+    images = probe.watch(Image, "degraded/image_raw")
+    camera = probe.node.create_publisher(CompressedImage, "/camera/image_raw/compressed", PROBE_QOS)
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: camera.get_subscription_count() > 0, 10, "the degrade node")
+    rgb = np.random.default_rng(1).integers(0, 256, (24, 32, 3), dtype=np.uint8)
+    camera.publish(numpy_to_compressed_image(rgb, "png", header_at(10**9, "cam")))
+    run_until(ros_executor, lambda: len(images) == 1, 10, "the degraded image")
+    assert image_to_numpy(images[0]).shape == (24, 32, 3) and node.counters.get(CAMERA, "processed") == 1

@@ -1,5 +1,7 @@
-"""1,000 malformed messages on each input topic of the replay, degrade and perception nodes: the
-nodes stay alive, count every one, and still process a good frame afterwards."""
+"""Malformed messages on each input topic of the replay, degrade, perception and dashboard nodes
+(100 per topic in `make test`, 1,000 under `slow`; the predicate, reliability and action nodes'
+fuzz tests are in their own test modules): the nodes stay alive, count every one, and still process
+a good frame afterwards."""
 import itertools
 import math
 
@@ -28,9 +30,14 @@ from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
-PER_TOPIC = 1000
 W, H = 32, 24
 CAMERA_MODEL = CameraIntrinsics(W, H, 30.0, 30.0, 16.0, 12.0, frame_id="cam")
+
+
+@pytest.fixture(params=[pytest.param(100, id="100"), pytest.param(1000, id="1000", marks=pytest.mark.slow)])
+def per_topic(request) -> int:
+    """Malformed messages per input topic."""
+    return request.param
 
 
 def header(k: int):
@@ -44,6 +51,9 @@ def bad_images(stamp):
     yield Image(header=stamp, width=W, height=H, encoding="rgb8", step=W, data=good[: W * H])          # step
     yield Image(header=stamp, width=W, height=H, encoding="32FC1", step=W * 4, data=good + good[: W * H])
     yield Image(header=stamp, width=0, height=0, encoding="rgb8", step=0, data=b"")                    # empty
+    line = bytes(2000 * 3)
+    yield Image(header=stamp, width=2000, height=1, encoding="rgb8", step=2000 * 3, data=line)        # degenerate
+    yield Image(header=stamp, width=1, height=2000, encoding="rgb8", step=3, data=line)
 
 
 def bad_depths(stamp):
@@ -112,7 +122,7 @@ def camera_publishers(probe, extra=()):
     return {topic: probe.node.create_publisher(msg_type, topic, PROBE_QOS) for topic, msg_type in topics}
 
 
-def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_executor, tmp_path):
+def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_executor, tmp_path, per_topic):
     node = PerceptionNode(context=ros_context, parameter_overrides=[
         Parameter("model_path", value=str(scene_model(tmp_path / "model"))), Parameter("use_depth", value=True),
         Parameter("image_qos", value="reliable")])
@@ -127,10 +137,10 @@ def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_ex
     run_until(ros_executor, lambda: node.counters.get(FRAMES, "dropped_by_degradation") == 1, 5, "the FrameInfo")
     for topic, generator, burst in [("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2),
                                     ("camera_info", bad_camera_infos, 2), ("frame_info", bad_frame_infos, 20)]:
-        assert fuzz(ros_executor, publishers[topic], cycle(generator, PER_TOPIC), rejected(node, topic),
-                    burst=burst) == PER_TOPIC
-        assert rejected(node, topic)() == PER_TOPIC, topic
-    assert node.counters.get("frame_info", OUT_OF_ORDER) == PER_TOPIC // 6 + 1
+        assert fuzz(ros_executor, publishers[topic], cycle(generator, per_topic), rejected(node, topic),
+                    burst=burst) == per_topic
+        assert rejected(node, topic)() == per_topic, topic
+    assert node.counters.get("frame_info", OUT_OF_ORDER) == per_topic // 6 + 1
     assert_nothing_failed(node)
     # still alive: a good frame with its FrameInfo is processed
     publishers["frame_info"].publish(frame_info_to_msg(
@@ -139,7 +149,7 @@ def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_ex
     run_until(ros_executor, lambda: node.counters.get(FRAMES, PROCESSED) == 1, 10, "a good frame to be processed")
 
 
-def test_degrade_node_survives_and_counts_malformed_input(ros_context, ros_executor):
+def test_degrade_node_survives_and_counts_malformed_input(ros_context, ros_executor, per_topic):
     node = DegradeNode(context=ros_context, parameter_overrides=[
         Parameter("use_depth", value=True), Parameter("image_qos", value="reliable"),
         Parameter("schedule", value="occlusion:3")])
@@ -151,17 +161,21 @@ def test_degrade_node_survives_and_counts_malformed_input(ros_context, ros_execu
     run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publishers.values()), 10, "the node")
     for topic, generator, burst in [("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2),
                                     ("camera_info", bad_camera_infos, 2), ("clean/entities", bad_entities, 20)]:
-        assert fuzz(ros_executor, publishers[topic], cycle(generator, PER_TOPIC), rejected(node, topic),
-                    burst=burst) == PER_TOPIC
-        assert rejected(node, topic)() == PER_TOPIC, topic
-    assert node.counters.get(CAMERA, MALFORMED) == PER_TOPIC  # each bad image is also a lost camera frame
+        assert fuzz(ros_executor, publishers[topic], cycle(generator, per_topic), rejected(node, topic),
+                    burst=burst) == per_topic
+        assert rejected(node, topic)() == per_topic, topic
+    assert node.counters.get(CAMERA, MALFORMED) == per_topic  # each bad image is also a lost camera frame
+    good = EntityArray(header=header(0), image_width=W, image_height=H,
+                       entities=[EntityMsg(id=1, label="cube", role="manipulated_object")])
+    assert fuzz(ros_executor, publishers["clean/entities"], [good] * 20,
+                lambda: node.counters.get("clean/entities", PROCESSED), burst=20) == 20  # valid ones counted too
     assert_nothing_failed(node)
     publish_good_frame(publishers, 5000)
     run_until(ros_executor, lambda: len(infos) == 1 and node.counters.get(CAMERA, PROCESSED) == 1, 10,
               "a good frame to be degraded")
 
 
-def test_replay_node_counts_stale_pace_messages(ros_context, ros_executor, tiny_bag):
+def test_replay_node_counts_stale_pace_messages(ros_context, ros_executor, tiny_bag, per_topic):
     node = ReplayNode(context=ros_context, parameter_overrides=[
         Parameter("source", value=str(tiny_bag)), Parameter("max_frames", value=1)])
     probe = Probe(ros_context)
@@ -170,6 +184,119 @@ def test_replay_node_counts_stale_pace_messages(ros_context, ros_executor, tiny_
         ros_executor.add_node(n)
     run_until(ros_executor, lambda: pace.get_subscription_count() > 0 and node.finished.is_set(), 10, "the replay")
     pace.publish(PredicateArray(frame_index=5))
-    stale = [PredicateArray(frame_index=k % 6) for k in range(PER_TOPIC)]  # none newer than 5
-    assert fuzz(ros_executor, pace, stale, lambda: node.counters.get("pace", OUT_OF_ORDER), burst=20) == PER_TOPIC
+    stale = [PredicateArray(frame_index=k % 6) for k in range(per_topic)]  # none newer than 5
+    assert fuzz(ros_executor, pace, stale, lambda: node.counters.get("pace", OUT_OF_ORDER), burst=20) == per_topic
     assert_nothing_failed(node)
+
+
+def bad_degradations(stamp):
+    yield DegradationState(kind="rain", severity=2)
+    yield DegradationState(kind="blur", severity=9)
+    yield DegradationState(kind="blur", severity=1, parameter_names=["sigma", "extra"], parameter_values=[1.0])
+
+
+def bad_actions(stamp):
+    from predrel_ros.ros.messages.actions import ground_truth_action_to_msg
+
+    teleport = ground_truth_action_to_msg("grasp", 1, stamp)
+    teleport.primitive, teleport.probability = "teleport", 5.0          # the fuzzer's `teleport 5.00 trusted`
+    yield teleport
+    nan = ground_truth_action_to_msg("grasp", 1, stamp)
+    nan.probabilities = [math.nan] * len(nan.class_names)
+    yield nan
+    far = ground_truth_action_to_msg("grasp", 2**64 - 1, stamp)         # far ahead: out of order
+    yield far
+
+
+def bad_ground_truth_actions(stamp):
+    from predrel_ros.ros.messages.actions import ground_truth_action_to_msg
+
+    unknown = ground_truth_action_to_msg("grasp", 1, stamp)
+    unknown.primitive = "teleport"
+    yield unknown
+    yield ground_truth_action_to_msg("grasp", 2**64 - 1, stamp)
+
+
+def bad_predicate_arrays(stamp):
+    from predrel_ros.predicates.estimate import PredicateEstimate
+    from predrel_ros.ros.messages.predicates import predicates_to_msg
+
+    def array(**changes):
+        msg = predicates_to_msg([PredicateEstimate("contact", 1, 3, "T", 0.9)], frame_index=1, source="fuzz",
+                                header=stamp)
+        for name, value in changes.items():
+            setattr(msg.predicates[0], name, value)
+        return msg
+
+    yield array(q_det=math.nan)
+    yield array(q_vis=-1.0)
+    yield array(code=7)
+    crowd = array()
+    crowd.predicates = list(crowd.predicates) * 20_000                   # beyond max_predicates_per_message
+    yield crowd
+
+
+def bad_entity_arrays(stamp):
+    def array(**changes):
+        entity = EntityMsg(id=1, label="cube", role="manipulated_object")
+        for name, value in changes.items():
+            setattr(entity, name, value)
+        return EntityArray(header=stamp, frame_index=1, image_width=W, image_height=H, entities=[entity])
+
+    yield array(label="")
+    yield array(box=np.float32([0, 0, 1e9, 10]))
+    yield array(depth=-math.inf)
+    yield EntityArray(header=stamp, frame_index=1, image_width=W, image_height=H,
+                      entities=[EntityMsg(id=k, label="cube", role="manipulated_object") for k in range(300)])
+
+
+def test_dashboard_survives_and_counts_malformed_input(ros_context, ros_executor, tmp_path, monkeypatch, per_topic):
+    """Every input of the dashboard; with summary_dir it decodes predicates and entities too."""
+    import io
+
+    from predrel_ros.msg import ActionEstimate, ReliabilityReport
+    from predrel_ros.ros.kit.frame_counters import TOO_LARGE
+    from predrel_ros.ros.kit.qos import LATCHED_QOS, STREAM_QOS
+    from predrel_ros.ros.messages.actions import ground_truth_action_to_msg
+    from predrel_ros.ros.nodes.dashboard_node import DashboardNode
+
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    node = DashboardNode(context=ros_context, parameter_overrides=[
+        Parameter("summary_dir", value=str(tmp_path / "summary")), Parameter("display", value="lines")])
+    probe = Probe(ros_context)
+    topics = [("degradation", DegradationState, bad_degradations, LATCHED_QOS, 1),
+              ("action", ActionEstimate, bad_actions, STREAM_QOS, 20),
+              ("ground_truth/action", ActionEstimate, bad_ground_truth_actions, STREAM_QOS, 20),
+              ("clean/predicates", PredicateArray, bad_predicate_arrays, STREAM_QOS, 2),
+              ("degraded/entities", EntityArray, bad_entity_arrays, STREAM_QOS, 2)]
+    publishers = {topic: probe.node.create_publisher(kind, topic, qos) for topic, kind, _, qos, _ in topics}
+    reports = probe.node.create_publisher(ReliabilityReport, "reliability", STREAM_QOS)
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: all(p.get_subscription_count() for p in [*publishers.values(), reports]), 10,
+              "the dashboard")
+
+    def refused(topic):
+        return lambda: sum(node.counters.get(topic, outcome) for outcome in (MALFORMED, OUT_OF_ORDER, TOO_LARGE))
+
+    # a valid first frame on each indexed stream: far-ahead indices are then judged against it
+    for topic in ("action", "ground_truth/action"):
+        publishers[topic].publish(ground_truth_action_to_msg("idle", 0))
+    reports.publish(ReliabilityReport(frame_index=0, reference_mode="clean_twin"))
+    run_until(ros_executor, lambda: all(node.counters.get(t, PROCESSED) == 1 for t in (
+        "action", "ground_truth/action", "reliability")), 10, "the first valid frames")
+
+    for topic, _, generator, _, burst in topics:
+        assert fuzz(ros_executor, publishers[topic], cycle(generator, per_topic), refused(topic),
+                    burst=burst) == per_topic
+        assert refused(topic)() == per_topic, (topic, node.counters.stream(topic))
+    far = ReliabilityReport(frame_index=2**64 - 1, reference_mode="clean_twin")
+    assert fuzz(ros_executor, reports, [far] * per_topic, refused("reliability"), burst=20) == per_topic
+    assert node.counters.get("clean/predicates", TOO_LARGE) == per_topic // 4
+    assert_nothing_failed(node)
+    # still alive: valid input is processed
+    publishers["action"].publish(ground_truth_action_to_msg("grasp", 3))
+    publishers["degradation"].publish(degradation_to_msg("blur", 2))
+    run_until(ros_executor, lambda: node.counters.get("action", PROCESSED) == 2 and
+              node.counters.get("degradation", PROCESSED) == 1, 10, "valid input to be processed")
+    assert node.state.action.primitive == "grasp"

@@ -211,3 +211,43 @@ def test_a_frame_stamped_far_in_the_future_does_not_block_the_stream(ros_context
     assert [stamp_to_ns(m.header) for m in entities] == expected
     assert [m.frame_index for m in entities] == [stamps.index(stamp) for stamp in expected]
     assert node.counters.get(FRAMES, PROCESSED) == len(expected)
+
+
+def test_a_live_compressed_camera_with_compressed_depth_runs_through_perception(ros_context, ros_executor, model_dir):
+    """image_transport compressed (jpeg on image_raw/compressed), depth_transport compressedDepth:
+    entities with 3D points; garbage on the compressed topic is counted malformed and the next frame
+    is processed."""
+    from sensor_msgs.msg import CameraInfo, CompressedImage
+
+    from predrel_ros.core.frame import CameraIntrinsics
+    from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info
+    from predrel_ros.ros.messages.images import numpy_to_compressed_depth, numpy_to_compressed_image
+
+    node = perception(ros_context, model_dir, image_qos="reliable", use_depth=True, image_transport="compressed",
+                      depth_transport="compressedDepth")
+    probe = Probe(ros_context, namespace="degraded")
+    entities = probe.watch(EntityArray, "entities")
+    camera = probe.node.create_publisher(CompressedImage, "image_raw/compressed", 10)
+    depth = probe.node.create_publisher(CompressedImage, "depth/image_raw/compressedDepth", 10)
+    info = probe.node.create_publisher(CameraInfo, "camera_info", 10)
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: min(p.get_subscription_count() for p in (camera, depth, info)) > 0 and
+              probe.node.count_publishers("entities") > 0, 10, "the perception node")
+    intrinsics = CameraIntrinsics(width=320, height=240, fx=300.0, fy=300.0, cx=159.5, cy=119.5)
+    rgb = np.zeros((240, 320, 3), np.uint8)
+    metres = np.full((240, 320), 0.9, np.float32)
+    for k in range(3):
+        header = header_at(10**9 * (k + 1), "cam")
+        if k == 1:
+            camera.publish(CompressedImage(header=header, format="jpeg", data=b"\xff\xd8\xff not a jpeg"))
+        else:
+            camera.publish(numpy_to_compressed_image(rgb, "jpeg", header))
+        depth.publish(numpy_to_compressed_depth(metres, "16UC1", header))
+        info.publish(intrinsics_to_camera_info(intrinsics, header))
+        if k != 1:
+            run_until(ros_executor, lambda: len(entities) == (1 if k == 0 else 2), 10, f"entities of frame {k}")
+    run_until(ros_executor, lambda: node.counters.get("image_raw", "malformed") == 1, 5, "the malformed count")
+    assert [len(m.entities) for m in entities] == [3, 3]
+    points = [e.point3d for e in entities_from_msg(entities[-1]) if e.point3d is not None]
+    assert points and all(p[2] == pytest.approx(0.9, abs=0.01) for p in points)

@@ -124,3 +124,29 @@ def test_a_frame_indexed_far_in_the_future_does_not_block_the_stream(ros_context
     assert [m.frame_index for m in received] == expected
     assert node.counters.get(ENTITIES, OUT_OF_ORDER) == len(sent) - len(received)
     assert node.counters.get(ENTITIES, RESTARTS) == int(first)
+
+
+def test_an_entity_array_beyond_the_bound_is_refused_at_once_and_valid_frames_go_on(ros_context, ros_executor,
+                                                                                  episode):
+    """The fuzzer's EntityArray of 300 entities (13.5 s, +670 MB before the bound): refused unread,
+    counted too_large; the bound changes at runtime."""
+    import time
+
+    from rclpy.parameter import Parameter as RuntimeParameter
+
+    from predrel_ros.msg import Entity as EntityMsg
+    from predrel_ros.ros.kit.frame_counters import TOO_LARGE
+
+    node, publisher, received = start(ros_context, ros_executor)
+    crowd = entity_msg(episode[0], 0)
+    crowd.entities = [EntityMsg(id=k, label="cube", role="manipulated_object") for k in range(300)]
+    started = time.monotonic()
+    publisher.publish(crowd)
+    run_until(ros_executor, lambda: node.counters.get(ENTITIES, TOO_LARGE) == 1, 5, "the crowd to be refused")
+    assert time.monotonic() - started < 2.0
+    publisher.publish(entity_msg(episode[1], 1))
+    run_until(ros_executor, lambda: len(received) == 1, 10, "the next valid frame")
+    assert node.set_parameters([RuntimeParameter("max_entities_per_message", value=1)])[0].successful
+    publisher.publish(entity_msg(episode[2], 2))
+    run_until(ros_executor, lambda: node.counters.get(ENTITIES, TOO_LARGE) == 2, 5, "a frame beyond the new bound")
+    assert node.counters.stream(ENTITIES) == {PROCESSED: 1, TOO_LARGE: 2}

@@ -16,7 +16,7 @@ from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, Frame
 from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics  # noqa: E402
 from predrel_ros.ros.messages.fields import stamp_to_ns  # noqa: E402
 from predrel_ros.ros.messages.frame_info import frame_info_from_msg  # noqa: E402
-from predrel_ros.ros.messages.images import image_to_numpy  # noqa: E402
+from predrel_ros.ros.messages.images import depth_image_to_metres, image_to_numpy  # noqa: E402
 from predrel_ros.ros.nodes.replay_node import ReplayNode  # noqa: E402
 from predrel_ros.ros.replay.twin_degrader import TwinDegrader  # noqa: E402
 from predrel_ros.sources.open_source import open_frames  # noqa: E402
@@ -167,6 +167,37 @@ def test_an_image_folder_plays_without_camera_info_or_ground_truth(ros_context, 
     for msg, rgb in zip(received, images):
         np.testing.assert_array_equal(image_to_numpy(msg), rgb)
     assert not any(p.topic_name.startswith("/ground_truth") for p in node.publishers)
+
+
+def test_a_compressed_bag_on_camera_image_raw_plays_with_its_camera_info(ros_context, ros_executor, tmp_path):
+    """A png CompressedImage bag on /camera/image_raw/compressed with /camera/camera_info and
+    compressedDepth: found by message type, played with depth and intrinsics."""
+    from predrel_ros.core.frame import CameraIntrinsics, Frame
+    from predrel_ros.sources.bag import BagTopics, BagWriter
+
+    rng = np.random.default_rng(6)
+    camera = CameraIntrinsics(width=32, height=24, fx=30.0, fy=30.0, cx=15.5, cy=11.5)
+    frames = [Frame(index=k, stamp_ns=(k + 1) * 50_000_000, rgb=rng.integers(0, 256, (24, 32, 3), dtype=np.uint8),
+                    depth=np.full((24, 32), 0.5 + k, np.float32), camera=camera) for k in range(3)]
+    topics = BagTopics(color="/camera/image_raw/compressed", depth="/camera/depth/image_raw/compressedDepth",
+                       color_info="/camera/camera_info", depth_info="/camera/depth/camera_info")
+    with BagWriter(tmp_path / "bag", topics=topics, image_codec="png", compressed_depth=True) as writer:
+        for frame in frames:
+            writer.write(frame)
+    probe = Probe(ros_context)
+    received = probe.watch(Image, "clean/image_raw")
+    depths = probe.watch(Image, "clean/depth/image_raw")
+    camera_infos = probe.watch(CameraInfo, "clean/camera_info")
+    ros_executor.add_node(probe.node)
+    node = replay(ros_context, source=str(tmp_path / "bag"), rate=50.0, shutdown_when_done=True)
+    ros_executor.add_node(node)
+    run_until(ros_executor, lambda: node.exit_code is not None and len(received) == 3 and len(depths) == 3, 20,
+              "three frames with depth")
+    assert node.exit_code == 0 and camera_infos
+    np.testing.assert_allclose(camera_info_to_intrinsics(camera_infos[0]), [[30, 0, 15.5], [0, 30, 11.5], [0, 0, 1]])
+    for msg, depth, frame in zip(received, depths, frames):
+        np.testing.assert_array_equal(image_to_numpy(msg), frame.rgb)
+        np.testing.assert_allclose(depth_image_to_metres(depth), frame.depth, atol=1e-6)
 
 
 def test_a_pace_message_indexed_far_in_the_future_releases_nothing(ros_context, ros_executor, tiny_bag):

@@ -74,6 +74,33 @@ def test_rosbag_input(scene_model_dir, tmp_path):
     assert json.loads((out / "summary.json").read_text())["frames"] == 3
 
 
+def test_compressed_bag_of_another_driver_detects_without_renaming(scene_model_dir, tmp_path, capsys):
+    """/camera/image_raw/compressed (jpeg) found by type; a second image topic needs --image-topic."""
+    from predrel_ros.sources.bag import BagTopics, BagWriter
+
+    frames = [Frame(index=i, stamp_ns=(i + 1) * 100_000_000, rgb=np.zeros((240, 320, 3), np.uint8)) for i in range(2)]
+    topics = BagTopics(color="/camera/image_raw/compressed", depth=None, color_info=None, depth_info=None)
+    with BagWriter(tmp_path / "run", topics=topics, image_codec="jpeg") as writer:
+        for frame in frames:
+            writer.write(frame)
+    out = tmp_path / "out"
+    assert cli.main(["detect", "--input", str(tmp_path / "run"), "--out", str(out), "--model", str(scene_model_dir),
+                     "--no-overlays"] + BACKEND) == 0
+    assert json.loads((out / "summary.json").read_text())["frames"] == 2
+    with BagWriter(tmp_path / "two", topics=topics, image_codec="jpeg") as writer:
+        writer.write(frames[0])
+        writer.topics = BagTopics(color="/other/image_raw", depth=None, color_info=None, depth_info=None)
+        writer.image_codec = "raw"  # a second camera, raw, in the same bag
+        writer.write(frames[1])
+    assert cli.main(["detect", "--input", str(tmp_path / "two"), "--out", str(out), "--model", str(scene_model_dir),
+                     "--no-overlays"] + BACKEND) == 1
+    assert ("several colour image topics: /camera/image_raw/compressed (CompressedImage), /other/image_raw (Image)"
+            in capsys.readouterr().err)
+    assert cli.main(["detect", "--input", str(tmp_path / "two"), "--out", str(tmp_path / "o2"), "--model",
+                     str(scene_model_dir), "--no-overlays", "--image-topic", "/other/image_raw"] + BACKEND) == 0
+    assert json.loads((tmp_path / "o2" / "summary.json").read_text())["frames"] == 1
+
+
 def test_errors_are_reported_without_traceback(scene_model_dir, tmp_path, capsys):
     assert cli.main(["detect", "--input", str(tmp_path / "missing.mp4"), "--out", str(tmp_path / "o"),
                      "--model", str(scene_model_dir)] + BACKEND) == 1

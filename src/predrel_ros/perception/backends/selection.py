@@ -3,9 +3,11 @@
 `backend: auto` picks TensorRT > ONNX Runtime > PyTorch: the first whose runtime is usable here and
 for which the model directory holds a file it loads, and logs why each better one was passed over.
 
-A model is a file or a directory. For a file, its siblings with the same stem count too (model.onnx
-beside model.pt2). In a directory, files named `model.*` come first, then any file with a suffix a
-backend loads. TensorRT prefers the ONNX file (the engine cache can rebuild from it) over .engine.
+A model is a file or a directory. A file is loaded as named, or not at all: a backend that does not
+load its kind is an error, never a switch to the file beside it (a corrupt model.onnx with backend
+pytorch once loaded the model.pt2 next to it). In a directory, files named `model.*` come first,
+then any file with a suffix a backend loads. TensorRT prefers the ONNX file (the engine cache can
+rebuild from it) over .engine.
 """
 from __future__ import annotations
 
@@ -48,8 +50,7 @@ def model_files(model: str | Path) -> dict[str, Path]:
     if model.is_dir():
         candidates = sorted(model.iterdir(), key=lambda p: (p.stem != "model", p.name))
     elif model.is_file():
-        siblings = sorted(p for p in model.parent.iterdir() if p.stem == model.stem and p != model)
-        candidates = [model] + siblings
+        candidates = [model]
     else:
         raise UserError(f"model {model} does not exist")
     found = {}
@@ -71,8 +72,9 @@ def create_backend(config: BackendConfig, model: str | Path) -> tuple[InferenceB
         if reason:
             raise BackendUnavailable(f"backend {config.name}: {reason}")
         if config.name not in files:
-            raise UserError(f"backend {config.name} loads {backend.model_suffixes} files; {model} "
-                            f"has none")
+            what = f"is a {Path(model).suffix or 'suffix-less'} file" if Path(model).is_file() else "has none"
+            raise UserError(f"backend {config.name} loads {'/'.join(backend.model_suffixes)} files; {model} "
+                            f"{what}")
         return _instantiate(config.name, config), files[config.name]
     passed_over = []
     for name in AUTO_ORDER:

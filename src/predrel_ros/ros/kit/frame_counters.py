@@ -36,11 +36,13 @@ IMAGE_LOST = "image_lost"
 NO_FRAME_INFO = "no_frame_info"
 #: its twin frame (the same frame_index on the reference stream, or the evaluated one) never came
 UNMATCHED = "unmatched"
+#: it held more entities or predicates than the node's per-message bound (refused before any work)
+TOO_LARGE = "too_large"
 #: processing raised an unexpected error (logged with its traceback)
 FAILED = "failed"
 
 OUTCOMES = (PROCESSED, DROPPED_STALE, DROPPED_BY_DEGRADATION, MALFORMED, OUT_OF_ORDER, UNSYNCHRONISED,
-            NO_SUBSCRIBERS, IMAGE_LOST, NO_FRAME_INFO, UNMATCHED, FAILED)
+            NO_SUBSCRIBERS, IMAGE_LOST, NO_FRAME_INFO, UNMATCHED, TOO_LARGE, FAILED)
 
 
 class FrameCounters:

@@ -3,7 +3,8 @@
 - parameters from `ParameterSpec`s (`self.params`, validated at start and on change);
 - counters of every input's outcome (`self.count(stream, outcome)`), logged at shutdown;
 - subscriptions whose callbacks never kill the node: a `ValueError` (bad content) is counted
-  `malformed` for that stream and logged rate-limited with how many were held back, any other
+  `malformed` for that stream (a `TooLarge` one, more items than the node's bound, `too_large`)
+  and logged rate-limited with how many were held back, any other
   exception is counted `failed` and logged with its traceback (rate-limited too);
 - publishers and subscriptions that log incompatible QoS clearly (`qos.py`) and turn it into an
   ERROR condition on `/diagnostics` for a while;
@@ -28,12 +29,13 @@ from rclpy.qos import QoSProfile
 
 from predrel_ros.ros.kit import qos
 from predrel_ros.ros.kit.diagnostics import NodeDiagnostics
-from predrel_ros.ros.kit.frame_counters import FAILED, MALFORMED, FrameCounters, summary
+from predrel_ros.ros.kit.frame_counters import FAILED, MALFORMED, TOO_LARGE, FrameCounters, summary
 from predrel_ros.ros.kit.health import ERROR, Health
 from predrel_ros.ros.kit.latency import LatencyWindow
 from predrel_ros.ros.kit.log_throttle import LogThrottle, suppressed_note
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.parameters import NodeParameters
+from predrel_ros.ros.messages.fields import TooLarge
 
 #: the shortest time between two log lines about the same kind of bad input on one stream
 REJECT_LOG_PERIOD_S = 5.0
@@ -104,6 +106,8 @@ class PredrelNode(Node):
         def run(*args) -> None:
             try:
                 callback(*args)
+            except TooLarge as error:
+                self.reject(stream, error, TOO_LARGE)
             except ValueError as error:
                 self.reject(stream, error)
             except Exception as error:  # a bug must cost one message, not the node

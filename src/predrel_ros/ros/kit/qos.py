@@ -1,10 +1,13 @@
 """QoS of predrel_ros topics, and clear logs when a peer's QoS prevents a connection.
 
-Images: the `image_qos` parameter (default `sensor_data`: best effort, keep last) with
-`image_qos_depth`; publishers keep `image_qos_depth` frames (default 5), subscribers at most 2,
-because they process only the newest frame. Other streams (FrameInfo, entities, predicates):
-reliable, keep last 50 (`STREAM_QOS`). The current degradation: reliable + transient local, depth 1
-(`LATCHED_QOS`), so a late subscriber (a dashboard) still gets it.
+Images: the `image_qos` parameter with `image_qos_depth`; publishers keep `image_qos_depth` frames
+(default 5), subscribers at most 2, because they process only the newest frame. The default,
+`matched`, is image_pipeline's rule: a subscriber takes the reliability and durability of the
+topic's publishers when it starts (best effort if any of them is), and the sensor-data profile (best
+effort, which connects to every publisher) when none is up yet; publishers use sensor_data. Other
+streams (FrameInfo, entities, predicates): reliable, keep last 50 (`STREAM_QOS`). The current
+degradation: reliable + transient local, depth 1 (`LATCHED_QOS`), so a late subscriber (a dashboard)
+still gets it.
 
 "No output" is the most common complaint about ROS perception nodes, and the usual cause is a
 reliable subscriber on a best-effort camera: the two never connect and nothing says so. Every
@@ -30,7 +33,8 @@ from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 
 #: image_qos values
 SENSOR_DATA, RELIABLE, BEST_EFFORT, SYSTEM_DEFAULT = "sensor_data", "reliable", "best_effort", "system_default"
-IMAGE_QOS_CHOICES = (SENSOR_DATA, RELIABLE, BEST_EFFORT, SYSTEM_DEFAULT)
+MATCHED = "matched"
+IMAGE_QOS_CHOICES = (MATCHED, SENSOR_DATA, RELIABLE, BEST_EFFORT, SYSTEM_DEFAULT)
 #: the most frames an image subscriber keeps: it processes only the newest
 SUBSCRIBER_IMAGE_DEPTH = 2
 
@@ -39,20 +43,43 @@ LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, histor
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 IMAGE_QOS_PARAMETERS = (
-    ParameterSpec("image_qos", SENSOR_DATA,
-                  "QoS of the image, depth and camera_info topics: sensor_data / best_effort (best effort, "
-                  "what most camera drivers publish), reliable, or system_default; a reliable subscriber "
-                  "never connects to a best-effort publisher", choices=IMAGE_QOS_CHOICES),
+    ParameterSpec("image_qos", MATCHED,
+                  "QoS of the image, depth and camera_info topics: matched (subscribers take the publishers' "
+                  "reliability and durability at start, else sensor_data; publishers sensor_data), "
+                  "sensor_data / best_effort (best effort, what most camera drivers publish), reliable, or "
+                  "system_default; a reliable subscriber never connects to a best-effort publisher",
+                  choices=IMAGE_QOS_CHOICES),
     ParameterSpec("image_qos_depth", 5, "history depth of image publishers (subscribers keep at most "
                   f"{SUBSCRIBER_IMAGE_DEPTH}: they process the newest frame only)", minimum=1, maximum=100),
 )
 
 
-def image_qos(name: str, depth: int, subscriber: bool = False) -> QoSProfile:
-    """The QoS profile of image topics for the `image_qos` parameter value `name`."""
+def matched_publisher_qos(node, topic: str) -> QoSProfile:
+    """image_pipeline's rule: the reliability and durability the publishers of `topic` offer (best
+    effort / volatile if any of them does), else the sensor-data profile."""
+    try:
+        publishers = node.get_publishers_info_by_topic(node.resolve_topic_name(topic))
+    except Exception:  # a graph query that fails must not stop a node from starting
+        publishers = []
+    if not publishers:
+        return qos_profile_sensor_data
+    profiles = [info.qos_profile for info in publishers]
+    best_effort = any(p.reliability == ReliabilityPolicy.BEST_EFFORT for p in profiles)
+    volatile = any(p.durability == DurabilityPolicy.VOLATILE for p in profiles)
+    return QoSProfile(depth=qos_profile_sensor_data.depth, history=HistoryPolicy.KEEP_LAST,
+                      reliability=ReliabilityPolicy.BEST_EFFORT if best_effort else ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.VOLATILE if volatile else DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def image_qos(name: str, depth: int, subscriber: bool = False, node=None, topic: str = "") -> QoSProfile:
+    """The QoS profile of image topics for the `image_qos` parameter value `name` (`matched`: the
+    publishers' of `topic` as `node` sees them, for a subscriber; sensor_data otherwise)."""
     if name not in IMAGE_QOS_CHOICES:
         raise ValueError(f"image_qos {name!r} is not one of {', '.join(IMAGE_QOS_CHOICES)}")
-    base = {SENSOR_DATA: qos_profile_sensor_data, SYSTEM_DEFAULT: qos_profile_system_default}.get(name)
+    if name == MATCHED:
+        base = matched_publisher_qos(node, topic) if subscriber and node is not None else qos_profile_sensor_data
+    else:
+        base = {SENSOR_DATA: qos_profile_sensor_data, SYSTEM_DEFAULT: qos_profile_system_default}.get(name)
     if base is None:
         reliability = ReliabilityPolicy.RELIABLE if name == RELIABLE else ReliabilityPolicy.BEST_EFFORT
         base = QoSProfile(depth=depth, reliability=reliability, durability=DurabilityPolicy.VOLATILE)

@@ -22,7 +22,7 @@ class TopicSpec:
 
 
 #: QoS in words, for the tables
-IMAGE_QOS_TEXT = "`image_qos` (default sensor_data: best effort)"
+IMAGE_QOS_TEXT = "`image_qos` (default matched: the publishers', else best effort)"
 STREAM_QOS_TEXT = "reliable, keep last 50"
 LATCHED_QOS_TEXT = "reliable, transient local, depth 1"
 DIAGNOSTICS = TopicSpec("/diagnostics", "diagnostic_msgs/DiagnosticArray", PUBLISHES, "reliable, keep last 10",

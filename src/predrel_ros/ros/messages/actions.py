@@ -2,6 +2,7 @@
 messages alike."""
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
@@ -43,3 +44,21 @@ def primitive_from_msg(msg: Message) -> str:
         raise ValueError(f"ActionEstimate names unknown primitive {msg.primitive!r}; expected one of "
                          f"{PRIMITIVE_LABELS}")
     return msg.primitive
+
+
+def check_action_estimate(msg: Message) -> None:
+    """ValueError unless an ActionEstimate is consistent: a non-empty primitive that is the most
+    probable of its class names, probabilities finite in [0, 1] summing to 1, one per class name,
+    and `probability` the primitive's."""
+    names, probabilities = list(msg.class_names), np.asarray(msg.probabilities, dtype=np.float64)
+    if not names or probabilities.shape != (len(names),):
+        raise ValueError(f"ActionEstimate has {len(names)} class names and {probabilities.size} probabilities; "
+                         f"expected one probability per class name")
+    if not np.all(np.isfinite(probabilities)) or probabilities.min() < 0 or probabilities.max() > 1:
+        raise ValueError(f"ActionEstimate probabilities must lie in [0, 1], got {probabilities.tolist()}")
+    if abs(probabilities.sum() - 1.0) > 1e-3:
+        raise ValueError(f"ActionEstimate probabilities sum to {probabilities.sum():.4f}, not 1")
+    best = int(np.argmax(probabilities))
+    if msg.primitive != names[best] or not math.isclose(float(msg.probability), probabilities[best], abs_tol=1e-6):
+        raise ValueError(f"ActionEstimate primitive {msg.primitive!r} with probability {msg.probability} is not "
+                         f"the most probable class ({names[best]!r}, {probabilities[best]:.4f})")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from predrel_ros.core.frame import CAMERA_FRAME_ID, CameraIntrinsics
-from predrel_ros.ros.messages.fields import header_at, stamp_to_ns
+from predrel_ros.ros.messages.fields import check_image_size, header_at, stamp_to_ns
 from predrel_ros.ros.messages.message_classes import CAMERA_INFO, RCLPY, REGION_OF_INTEREST, Message, MessageClasses
 
 
@@ -22,6 +22,16 @@ def intrinsics_to_camera_info(camera: CameraIntrinsics, header: Message | None =
         distortion_model=camera.distortion_model, d=classes.sequence(camera.distortion, np.float64),
         k=K.reshape(9).astype(np.float64), r=np.eye(3).reshape(9),
         p=np.hstack([K, np.zeros((3, 1))]).reshape(12).astype(np.float64), binning_x=0, binning_y=0, roi=roi)
+
+
+def check_camera_info(msg: Message) -> None:
+    """ValueError unless the image size is 1..MAX_IMAGE_SIDE and D, R and P are finite (K: see
+    `camera_info_to_intrinsics`)."""
+    check_image_size(msg.width, msg.height, "CameraInfo")
+    for name in ("d", "r", "p"):
+        values = np.asarray(getattr(msg, name), dtype=np.float64)
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"CameraInfo.{name} has non-finite values: {values.tolist()}")
 
 
 def camera_info_to_intrinsics(msg: Message) -> np.ndarray:
@@ -41,6 +51,7 @@ def camera_info_to_intrinsics(msg: Message) -> np.ndarray:
 def camera_info_to_camera(msg: Message) -> CameraIntrinsics:
     """The intrinsics `msg` describes (K checked as by `camera_info_to_intrinsics`); an empty
     distortion model reads as plumb_bob, an empty frame_id as the camera's optical frame."""
+    check_camera_info(msg)
     k = camera_info_to_intrinsics(msg)
     return CameraIntrinsics(width=int(msg.width), height=int(msg.height), fx=float(k[0, 0]), fy=float(k[1, 1]),
                             cx=float(k[0, 2]), cy=float(k[1, 2]), distortion=tuple(float(v) for v in msg.d),

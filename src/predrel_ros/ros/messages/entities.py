@@ -5,6 +5,10 @@ all-false mask is sent as "no mask"). Depth: the message's `depth` carries the t
 coordinate (NaN when the centroid has none) and `point3d` the 3-D point, so both survive a round
 trip, whichever of them an entity has (`Entity.depth` takes the point's Z first). The entity's
 attributes dict is not carried.
+
+Decoding refuses (ValueError) what no producer sends: an empty label, a box beyond
+`BOX_IMAGE_MULTIPLE` times the image, an infinite or negative depth, an image size beyond
+`fields.MAX_IMAGE_SIDE`, and (`TooLarge`) more entities than the receiver's bound.
 """
 from __future__ import annotations
 
@@ -16,9 +20,17 @@ import numpy as np
 from predrel_ros.core import masks
 from predrel_ros.core.entities import Entity
 from predrel_ros.ros.messages.degradations import degradation_or_none
-from predrel_ros.ros.messages.fields import check_ros_string, header_or_default
+from predrel_ros.ros.messages.fields import (
+    MAX_ENTITIES_PER_MESSAGE,
+    check_count,
+    check_image_size,
+    check_ros_string,
+    header_or_default,
+)
 from predrel_ros.ros.messages.message_classes import ENTITY, ENTITY_ARRAY, RCLPY, Message, MessageClasses
 
+#: a box coordinate may lie this many image sizes from the origin (partly outside the image is fine)
+BOX_IMAGE_MULTIPLE = 8
 _NO_MASK = masks.MaskRLE(0, 0, 0, 0, np.zeros(0, np.uint32))
 _UINT16_MAX = np.iinfo(np.uint16).max
 
@@ -53,6 +65,8 @@ def mask_from_msg(msg: Message, height: int, width: int, decode: bool = True) ->
 def entity_to_msg(entity: Entity, *, classes: MessageClasses = RCLPY) -> Message:
     """Entity message of `entity`."""
     check_ros_string(entity.label, f"Entity {entity.id}: label")
+    if not entity.label:
+        raise ValueError(f"Entity {entity.id}: the label is empty")
     centroid = entity.centroid
     has_point = entity.point3d is not None
     return classes.build(
@@ -69,11 +83,22 @@ def entity_from_msg(msg: Message, image_height: int, image_width: int, frame_ind
     """Entity of an Entity message; masks are decoded at image_height x image_width (decode_masks=False:
     checked but left out, for a consumer of boxes, classes and visibility only, which keeps no
     image-sized data). A finite depth becomes the third centroid coordinate."""
+    if not msg.label:
+        raise ValueError(f"Entity {msg.id}: the label is empty")
+    box = np.asarray(msg.box, dtype=np.float64)
+    if image_width and image_height and np.all(np.isfinite(box)):
+        bound = BOX_IMAGE_MULTIPLE * max(image_width, image_height)
+        if np.any(np.abs(box) > bound):
+            raise ValueError(f"Entity {msg.id}: box {box.tolist()} lies beyond {BOX_IMAGE_MULTIPLE} times the "
+                             f"{image_width}x{image_height} image")
+    depth = float(msg.depth)
+    if math.isinf(depth) or depth < 0:
+        raise ValueError(f"Entity {msg.id}: depth {depth} m; expected a finite depth >= 0, or NaN for unknown")
     centroid = [float(msg.centroid[0]), float(msg.centroid[1])]
-    if math.isfinite(msg.depth):
-        centroid.append(float(msg.depth))
+    if math.isfinite(depth):
+        centroid.append(depth)
     return Entity(
-        id=int(msg.id), label=msg.label, role=msg.role, box=np.asarray(msg.box, dtype=np.float64),
+        id=int(msg.id), label=msg.label, role=msg.role, box=box,
         mask=mask_from_msg(msg, image_height, image_width, decode_masks), score=float(msg.score),
         visibility=float(msg.visibility), track_quality=float(msg.track_quality),
         mask_quality=float(msg.mask_quality), centroid=np.asarray(centroid),
@@ -98,10 +123,13 @@ def entities_to_msg(entities: Iterable[Entity], *, frame_index: int, image_width
         degradation=degradation_or_none(degradation, classes), entities=converted)
 
 
-def entities_from_msg(msg: Message, decode_masks: bool = True) -> list[Entity]:
+def entities_from_msg(msg: Message, decode_masks: bool = True,
+                      max_entities: int = MAX_ENTITIES_PER_MESSAGE) -> list[Entity]:
     """Entities of an EntityArray, with frame_index and masks at the array's image size
-    (decode_masks=False: masks checked, not built)."""
+    (decode_masks=False: masks checked, not built); TooLarge beyond `max_entities`, before any work."""
+    check_count(len(msg.entities), max_entities, "EntityArray.entities", "max_entities_per_message")
     height, width = int(msg.image_height), int(msg.image_width)
+    check_image_size(width, height, "EntityArray", allow_unset=True)
     entities = []
     for i, entity_msg in enumerate(msg.entities):
         try:

@@ -9,8 +9,17 @@ its own first step:
    `metres_from_pixels(pixels, encoding)` (H x W float32 metres); `image_to_rgb8(msg)` and
    `depth_image_to_metres(msg)` are both steps.
 
-`numpy_to_image` builds an Image with one copy of the pixels. No cv_bridge is needed (the ROS 2 one
-is not installable from PyPI and the PyPI `cv-bridge` is the ROS 1 one).
+sensor_msgs/CompressedImage (duck-typed: a message with `format` and no `encoding`) has its own
+first step, `compressed_image_to_numpy(msg)`: jpeg or png (the `compressed` transport of
+image_transport, whose `format` reads "rgb8; jpeg compressed bgr8", or a driver's plain "jpeg"),
+and the `compressedDepth` transport's png ("16UC1; compressedDepth png": a 12-byte header, then a
+16-bit png; for 32FC1 the png holds quantised inverse depth, decoded with the header's two
+parameters as compressed_depth_image_transport does). `image_to_rgb8` and `depth_image_to_metres`
+take either message. Other codecs (rvl, theora, h264) raise `UnsupportedEncoding`.
+
+`numpy_to_image` builds an Image with one copy of the pixels; `numpy_to_compressed_image` and
+`numpy_to_compressed_depth` build the compressed messages the two transports would publish. No
+cv_bridge is needed (the ROS 2 one is not installable from PyPI and the PyPI `cv-bridge` is the ROS 1 one).
 
 Encodings (`IMAGE_ENCODINGS`) are the names of sensor_msgs/image_encodings.hpp, matched exactly:
 "rgb8" but "16UC1", as cv_bridge and image_transport match them. Another spelling ("RGB8",
@@ -21,6 +30,7 @@ driver to one of them), malformed messages `ValueError` naming the field.
 """
 from __future__ import annotations
 
+import struct
 import sys
 from dataclasses import dataclass
 
@@ -28,7 +38,7 @@ import numpy as np
 
 from predrel_ros.core.errors import UserError
 from predrel_ros.ros.messages.fields import header_or_default
-from predrel_ros.ros.messages.message_classes import IMAGE, RCLPY, Message, MessageClasses
+from predrel_ros.ros.messages.message_classes import COMPRESSED_IMAGE, IMAGE, RCLPY, Message, MessageClasses
 
 
 @dataclass(frozen=True)
@@ -166,11 +176,173 @@ def metres_from_pixels(pixels: np.ndarray, encoding: str) -> np.ndarray:
                      f"mono16 or 32FC1")
 
 
+#: the smallest image side, and the most one side may exceed the other, of a frame the pipeline takes
+#: (no camera delivers a 2000x1 image; letterboxing it would shrink one side to nothing)
+MIN_IMAGE_SIDE = 8
+MAX_ASPECT_RATIO = 32
+
+
+def check_image_shape(pixels: np.ndarray, what: str = "image") -> np.ndarray:
+    """`pixels`, else ValueError when the image is degenerate (a side below MIN_IMAGE_SIDE, or one
+    side more than MAX_ASPECT_RATIO times the other)."""
+    height, width = int(pixels.shape[0]), int(pixels.shape[1])
+    if min(height, width) < MIN_IMAGE_SIDE or max(height, width) > MAX_ASPECT_RATIO * min(height, width):
+        raise ValueError(f"the {what} is degenerate ({width}x{height}); expected sides of at least "
+                         f"{MIN_IMAGE_SIDE} pixels and an aspect ratio within 1:{MAX_ASPECT_RATIO}")
+    return pixels
+
+
+#: image codecs of the `compressed` transport (and the png of `compressedDepth`), by their magic bytes
+COMPRESSED_CODECS = {"jpeg": b"\xff\xd8\xff", "png": b"\x89PNG\r\n\x1a\n"}
+_CODEC_SPELLINGS = {"jpeg": "jpeg", "jpg": "jpeg", "png": "png"}
+#: the `compressedDepth` transport's header: int32 format (0: inverse depth), float32 depthQuantA, depthQuantB
+_DEPTH_HEADER = struct.Struct("<iff")
+#: compressed_depth_image_transport's defaults for 32FC1 (parameters depth_max, depth_quantization)
+DEPTH_MAX = 10.0
+DEPTH_QUANTIZATION = 100.0
+
+
+def is_compressed(msg: Message) -> bool:
+    """True for a sensor_msgs/CompressedImage (it has `format` where an Image has `encoding`)."""
+    return hasattr(msg, "format") and not hasattr(msg, "encoding")
+
+
+def _format_words(msg: Message) -> list[str]:
+    return str(msg.format).replace(";", " ").split()
+
+
+def is_compressed_depth(msg: Message) -> bool:
+    """True for a CompressedImage of the `compressedDepth` transport."""
+    return is_compressed(msg) and "compresseddepth" in (word.lower() for word in _format_words(msg))
+
+
+def _decode(data: bytes, what: str, fmt: str) -> np.ndarray:
+    """Pixels of jpeg or png bytes (uint8 or uint16; H x W, or H x W x 3 / 4 in BGR(A) order)."""
+    codec = next((name for name, magic in COMPRESSED_CODECS.items() if data.startswith(magic)), None)
+    if codec is None:
+        raise ValueError(f"{what} (format {fmt!r}) is neither jpeg nor png data (starts with {data[:8]!r})")
+    import cv2
+
+    pixels = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+    if pixels is None or pixels.size == 0:
+        raise ValueError(f"{what} (format {fmt!r}) is not a decodable {codec} image ({len(data)} bytes)")
+    return pixels
+
+
+def compressed_image_to_numpy(msg: Message) -> tuple[np.ndarray, str]:
+    """(pixels, encoding) of a colour CompressedImage: H x W x 3 "bgr8", H x W x 4 "bgra8", H x W
+    "mono8" or "mono16", as the codec stored them (whatever the original encoding in `format`)."""
+    fmt = str(msg.format)
+    words = [word.lower() for word in _format_words(msg)]
+    codecs = {_CODEC_SPELLINGS[word] for word in words if word in _CODEC_SPELLINGS}
+    if "compresseddepth" in words:
+        raise ValueError(f"CompressedImage.format {fmt!r} is a compressedDepth image, not a colour image")
+    if not codecs and words:
+        raise UnsupportedEncoding(f"unsupported image encoding: CompressedImage.format {fmt!r} names no "
+                                  f"supported codec; expected one of {tuple(COMPRESSED_CODECS)}")
+    pixels = _decode(bytes(msg.data), "CompressedImage.data", fmt)
+    if pixels.ndim == 2:
+        return pixels, "mono8" if pixels.dtype == np.uint8 else "mono16"
+    if pixels.dtype != np.uint8 or pixels.shape[2] not in (3, 4):
+        raise ValueError(f"CompressedImage (format {fmt!r}) decodes to {pixels.dtype} x {pixels.shape[2]} "
+                         f"channels; expected 8-bit colour")
+    return pixels, "bgr8" if pixels.shape[2] == 3 else "bgra8"
+
+
+def compressed_depth_to_metres(msg: Message) -> np.ndarray:
+    """H x W float32 metres of a `compressedDepth` CompressedImage, NaN where unknown."""
+    fmt = str(msg.format)
+    words = _format_words(msg)
+    encoding = words[0] if words else ""
+    if encoding not in ("16UC1", "mono16", "32FC1"):
+        raise UnsupportedEncoding(f"unsupported image encoding: compressedDepth format {fmt!r} has depth "
+                                  f"encoding {encoding!r}; expected 16UC1, mono16 or 32FC1")
+    if any(word.lower() == "rvl" for word in words):
+        raise UnsupportedEncoding(f"unsupported image encoding: compressedDepth format {fmt!r} uses rvl; "
+                                  f"set the publisher's format parameter to png")
+    data = bytes(msg.data)
+    if len(data) <= _DEPTH_HEADER.size:
+        raise ValueError(f"compressedDepth CompressedImage.data has {len(data)} bytes, less than its "
+                         f"{_DEPTH_HEADER.size}-byte header and an image")
+    _, quant_a, quant_b = _DEPTH_HEADER.unpack_from(data)
+    pixels = _decode(data[_DEPTH_HEADER.size:], "compressedDepth CompressedImage.data", fmt)
+    if pixels.ndim != 2 or pixels.dtype != np.uint16:
+        raise ValueError(f"compressedDepth CompressedImage (format {fmt!r}) decodes to {pixels.dtype} "
+                         f"{pixels.shape}; expected a one-channel 16-bit png")
+    if encoding != "32FC1":
+        return metres_from_pixels(pixels, "16UC1")
+    if not (np.isfinite(quant_a) and np.isfinite(quant_b)) or quant_a <= 0:
+        raise ValueError(f"compressedDepth header has depthQuantA {quant_a} and depthQuantB {quant_b}; "
+                         f"expected finite values with depthQuantA > 0")
+    inverse = pixels.astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        depth = np.float32(quant_a) / (inverse - np.float32(quant_b))
+    depth[pixels == 0] = np.nan
+    return depth
+
+
+def numpy_to_compressed_image(rgb: np.ndarray, codec: str = "jpeg", header: Message | None = None, *,
+                              quality: int = 95, classes: MessageClasses = RCLPY) -> Message:
+    """A CompressedImage of H x W x 3 uint8 RGB pixels as the `compressed` transport publishes an
+    rgb8 Image (format "rgb8; jpeg compressed bgr8")."""
+    import cv2
+
+    if codec not in COMPRESSED_CODECS:
+        raise ValueError(f"unknown codec {codec!r}; expected one of {tuple(COMPRESSED_CODECS)}")
+    rgb = np.asarray(rgb)
+    if rgb.dtype != np.uint8 or rgb.ndim != 3 or rgb.shape[2] != 3:
+        raise ValueError(f"expected H x W x 3 uint8 RGB pixels, got {rgb.dtype} {rgb.shape}")
+    params = [cv2.IMWRITE_JPEG_QUALITY, int(quality)] if codec == "jpeg" else []
+    ok, data = cv2.imencode(f".{'jpg' if codec == 'jpeg' else 'png'}", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), params)
+    if not ok:
+        raise ValueError(f"OpenCV could not encode a {rgb.shape} image as {codec}")
+    return classes.build(COMPRESSED_IMAGE, header=header_or_default(header, classes),
+                         format=f"rgb8; {codec} compressed bgr8", data=classes.sequence(data.reshape(-1), np.uint8))
+
+
+def numpy_to_compressed_depth(metres: np.ndarray, encoding: str = "16UC1", header: Message | None = None, *,
+                              depth_max: float = DEPTH_MAX, depth_quantization: float = DEPTH_QUANTIZATION,
+                              classes: MessageClasses = RCLPY) -> Message:
+    """A CompressedImage of H x W depth in metres (NaN unknown) as the `compressedDepth` transport
+    publishes a 16UC1 (millimetres) or 32FC1 (quantised inverse depth) Image."""
+    import cv2
+
+    metres = np.asarray(metres, np.float32)
+    if metres.ndim != 2:
+        raise ValueError(f"expected H x W depth in metres, got shape {metres.shape}")
+    known = np.isfinite(metres) & (metres > 0)
+    if encoding == "16UC1":
+        quant_a = quant_b = 0.0
+        pixels = np.where(known, np.clip(np.rint(metres / DEPTH_16U_SCALE), 0, 65535), 0).astype(np.uint16)
+    elif encoding == "32FC1":
+        quant_a = depth_quantization * (depth_quantization + 1.0)
+        quant_b = 1.0 - quant_a / depth_max
+        known &= metres < depth_max
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inverse = np.where(known, quant_a / metres + quant_b, 0)
+        pixels = np.clip(inverse, 0, 65535).astype(np.uint16)
+    else:
+        raise ValueError(f"compressedDepth encodes 16UC1 or 32FC1, not {encoding!r}")
+    ok, png = cv2.imencode(".png", pixels)
+    if not ok:
+        raise ValueError(f"OpenCV could not encode a {pixels.shape} depth image as png")
+    data = _DEPTH_HEADER.pack(0, quant_a, quant_b) + png.tobytes()
+    return classes.build(COMPRESSED_IMAGE, header=header_or_default(header, classes),
+                         format=f"{encoding}; compressedDepth png",
+                         data=classes.sequence(np.frombuffer(data, np.uint8), np.uint8))
+
+
 def image_to_rgb8(msg: Message) -> np.ndarray:
-    """H x W x 3 uint8 RGB pixels of a colour or mono8 image (a read-only view when already rgb8)."""
+    """H x W x 3 uint8 RGB pixels of a colour or mono8 Image (a read-only view when already rgb8) or
+    of a jpeg / png CompressedImage."""
+    if is_compressed(msg):
+        return rgb8_from_pixels(*compressed_image_to_numpy(msg))
     return rgb8_from_pixels(image_to_numpy(msg), msg.encoding)
 
 
 def depth_image_to_metres(msg: Message) -> np.ndarray:
-    """H x W float32 depth in metres of a 16UC1, mono16 or 32FC1 image (a read-only view when 32FC1)."""
+    """H x W float32 depth in metres of a 16UC1, mono16 or 32FC1 Image (a read-only view when 32FC1)
+    or of a `compressedDepth` CompressedImage."""
+    if is_compressed(msg):
+        return compressed_depth_to_metres(msg)
     return metres_from_pixels(image_to_numpy(msg), msg.encoding)

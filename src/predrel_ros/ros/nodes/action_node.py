@@ -41,6 +41,7 @@ from predrel_ros.core.stream_order import StreamOrder
 from predrel_ros.msg import ActionEstimate, PredicateArray, ReliabilityReport
 from predrel_ros.ros.kit.frame_counters import NO_SUBSCRIBERS, PROCESSED
 from predrel_ros.ros.kit.frame_order import admit, restart_after_parameter
+from predrel_ros.ros.kit.message_bounds import MAX_PREDICATES
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import STREAM_QOS
@@ -71,6 +72,7 @@ PARAMETERS = (
                   "untrusted until the next)", minimum=0.05, maximum=3600.0),
     restart_after_parameter("predicate", "the temporal window"),
     ParameterSpec("lazy", True, "skip recognition while nobody subscribes to action (counted no_subscribers)"),
+    MAX_PREDICATES,
 )
 
 TOPICS = (
@@ -154,7 +156,7 @@ class ActionNode(PredrelNode):
         if self.params["lazy"] and not wanted(self.action_publisher):
             self.count(PREDICATES, NO_SUBSCRIBERS)
             return
-        estimates = predicates_from_msg(msg)                 # ValueError: counted malformed
+        estimates = predicates_from_msg(msg, self.params["max_predicates_per_message"])  # counted malformed
         frame_index = int(msg.frame_index)
         if not admit(self, self.order, PREDICATES, frame_index, "action recognition", self.recognizer.reset):
             return

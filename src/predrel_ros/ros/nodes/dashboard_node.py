@@ -33,12 +33,14 @@ from predrel_ros.reliability.trust import TrustConfig
 from predrel_ros.ros.kit.diagnostics import level_of, values_of
 from predrel_ros.ros.kit.frame_counters import OUTCOMES
 from predrel_ros.ros.kit.frame_order import admit
+from predrel_ros.ros.kit.message_bounds import MAX_ENTITIES, MAX_PREDICATES
 from predrel_ros.ros.kit.node_base import PredrelNode
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import LATCHED_QOS, STREAM_QOS
 from predrel_ros.ros.kit.runtime import run_node
 from predrel_ros.ros.kit.topic_specs import DIAGNOSTICS, LATCHED_QOS_TEXT, STREAM_QOS_TEXT, SUBSCRIBES, TopicSpec
-from predrel_ros.ros.messages.degradations import degradation_from_msg
+from predrel_ros.ros.messages.actions import check_action_estimate, primitive_from_msg
+from predrel_ros.ros.messages.degradations import checked_degradation_from_msg
 from predrel_ros.ros.messages.entities import entities_from_msg
 from predrel_ros.ros.messages.predicates import predicates_from_msg
 from predrel_ros.tools.dashboard.plot import plot_summary
@@ -73,6 +75,8 @@ PARAMETERS = (
     ParameterSpec("title", "", "title of the summary plot"),
     ParameterSpec("config", "predicates.yaml", "YAML whose `trust` section gives the agreement limits the plot draws "
                   "as bands; a bare file name is looked up in the package's config/ folder"),
+    MAX_ENTITIES,
+    MAX_PREDICATES,
 )
 
 TOPICS = (
@@ -98,7 +102,7 @@ TOPICS = (
 
 
 def condition_of(msg: DegradationState) -> Condition:
-    info = degradation_from_msg(msg)
+    info = checked_degradation_from_msg(msg)  # ValueError for a kind that does not exist
     return Condition(info.kind, info.severity)
 
 
@@ -113,6 +117,7 @@ def report_view(msg: ReliabilityReport) -> ReportView:
 
 
 def action_view(msg: ActionEstimate) -> ActionView:
+    check_action_estimate(msg)
     return ActionView(int(msg.frame_index), msg.primitive, float(msg.probability), bool(msg.trusted), msg.reason)
 
 
@@ -137,9 +142,10 @@ class DashboardNode(PredrelNode):
         p = self.params
         self.state = DashboardState()
         self.orders: dict[str, StreamOrder] = {}   # per stream with a frame_index
-        self.display = Display(sys.stdout, p["display"], p["line_period_s"])
         self.summary_dir = Path(p["summary_dir"]).expanduser() if p["summary_dir"] else None
         self.recorder = SweepRecorder() if self.summary_dir is not None else None
+        self.display = Display(sys.stdout, p["display"], p["line_period_s"])
+        self.on_destroy(self._close)  # registered once it holds what _close needs: a failed start logs no error
         self.trust_config = TrustConfig.load(config_path(p["config"]), section="trust")
         if self.summary_dir is not None:
             try:
@@ -166,6 +172,7 @@ class DashboardNode(PredrelNode):
 
     def _on_degradation(self, msg: DegradationState) -> None:
         self.state.on_degradation(condition_of(msg))
+        self.count("degradation", "processed")
 
     def _in_order(self, stream: str, frame_index: int) -> bool:
         """Whether the frame of `stream` is taken (else counted out_of_order)."""
@@ -194,17 +201,19 @@ class DashboardNode(PredrelNode):
         self.count("action", "processed")
 
     def _on_ground_truth_action(self, msg: ActionEstimate) -> None:
+        primitive = primitive_from_msg(msg)   # ValueError: counted malformed, before the order sees it
         if not self._in_order("ground_truth/action", msg.frame_index):
             return
-        self.state.on_ground_truth_action(int(msg.frame_index), msg.primitive)
+        self.state.on_ground_truth_action(int(msg.frame_index), primitive)
         if self.recorder is not None:
-            self.recorder.add_ground_truth_action(int(msg.frame_index), msg.primitive)
+            self.recorder.add_ground_truth_action(int(msg.frame_index), primitive)
         self.count("ground_truth/action", "processed")
 
     def _on_predicates(self, side: str, msg: PredicateArray) -> None:
         recorded = None
         if self.recorder is not None:                                     # ValueError: counted malformed
-            recorded = condition_of(msg.degradation), predicates_from_msg(msg)
+            recorded = (condition_of(msg.degradation),
+                        predicates_from_msg(msg, self.params["max_predicates_per_message"]))
         if not self._in_order(f"{side}/predicates", msg.frame_index):
             return
         self.state.on_predicates(f"{side}/predicates", int(msg.frame_index))
@@ -215,7 +224,7 @@ class DashboardNode(PredrelNode):
     def _on_entities(self, side: str, msg: EntityArray) -> None:
         entities = None
         if self.recorder is not None:                                     # ValueError: counted malformed
-            entities = entities_from_msg(msg, decode_masks=False)
+            entities = entities_from_msg(msg, decode_masks=False, max_entities=self.params["max_entities_per_message"])
         if not self._in_order(f"{side}/entities", msg.frame_index):
             return
         if entities is not None:
@@ -245,7 +254,7 @@ class DashboardNode(PredrelNode):
             plot_summary(summary, self.summary_dir / PLOT_FILE, self.params["title"])
         return path
 
-    def destroy_node(self) -> None:
+    def _close(self) -> None:
         try:
             self.display.close(self.state)
             path = self.write_summary()
@@ -254,7 +263,6 @@ class DashboardNode(PredrelNode):
         except Exception as error:  # the summary must not hide the node's own shutdown
             self.get_logger().error(f"writing the summary failed: {error!r}")
             self.exit_code = 1
-        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> int:

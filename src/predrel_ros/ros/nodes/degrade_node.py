@@ -32,6 +32,7 @@ from predrel_ros.ros.inputs.camera_inputs import CameraFrame, CameraInputs
 from predrel_ros.ros.inputs.newest_frame import NewestFrameWorker
 from predrel_ros.ros.kit.frame_counters import DROPPED_BY_DEGRADATION, DROPPED_STALE, FAILED, MALFORMED, PROCESSED
 from predrel_ros.ros.kit.frame_order import admit
+from predrel_ros.ros.kit.message_bounds import MAX_ENTITIES
 from predrel_ros.ros.kit.node_base import PredrelNode
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import IMAGE_QOS_PARAMETERS, LATCHED_QOS, STREAM_QOS
@@ -45,6 +46,7 @@ from predrel_ros.ros.kit.topic_specs import (
     TopicSpec,
 )
 from predrel_ros.ros.messages.degradations import degradation_to_msg
+from predrel_ros.ros.messages.entities import entities_from_msg
 from predrel_ros.ros.replay.twin_degrader import TwinDegrader
 from predrel_ros.ros.replay.twin_streams import StreamPublishers, stream_topics
 
@@ -66,6 +68,7 @@ PARAMETERS = (
                   "clean/entities, random zones until some arrive) or random (random zones)",
                   choices=("entities", "random")),
     ParameterSpec("source_name", "camera", "FrameInfo.source of the published frames"),
+    MAX_ENTITIES,
 ) + camera_inputs.PARAMETERS + IMAGE_QOS_PARAMETERS
 
 TOPICS = (
@@ -101,17 +104,17 @@ class DegradeNode(PredrelNode):
         self.on_destroy(self._stop_processing)
         self.inputs = CameraInputs(self, self._on_camera_frame,
                                    lambda msg: (self.count(CAMERA, "in"), self.count(CAMERA, MALFORMED)))
-        self.get_logger().info(f"degrading {self.resolve_topic_name('image_raw')} with schedule {p['schedule']!r}")
+        image_topic = self.resolve_topic_name(self.inputs.topics[camera_inputs.IMAGE][1])
+        self.get_logger().info(f"degrading {image_topic} with schedule {p['schedule']!r}")
 
     def _on_parameters(self, changed: Mapping[str, Any]) -> None:
         if "schedule" in changed:
             self.twin.set_schedule(changed["schedule"], start_frame=self.next_index)
 
     def _on_entities(self, msg: EntityArray) -> None:
-        boxes = np.array([entity.box for entity in msg.entities], dtype=np.float64).reshape(-1, 4)
-        if not np.all(np.isfinite(boxes)):
-            raise ValueError("EntityArray has non-finite boxes")
-        self._targets = boxes
+        entities = entities_from_msg(msg, decode_masks=False, max_entities=self.params["max_entities_per_message"])
+        self._targets = np.array([entity.box for entity in entities], dtype=np.float64).reshape(-1, 4)
+        self.count("clean/entities", PROCESSED)
 
     def _on_camera_frame(self, frame: CameraFrame) -> None:
         self.count(CAMERA, "in")

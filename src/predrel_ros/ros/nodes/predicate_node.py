@@ -31,6 +31,7 @@ from predrel_ros.msg import EntityArray, PredicateArray
 from predrel_ros.predicates import PredicateConfig, PredicateExtractor
 from predrel_ros.ros.kit.frame_counters import NO_SUBSCRIBERS, PROCESSED
 from predrel_ros.ros.kit.frame_order import admit, restart_after_parameter
+from predrel_ros.ros.kit.message_bounds import MAX_ENTITIES
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import STREAM_QOS
@@ -54,6 +55,7 @@ PARAMETERS = (
                   "source (perception, ground_truth, ...)"),
     restart_after_parameter("entity", "the extractor"),
     ParameterSpec("lazy", True, "skip extraction while nobody subscribes to predicates (counted no_subscribers)"),
+    MAX_ENTITIES,
 )
 
 TOPICS = (
@@ -88,7 +90,7 @@ class PredicateNode(PredrelNode):
         if self.params["lazy"] and not wanted(self.predicates_publisher):
             self.count(ENTITIES, NO_SUBSCRIBERS)
             return
-        entities = entities_from_msg(msg)            # ValueError: counted malformed
+        entities = entities_from_msg(msg, max_entities=self.params["max_entities_per_message"])  # counted malformed
         checked_degradation_from_msg(msg.degradation)
         frame_index = int(msg.frame_index)
         if not admit(self, self.order, ENTITIES, frame_index, "predicate extraction", self.extractor.reset):

@@ -18,7 +18,12 @@ and releases nothing, a bogus frame_index included). With
 `loop`, frame indices and stamps keep increasing across passes. With `shutdown_when_done` the node
 exits 0 after the last frame (runs, tests).
 
+A bag's camera topics (`image_topic`, `depth_topic`, `camera_info_topic`) are found by message
+type unless named: raw or compressed (jpeg, png, compressedDepth), any names, camera info optional
+(`predrel_ros.sources.bag`).
+
     ros2 run predrel_ros replay_node --ros-args -p source:=episode.mcap -p schedule:=sweep:blur:30
+    ros2 run predrel_ros replay_node --ros-args -p source:=robot_bag -p image_topic:=/camera/image_raw/compressed
 """
 from __future__ import annotations
 
@@ -55,6 +60,8 @@ from predrel_ros.ros.messages.predicates import predicates_to_msg
 from predrel_ros.ros.replay.replay_stream import Pacer, ReplayFrame, replay_frames
 from predrel_ros.ros.replay.twin_degrader import TwinDegrader
 from predrel_ros.ros.replay.twin_streams import StreamPublishers, stream_topics
+from predrel_ros.sources.bag import AUTO, CameraTopics
+from predrel_ros.sources.bag import NONE as NONE_TOPIC
 from predrel_ros.sources.open_source import open_frames, source_kind
 
 NODE_NAME = "replay"
@@ -125,6 +132,12 @@ PARAMETERS = (
                   choices=("now", "source")),
     ParameterSpec("frame_id", "", "header frame_id; empty: the source camera's (else "
                   f"{CAMERA_FRAME_ID})"),
+    ParameterSpec("image_topic", AUTO, "a bag's colour image topic (sensor_msgs/Image or CompressedImage: jpeg, "
+                  "png); empty: the bag's one image topic that is not depth, found by message type"),
+    ParameterSpec("depth_topic", AUTO, "a bag's depth topic (Image, or compressedDepth CompressedImage); empty: "
+                  f"the one depth image topic when there is one; {NONE_TOPIC}: no depth"),
+    ParameterSpec("camera_info_topic", AUTO, "a bag's CameraInfo topic; empty: the one beside the image topic "
+                  f"(image_transport's <dir>/camera_info), else the only one; {NONE_TOPIC}: none"),
     ParameterSpec("video_fps", 0.0, "frame rate of videos and image folders (0: the video's own, 30 for "
                   "image folders); bags and episodes carry their stamps", minimum=0.0),
 ) + IMAGE_QOS_PARAMETERS
@@ -193,7 +206,9 @@ class ReplayNode(PredrelNode):
     # -- source ----------------------------------------------------------------------------------
     def _open(self):
         fps = self.params["video_fps"] or None
-        return open_frames(self.source, fps=fps)
+        p = self.params
+        topics = CameraTopics(image=p["image_topic"], depth=p["depth_topic"], camera_info=p["camera_info_topic"])
+        return open_frames(self.source, fps=fps, topics=topics)
 
     def _peek_source(self) -> Frame:
         try:

@@ -17,10 +17,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from predrel_ros.sources.bag import add_camera_topic_arguments, camera_topics_from_args
+
 EXAMPLES = """examples:
   predrel detect --input demo.mp4 --out runs/demo
   predrel detect --input data/controlled/episodes/ep0003 --out runs/ep0003 --backend onnxruntime
   predrel detect --input run.mcap --out runs/bag --model my_yolo11n-seg.onnx --config perception.yaml
+  predrel detect --input robot_bag --out runs/robot --image-topic /head_camera/rgb/image_raw/compressed
   predrel detect --input data/controlled --split test --out runs/test --no-overlays
   predrel detect --input photos/ --out runs/photos --score-threshold 0.4 --max-frames 50
 """
@@ -45,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-frames", type=int, default=None, help="stop after this many frames per sequence")
     parser.add_argument("--fps", type=float, default=None, help="frame rate for image folders / override a video's")
     parser.add_argument("--no-overlays", action="store_true", help="write entity JSON only")
+    add_camera_topic_arguments(parser)
 
 
 def load_perception_config(path: Path | None, overrides: dict):
@@ -76,8 +80,9 @@ def load_perception_config(path: Path | None, overrides: dict):
         raise UserError(str(error)) from None
 
 
-def sequences(path: Path, split: str | None, fps: float | None):
-    """(name, frames) pairs: one per episode of a dataset root, else the single source."""
+def sequences(path: Path, split: str | None, fps: float | None, topics=None):
+    """(name, frames) pairs: one per episode of a dataset root, else the single source (a bag's
+    camera topics: `topics`, a CameraTopics)."""
     from predrel_ros.sources.dataset import MANIFEST_FILE, open_dataset
     from predrel_ros.sources.open_source import open_frames
 
@@ -85,7 +90,7 @@ def sequences(path: Path, split: str | None, fps: float | None):
         for episode in open_dataset(path).episodes(split):
             yield episode.meta.name, episode.frames()
     else:
-        yield "", open_frames(path, fps=fps)
+        yield "", open_frames(path, fps=fps, topics=topics)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -106,7 +111,7 @@ def main(args: argparse.Namespace) -> int:
                                                   "decoder.score_threshold": args.score_threshold})
     totals = Counter()
     with Perceiver(config) as perceiver:
-        for name, frames in sequences(args.input, args.split, args.fps):
+        for name, frames in sequences(args.input, args.split, args.fps, camera_topics_from_args(args)):
             out = args.out / name if name else args.out
             (out / "entities").mkdir(parents=True, exist_ok=True)
             if not args.no_overlays:

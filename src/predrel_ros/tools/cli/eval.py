@@ -14,6 +14,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from predrel_ros.sources.bag import add_camera_topic_arguments, camera_topics_from_args
+
 EXAMPLES = """examples:
   predrel eval --data data/controlled --out runs/eval --jobs 2
   predrel eval --data data/controlled --out runs/eval-oracle --perception oracle
@@ -83,6 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--match-iou", type=float, default=0.3,
                         help="least box IoU for an evaluated entity to stand for a reference entity")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_camera_topic_arguments(parser)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -107,7 +110,8 @@ def main(args: argparse.Namespace) -> int:
     except (ValueError, argparse.ArgumentTypeError) as error:
         raise UserError(str(error)) from None
     command = "predrel eval " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 2 else ""
-    summary = run_sweep(config, args.data, args.out, args.cache, progress=not args.no_progress, command=command)
+    summary = run_sweep(config, args.data, args.out, args.cache, progress=not args.no_progress, command=command,
+                        camera=camera_topics_from_args(args))
     _print_findings(summary)
     return 0
 

@@ -24,6 +24,7 @@ from predrel_ros.core.errors import UserError
 from predrel_ros.core.frame import Frame
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import stream_key
+from predrel_ros.sources.bag import CameraTopics
 from predrel_ros.sources.dataset import EPISODES_DIR, MANIFEST_FILE, META_FILE, SPLITS, EpisodeReader, open_dataset
 
 StreamKey = tuple[str, int, int]
@@ -47,6 +48,7 @@ class EpisodeSource:
     split: str
     scenario_group: str = ""
     template: str = ""
+    camera: CameraTopics = CameraTopics()  # a bag's camera topics
 
 
 @dataclass
@@ -69,8 +71,16 @@ def _is_bag(path: Path) -> bool:
                               or any(p.suffix in BAG_SUFFIXES for p in path.iterdir()))
 
 
-def resolve_data(path: str | Path, test_split: str = "test") -> EvaluationData:
-    """Find the episodes under `path` (see the module docstring); UserError when there are none."""
+def _bag_source(path: Path, index: int, split: str, camera: CameraTopics) -> EpisodeSource:
+    from predrel_ros.sources.bag import BagReader
+
+    BagReader(path, camera=camera)  # a missing or ambiguous camera topic fails now, not in a worker
+    return EpisodeSource(path.stem, BAG, str(path), index, split, camera=camera)
+
+
+def resolve_data(path: str | Path, test_split: str = "test", camera: CameraTopics = CameraTopics()) -> EvaluationData:
+    """Find the episodes under `path` (see the module docstring); UserError when there are none.
+    Bags outside a dataset are read with the camera topics `camera` (checked here, before a sweep)."""
     root = Path(path)
     if not root.exists():
         raise UserError(f"{root}: no such file or folder")
@@ -105,12 +115,11 @@ def resolve_data(path: str | Path, test_split: str = "test") -> EvaluationData:
                                meta.template)
         return EvaluationData(str(root), {test_split: [single]}, f"episode {single.name}")
     if _is_bag(root):
-        return EvaluationData(str(root), {test_split: [EpisodeSource(root.stem, BAG, str(root), 0, test_split)]},
-                              f"bag {root.name}")
+        return EvaluationData(str(root), {test_split: [_bag_source(root, 0, test_split, camera)]}, f"bag {root.name}")
     if root.is_dir():
         bags = sorted(p for p in root.iterdir() if _is_bag(p))
         if bags:
-            sources = [EpisodeSource(p.stem, BAG, str(p), i, test_split) for i, p in enumerate(bags)]
+            sources = [_bag_source(p, i, test_split, camera) for i, p in enumerate(bags)]
             return EvaluationData(str(root), {test_split: sources}, f"{len(bags)} bags in {root.name}")
     raise UserError(f"{root}: not a dataset folder, episode folder, rosbag2 bag or folder of bags")
 
@@ -148,7 +157,7 @@ def load_episode(source: EpisodeSource, images: bool = True) -> LoadedEpisode:
         group = reader.meta.scenario_group or source.scenario_group
     else:
         from predrel_ros.sources.bag import BagReader
-        bag = BagReader(source.path)
+        bag = BagReader(source.path, camera=source.camera)
         frames = list(bag.frames())
         group = (bag.meta.scenario_group if bag.meta is not None else "") or source.scenario_group
     if not frames:

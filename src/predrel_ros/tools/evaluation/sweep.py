@@ -41,6 +41,7 @@ from predrel_ros.degradations import NONE
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.reliability.calibration import calibration_summary
+from predrel_ros.sources.bag import CameraTopics
 from predrel_ros.tools.evaluation import action, episode_run, fleet, plots, report, scores, tables
 from predrel_ros.tools.evaluation.config import COMMITTED, FIT, NO_ACTION, EvaluationConfig
 from predrel_ros.tools.evaluation.data import EpisodeSource, resolve_data
@@ -232,13 +233,15 @@ def _json_safe(value):
 
 
 def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Path, cache_dir: str | Path | None = None,
-              progress: bool = True, log: Log = _stderr, command: str = "") -> dict:
-    """Run the evaluation and write everything under `out_dir`; returns the summary dict."""
+              progress: bool = True, log: Log = _stderr, command: str = "",
+              camera: CameraTopics = CameraTopics()) -> dict:
+    """Run the evaluation and write everything under `out_dir`; returns the summary dict (`camera`:
+    the camera topics of bags)."""
     wall_started = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     cache = os.path.abspath(cache_dir if cache_dir is not None else out / "cache") if not config.oracle else None
-    data = resolve_data(data_path, config.test_split)
+    data = resolve_data(data_path, config.test_split, camera)
     test = data.split(config.test_split)[:config.max_episodes]
     perception_description = {"front_end": "oracle (ground-truth entities)"}
     if not config.oracle:   # a missing model or a bad perception config fails now, not after the selection
