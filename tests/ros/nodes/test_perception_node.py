@@ -251,3 +251,38 @@ def test_a_live_compressed_camera_with_compressed_depth_runs_through_perception(
     assert [len(m.entities) for m in entities] == [3, 3]
     points = [e.point3d for e in entities_from_msg(entities[-1]) if e.point3d is not None]
     assert points and all(p[2] == pytest.approx(0.9, abs=0.01) for p in points)
+
+
+def test_without_a_trained_model_depth_objects_come_from_an_rgbd_camera(ros_context, ros_executor):
+    """config:=perceiver_rgbd.yaml (model: none, objects from depth): the node starts, says it has no
+    model, and publishes the table and the block standing on it from depth alone."""
+    from sensor_msgs.msg import CameraInfo
+    from tabletop_depth import HEIGHT, WIDTH, region, tabletop_depth
+
+    from predrel_ros.core.entities import SURFACE
+    from predrel_ros.core.frame import CameraIntrinsics
+    from predrel_ros.core.package_files import config_file
+    from predrel_ros.perception.config import NO_MODEL
+    from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info
+
+    node = make(PerceptionNode, ros_context, "degraded", config=str(config_file("perceiver_rgbd.yaml")),
+                image_qos="reliable", use_depth=True)
+    assert node.backend_name == NO_MODEL
+    probe = Probe(ros_context, namespace="degraded")
+    entities = probe.watch(EntityArray, "entities")
+    camera = probe.node.create_publisher(Image, "image_raw", 10)
+    depth = probe.node.create_publisher(Image, "depth/image_raw", 10)
+    info = probe.node.create_publisher(CameraInfo, "camera_info", 10)
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: min(p.get_subscription_count() for p in (camera, depth, info)) > 0 and
+              probe.node.count_publishers("entities") > 0, 10, "the perception node")
+    metres, K = tabletop_depth({"block": (region(140, 100, 180, 140), 0.05)})
+    intrinsics = CameraIntrinsics(width=WIDTH, height=HEIGHT, fx=K[0, 0], fy=K[1, 1], cx=K[0, 2], cy=K[1, 2])
+    header = header_at(10**9, "cam")
+    camera.publish(numpy_to_image(np.full((HEIGHT, WIDTH, 3), 128, np.uint8), "rgb8", header))
+    depth.publish(numpy_to_image(metres, "32FC1", header))
+    info.publish(intrinsics_to_camera_info(intrinsics, header))
+    run_until(ros_executor, lambda: len(entities) == 1, 10, "entities from depth")
+    found = entities_from_msg(entities[0])
+    assert [e.role for e in found].count(SURFACE) == 1 and len(found) == 2

@@ -150,10 +150,11 @@ class PerceptionNode(PredrelNode):
         except BaseException:
             self.stop_forwarding_library_logs()
             raise
-        backend = self.perceiver.backend.describe()
-        self.backend_name = backend.backend
-        self.get_logger().info(f"model {self.perceiver.model_file}: {backend.backend} ({backend.provider}, "
-                               f"{backend.device}, {backend.precision}); labels {self.perceiver.labels}")
+        described = self.perceiver.describe()          # {"backend": "none"} without a trained model
+        self.backend_name = described["backend"]
+        details = ", ".join(str(described[key]) for key in ("provider", "device", "precision") if key in described)
+        self.get_logger().info(f"model {self.perceiver.model_file}: {self.backend_name}"
+                               f"{f' ({details})' if details else ''}; labels {self.perceiver.labels}")
         p = self.params
         self.source_name = p["source_name"]
         self.inference = LatencyWindow()
