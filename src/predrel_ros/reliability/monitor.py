@@ -505,6 +505,11 @@ class ReliabilityMonitor:
             values["longest_stream"] = float(longest.get(name, 0))
         return signals
 
+    def group_signals(self) -> dict[str, dict[str, float]]:
+        """Per group its pooled metrics over the current window (`rolling.METRIC_NAMES`, TPC left
+        NaN), e.g. the expected agreement that `predrel eval` compares with the true agreement."""
+        return self._rolling.by_group(with_tpc=False)
+
     def _judged_rates(self, checks: Mapping[str, tuple[int, int]]) -> dict[str, float]:
         """Violation rates of the pools with at least `min_rule_checks` checks in the window."""
         return {name: _rate(counts) for name, counts in checks.items() if counts[0] >= self.config.min_rule_checks}
