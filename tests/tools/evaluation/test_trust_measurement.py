@@ -51,6 +51,7 @@ def test_trust_document_by_hand():
     assert summary["recall_below_0_6"] == pytest.approx(2 / 3)      # frames 1 (0.5), 2, 3 (0); 2, 3 flagged
     assert summary["false_alarm_clean"] == 0.25
     assert summary["median_delay_frames"] is None
+    assert summary["recall_by_kind"] == {"occlusion": pytest.approx(2 / 3)}     # no clean window is low
     assert "| occlusion 3 | 0.38 / 0.67 / 0.50 |" in trust_table(document)
 
 

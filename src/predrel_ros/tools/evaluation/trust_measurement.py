@@ -7,7 +7,8 @@ They are compared with the true rolling agreement of the same window (`rolling_a
 number the reference modes give) over every group-window with a known truth (`trust_document`):
 
 - `mae`: mean |expected - true| over the group-windows where both are defined;
-- `recall_below_0_6`: share of group-windows with true agreement < 0.6 flagged WARN or ERROR;
+- `recall_below_0_6`: share of group-windows with true agreement < 0.6 flagged WARN or ERROR, and
+  `recall_by_kind` the same per degradation kind;
 - `false_alarm_clean`: share of clean windows (frames) with any group flagged;
 - `median_delay_frames`: frames from a switch to severity 3 to the first flag; it needs schedules
   that switch from clean to a degradation, which the sweep does not run (whole episodes per
@@ -91,6 +92,7 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
     """trust.json (see the module docstring) from each episode's sequences and self-trust series."""
     per_condition: dict[tuple[str, int], dict[str, dict[str, list]]] = {}
     errors, low_flags, clean_any = [], [], []
+    low_by_kind: dict[str, list] = {}
     for sequences, series in episodes:
         for index, condition in enumerate(sequences.conditions):
             truth = rolling_agreement(sequences, index, window)
@@ -112,6 +114,8 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
                 errors.extend(np.abs(expected[both] - true[both]).tolist())
                 low = known & (np.nan_to_num(true, nan=1.0) < LOW_AGREEMENT)
                 low_flags.extend(trust.flagged[row][low].tolist())
+                if low.any():
+                    low_by_kind.setdefault(condition.kind, []).extend(trust.flagged[row][low].tolist())
                 any_flag |= trust.flagged[row] & known
                 any_known |= known
             if condition.kind == NONE:
@@ -122,7 +126,7 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
                                                                                                 item[0]))]
     summary = {"mae": _mean(errors), "recall_below_0_6": _mean(low_flags), "false_alarm_clean": _mean(clean_any),
                "median_delay_frames": None, "group_windows": len(errors), "low_group_windows": len(low_flags),
-               "window": window}
+               "recall_by_kind": {kind: _mean(flags) for kind, flags in sorted(low_by_kind.items())}, "window": window}
     return {"summary": summary, "conditions": conditions}
 
 
@@ -133,7 +137,8 @@ def trust_table(document: dict) -> str:
              f"Window {summary['window']} frames. MAE {_text(summary['mae'])}, recall of windows with true agreement "
              f"< {LOW_AGREEMENT} {_text(summary['recall_below_0_6'])} ({summary['low_group_windows']} group-windows), "
              f"clean false alarms {_text(summary['false_alarm_clean'])}; delay after a switch: not measured "
-             f"(no switching schedules in the sweep).", "",
+             f"(no switching schedules in the sweep). Recall by kind: "
+             + ", ".join(f"{kind} {_text(value)}" for kind, value in summary["recall_by_kind"].items()) + ".", "",
              "| condition | " + " | ".join(f"{g} true / expected / flagged" for g in GROUPS) + " |",
              "| --- |" + " --- |" * len(GROUPS)]
     for condition in document["conditions"]:
