@@ -48,6 +48,8 @@ into records per predicate stream, per predicate name and per group, each with a
 - a stream (one pair): its own metrics, judged the same way against its predicate's baseline (no
   violation rate: the logic monitor counts per predicate, not per pair);
 - a group: the worst level of its predicate names, with their reasons.
+The expected agreement of every record is scaled by the share of the window's frames the
+evaluated stream delivered (`stream_timing`), since a frame it never published disagrees.
 A record with fewer than `trust.min_frames` frames is STALE (not enough samples to judge); for
 pooled records that is the longest stream of the pool. DIS needs the downstream task run with and
 without the predicate, which a live stream does not have: it is NaN.
@@ -80,6 +82,7 @@ from predrel_ros.reliability.rolling import REFERENCE as ROLLING_REFERENCE
 from predrel_ros.reliability.rolling import SELF as ROLLING_SELF
 from predrel_ros.reliability.rolling import RollingReliability, pair_with_references
 from predrel_ros.reliability.sensitivity import RollingSensitivity
+from predrel_ros.reliability.stream_timing import StreamTiming
 from predrel_ros.reliability.trust import (
     CLEAN_TWIN,
     GROUND_TRUTH,
@@ -275,6 +278,7 @@ class ReliabilityMonitor:
         self._logic = LogicMonitor(rules_of(INDEPENDENT), memory=config.logic_memory, window=config.logic_window,
                                    rate_window=config.window)
         self._sensitivity = RollingSensitivity(config.window, config.pds_mode)
+        self._timing = StreamTiming(config.window)
         parts = config.parts
         #: reference modes: a frame may lack the evaluated side (dropped or lost), never the reference
         optional = tuple(part for part in parts if part in (EVALUATED, EVALUATED_ENTITIES)) \
@@ -397,6 +401,7 @@ class ReliabilityMonitor:
             self._rolling.update_paired(frame_index, pairs)
             self._sensitivity.update(kind, severity, pairs)
         self._logic.update(frame_index, produced)
+        self._timing.update(frame_index)
         self.counters["processed"] += 1
         self._newest = (frame_index, kind, severity, tag)
 
@@ -413,6 +418,7 @@ class ReliabilityMonitor:
         self._rolling.reset()
         self._logic.reset()
         self._sensitivity.reset()
+        self._timing.reset()
         if self._matcher is not None:
             self._matcher.reset()
         if self._switches is not None:
@@ -438,9 +444,9 @@ class ReliabilityMonitor:
         """The report after the newest processed frame; streams=False leaves the per-stream records
         out (names and groups only)."""
         config = self.config
-        streams_metrics = self._rolling.compute()
-        names_metrics = self._rolling.by_predicate()
-        groups_metrics = self._rolling.by_group()
+        streams_metrics = self._with_gaps(self._rolling.compute())
+        names_metrics = self._with_gaps(self._rolling.by_predicate())
+        groups_metrics = self._with_gaps(self._rolling.by_group())
         name_checks = self._rule_counts(lambda name: name)
         group_checks = self._rule_counts(vocabulary.group_of)
         violation_rates = {name: _rate(counts) for name, counts in name_checks.items()}
@@ -499,7 +505,7 @@ class ReliabilityMonitor:
         these (`clean_profile.build_clean_profile`), one window per frame."""
         judged = self._judged_rates(self._rule_counts(lambda name: name))
         longest = _longest_streams(self._rolling.streams)
-        signals = self._rolling.by_predicate(with_tpc=False)
+        signals = self._with_gaps(self._rolling.by_predicate(with_tpc=False))
         for name, values in signals.items():
             values["violation_rate"] = judged.get(name, math.nan)
             values["longest_stream"] = float(longest.get(name, 0))
@@ -508,7 +514,16 @@ class ReliabilityMonitor:
     def group_signals(self) -> dict[str, dict[str, float]]:
         """Per group its pooled metrics over the current window (`rolling.METRIC_NAMES`, TPC left
         NaN), e.g. the expected agreement that `predrel eval` compares with the true agreement."""
-        return self._rolling.by_group(with_tpc=False)
+        return self._with_gaps(self._rolling.by_group(with_tpc=False))
+
+    def _with_gaps(self, metrics: dict) -> dict:
+        """The expected agreements times the share of the window's frames the evaluated stream
+        delivered (`stream_timing`: a frame it never published disagrees on every stream)."""
+        share = self._timing.delivered_share()
+        if share < 1.0:
+            for values in metrics.values():
+                values["expected_agreement"] *= share
+        return metrics
 
     def _judged_rates(self, checks: Mapping[str, tuple[int, int]]) -> dict[str, float]:
         """Violation rates of the pools with at least `min_rule_checks` checks in the window."""
