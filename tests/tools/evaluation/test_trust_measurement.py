@@ -39,7 +39,9 @@ def test_trust_document_by_hand():
                                  "gt")
     series = [_series([False, True, False, False], [1.0, 1.0, 0.5, 0.5]),
               _series([False, False, True, True], [1.0, 0.5, 0.5, np.nan])]
-    document = trust_document([(sequences, series)], window=2)
+    # switching schedule: clean frames 0-1, occlusion 3 from frame 2: true 1, 1, 0.5, 0; flagged from frame 3
+    switches = {"occlusion": _series([False, False, False, True], [1.0, 1.0, 1.0, 1.0])}
+    document = trust_document([(sequences, series, switches)], window=2)
     # true agreement, window 2: clean 1, 1, 1, 1; occlusion 1, 0.5, 0, 0
     clean, occluded = document["conditions"]
     assert (clean["kind"], occluded["kind"]) == ("none", "occlusion")
@@ -50,7 +52,10 @@ def test_trust_document_by_hand():
     assert summary["mae"] == pytest.approx(1.5 / 7)
     assert summary["recall_below_0_6"] == pytest.approx(2 / 3)      # frames 1 (0.5), 2, 3 (0); 2, 3 flagged
     assert summary["false_alarm_clean"] == 0.25
-    assert summary["median_delay_frames"] is None
+    assert summary["median_delay_frames"] == 1.0
+    assert summary["switch_series"] == summary["switch_series_flagged"] == 1
+    never = trust_document([(sequences, series, {"occlusion": _series([False] * 4, [1.0] * 4)})], window=2)
+    assert never["summary"]["median_delay_frames"] is None and never["summary"]["switch_series_flagged"] == 0
     assert summary["recall_by_kind"] == {"occlusion": pytest.approx(2 / 3)}     # no clean window is low
     assert "| occlusion 3 | 0.38 / 0.67 / 0.50 |" in trust_table(document)
 
@@ -72,6 +77,7 @@ def test_the_sweep_writes_trust_json_its_table_and_plot(controlled_dataset, pred
                                                                             ("occlusion", 5)]
     summary = document["summary"]
     assert 0.0 <= summary["mae"] <= 1.0 and summary["group_windows"] > 100
+    assert summary["switch_series"] >= 1            # occlusion 3 brings some group below 0.6
     clean = document["conditions"][0]
     assert set(clean["true"]) <= set(GROUPS) and all(0.0 <= v <= 1.0 for v in clean["expected"].values())
     assert "## Trust" in (tmp_path / "tables.md").read_text()

@@ -185,6 +185,7 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
     kept: list[Condition] = []
     ys, cs, presents, delivered_masks = [], [], [], []
     trust_series: list[trust_measurement.TrustSeries] = []
+    switch_frames: dict[Condition, list] = {}   # clean and severity-3 frames, for the switching schedules
     predictions: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]] = {}
     not_applicable: list[str] = []
     stats = []
@@ -211,7 +212,10 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
         kept.append(condition)
         ys.append(y), cs.append(c), presents.append(present), delivered_masks.append(delivered)
         with timer.phase("trust"):
-            trust_series.append(_self_trust(run, estimates, count))
+            frames = _trust_frames(run, estimates)
+            trust_series.append(_self_trust(frames, count))
+            if condition == CLEAN or condition.severity == trust_measurement.SWITCH_SEVERITY:
+                switch_frames[condition] = frames
         stats.append({"kind": condition.kind, "severity": condition.severity, "delivered": int(delivered.sum()),
                       "entities_per_frame": float(np.mean([len(e) for e in run.entities])) if run.entities else 0.0})
         if y_true is not None:
@@ -239,7 +243,13 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
     with timer.phase("save"):
         if spec.sequences_dir is not None:
             sequences.save(Path(spec.sequences_dir) / f"{episode.name}.npz")
-            trust_measurement.save_series(Path(spec.sequences_dir) / f"{episode.name}.trust.npz", trust_series)
+            with timer.phase("trust"):
+                switch = trust_measurement.switch_frame(count)
+                switches = {condition.kind: _self_trust(trust_measurement.spliced(switch_frames[CLEAN], frames, switch),
+                                                        count)
+                            for condition, frames in switch_frames.items() if condition != CLEAN}
+            trust_measurement.save_series(Path(spec.sequences_dir) / f"{episode.name}.trust.npz", trust_series,
+                                          switches)
             if y_true is not None:
                 _save_predictions(Path(spec.sequences_dir) / f"{episode.name}.action.npz", y_true, predictions)
     timings = dict(timer.seconds)
@@ -248,12 +258,15 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
                          not_applicable, stats)
 
 
-def _self_trust(run: ConditionRun, estimates: list[list[PredicateEstimate]], count: int
-                ) -> trust_measurement.TrustSeries:
-    """The reference-free trust of one condition's run, as the live reliability node gives it."""
+def _trust_frames(run: ConditionRun, estimates: list[list[PredicateEstimate]]) -> list:
+    """(frame index, estimates, entities) of the delivered frames of one condition's run."""
+    return [(t, e, entities) for (t, _), e, entities in zip(run.delivered, estimates, run.entities)]
+
+
+def _self_trust(frames: list, count: int) -> trust_measurement.TrustSeries:
+    """The reference-free trust of delivered frames, as the live reliability node gives it."""
     config = _state["spec"].config
     predicates = _state["predicate_config"]
-    frames = [(t, e, entities) for (t, _), e, entities in zip(run.delivered, estimates, run.entities)]
     return trust_measurement.self_trust(frames, count, config.trust_window, profile=_state["trust_profile"],
                                         track_memory=predicates.track_memory,
                                         min_visibility=predicates.confidence.min_visibility)

@@ -21,10 +21,17 @@ def rolling_agreement(sequences: EpisodeSequences, condition_index: int, window:
                       pool_of: Callable[[str], str] = vocabulary.group_of) -> dict[str, np.ndarray]:
     """pool (a group by default) -> (T,) agreement over the window ending at each frame; NaN where
     the window holds no frame with a known reference of the pool."""
+    return rolling_agreement_of(sequences, sequences.y[condition_index], window, pool_of)
+
+
+def rolling_agreement_of(sequences: EpisodeSequences, y: np.ndarray, window: int,
+                         pool_of: Callable[[str], str] = vocabulary.group_of) -> dict[str, np.ndarray]:
+    """`rolling_agreement` of the (K, T) values `y` against the episode's reference (e.g. a schedule
+    spliced from two conditions)."""
     if window < 1:
         raise ValueError(f"window must be >= 1 frame, got {window}")
     known = sequences.y_ref != vocabulary.UNK
-    agree = (sequences.y[condition_index] == sequences.y_ref) & known
+    agree = (y == sequences.y_ref) & known
     pools = np.array([pool_of(key[0]) for key in sequences.keys])
     result = {}
     for pool in dict.fromkeys(pools.tolist()):

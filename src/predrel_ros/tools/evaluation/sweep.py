@@ -385,7 +385,7 @@ def _trust(out: Path, results: Sequence[episode_run.EpisodeResult], window: int)
     files = [(out / "sequences" / f"{r.episode}.npz", out / "sequences" / f"{r.episode}.trust.npz") for r in results]
     if not files or not all(trust_file.is_file() for _, trust_file in files):
         return None
-    episodes = [(EpisodeSequences.load(sequences), trust_measurement.load_series(trust_file))
+    episodes = [(EpisodeSequences.load(sequences), *trust_measurement.load_series(trust_file))
                 for sequences, trust_file in files]
     document = trust_measurement.trust_document(episodes, window)
     (out / "trust.json").write_text(json.dumps(_json_safe(document), indent=2) + "\n")

@@ -10,9 +10,12 @@ number the reference modes give) over every group-window with a known truth (`tr
 - `recall_below_0_6`: share of group-windows with true agreement < 0.6 flagged WARN or ERROR, and
   `recall_by_kind` the same per degradation kind;
 - `false_alarm_clean`: share of clean windows (frames) with any group flagged;
-- `median_delay_frames`: frames from a switch to severity 3 to the first flag; it needs schedules
-  that switch from clean to a degradation, which the sweep does not run (whole episodes per
-  condition): null.
+- `median_delay_frames`: on switching schedules (clean up to the middle frame of the episode, then
+  severity 3 of one kind: the clean run's frames spliced with the degraded run's, `spliced`; the
+  extractor's state is the degraded run's from its start, a switch in a live stream differs in its
+  first few frames), per group whose true agreement falls below 0.6 after the switch, the frames
+  from the switch to the first flag at or after it; a series never flagged counts as infinitely late
+  (null when more than half are). `switch_series` and `switch_series_flagged` count them.
 """
 from __future__ import annotations
 
@@ -24,18 +27,20 @@ from typing import Sequence
 import numpy as np
 
 from predrel_ros.core.entities import Entity
-from predrel_ros.degradations import NONE
+from predrel_ros.degradations import NONE, Condition
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.reliability.monitor import SELF, MonitorConfig, ReliabilityMonitor
 from predrel_ros.reliability.trust import ERROR, STALE, WARN, CleanProfile, TrustConfig
-from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement
+from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement, rolling_agreement_of
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences, save_atomically
 
 GROUPS = vocabulary.GROUPS
 #: true agreement below which a group-window should be flagged
 LOW_AGREEMENT = 0.6
 FLAGGED = (WARN, ERROR)
+#: the severity switching schedules switch to
+SWITCH_SEVERITY = 3
 
 
 @dataclass
@@ -76,24 +81,69 @@ def self_trust(frames: Sequence[tuple[int, Sequence[PredicateEstimate], Sequence
     return TrustSeries(expected, flagged, judged)
 
 
-def save_series(path: str | Path, series: Sequence[TrustSeries]) -> Path:
-    """One episode's series, condition axis first (in the order of its sequences' conditions)."""
-    return save_atomically(path, {"expected": np.stack([s.expected for s in series]),
-                                  "flagged": np.stack([s.flagged for s in series]),
-                                  "judged": np.stack([s.judged for s in series])})
+def switch_frame(count: int) -> int:
+    """The first degraded frame of a switching schedule over `count` frames."""
+    return count // 2
 
 
-def load_series(path: str | Path) -> list[TrustSeries]:
+def spliced(clean: Sequence, degraded: Sequence, switch: int) -> list:
+    """Delivered frames of a switching schedule: the clean run's before `switch`, the degraded run's
+    from it (frames are (frame index, ...) tuples)."""
+    return [frame for frame in clean if frame[0] < switch] + [frame for frame in degraded if frame[0] >= switch]
+
+
+def save_series(path: str | Path, series: Sequence[TrustSeries], switches: dict[str, TrustSeries]) -> Path:
+    """One episode's series, condition axis first (in the order of its sequences' conditions), and
+    its switching schedules' series by degradation kind."""
+    kinds = sorted(switches)
+    arrays = {"expected": np.stack([s.expected for s in series]), "flagged": np.stack([s.flagged for s in series]),
+              "judged": np.stack([s.judged for s in series]), "switch_kinds": np.array(kinds, dtype=str)}
+    if kinds:
+        arrays.update(switch_expected=np.stack([switches[k].expected for k in kinds]),
+                      switch_flagged=np.stack([switches[k].flagged for k in kinds]),
+                      switch_judged=np.stack([switches[k].judged for k in kinds]))
+    return save_atomically(path, arrays)
+
+
+def load_series(path: str | Path) -> tuple[list[TrustSeries], dict[str, TrustSeries]]:
     with np.load(path) as data:
-        return [TrustSeries(e, f, j) for e, f, j in zip(data["expected"], data["flagged"], data["judged"])]
+        series = [TrustSeries(e, f, j) for e, f, j in zip(data["expected"], data["flagged"], data["judged"])]
+        kinds = [str(kind) for kind in data["switch_kinds"]]
+        switches = {kind: TrustSeries(data["switch_expected"][i], data["switch_flagged"][i], data["switch_judged"][i])
+                    for i, kind in enumerate(kinds)}
+    return series, switches
 
 
-def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeries]]], window: int) -> dict:
-    """trust.json (see the module docstring) from each episode's sequences and self-trust series."""
+def switch_delays(sequences: EpisodeSequences, switches: dict[str, TrustSeries], window: int) -> list[float]:
+    """Frames from the switch to the first flag, per (kind, group) whose true agreement falls below
+    LOW_AGREEMENT after the switch (infinity: never flagged)."""
+    count = sequences.y.shape[-1]
+    switch = switch_frame(count)
+    clean = sequences.conditions.index(Condition(NONE, 0))
+    delays = []
+    for kind, trust in sorted(switches.items()):
+        degraded = sequences.conditions.index(Condition(kind, SWITCH_SEVERITY))
+        y = np.concatenate([sequences.y[clean][:, :switch], sequences.y[degraded][:, switch:]], axis=1)
+        truth = rolling_agreement_of(sequences, y, window)
+        for row, group in enumerate(GROUPS):
+            true = truth.get(group)
+            if true is None or not (np.nan_to_num(true[switch:], nan=1.0) < LOW_AGREEMENT).any():
+                continue
+            flags = np.flatnonzero(trust.flagged[row][switch:])
+            delays.append(float(flags[0]) if len(flags) else math.inf)
+    return delays
+
+
+def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeries], dict[str, TrustSeries]]],
+                   window: int) -> dict:
+    """trust.json (see the module docstring) from each episode's sequences, self-trust series and
+    switching schedules' series."""
     per_condition: dict[tuple[str, int], dict[str, dict[str, list]]] = {}
     errors, low_flags, clean_any = [], [], []
     low_by_kind: dict[str, list] = {}
-    for sequences, series in episodes:
+    delays: list[float] = []
+    for sequences, series, switches in episodes:
+        delays.extend(switch_delays(sequences, switches, window))
         for index, condition in enumerate(sequences.conditions):
             truth = rolling_agreement(sequences, index, window)
             trust = series[index]
@@ -125,7 +175,9 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
                   for (kind, severity), cell in sorted(per_condition.items(), key=lambda item: (item[0][0] != NONE,
                                                                                                 item[0]))]
     summary = {"mae": _mean(errors), "recall_below_0_6": _mean(low_flags), "false_alarm_clean": _mean(clean_any),
-               "median_delay_frames": None, "group_windows": len(errors), "low_group_windows": len(low_flags),
+               "median_delay_frames": _median(delays), "switch_series": len(delays),
+               "switch_series_flagged": sum(1 for d in delays if math.isfinite(d)),
+               "group_windows": len(errors), "low_group_windows": len(low_flags),
                "recall_by_kind": {kind: _mean(flags) for kind, flags in sorted(low_by_kind.items())}, "window": window}
     return {"summary": summary, "conditions": conditions}
 
@@ -136,8 +188,9 @@ def trust_table(document: dict) -> str:
     lines = ["## Trust (reference-free, self mode, against the true rolling agreement)", "",
              f"Window {summary['window']} frames. MAE {_text(summary['mae'])}, recall of windows with true agreement "
              f"< {LOW_AGREEMENT} {_text(summary['recall_below_0_6'])} ({summary['low_group_windows']} group-windows), "
-             f"clean false alarms {_text(summary['false_alarm_clean'])}; delay after a switch: not measured "
-             f"(no switching schedules in the sweep). Recall by kind: "
+             f"clean false alarms {_text(summary['false_alarm_clean'])}; median delay after a switch to severity "
+             f"{SWITCH_SEVERITY} {_text(summary['median_delay_frames'])} frames ({summary['switch_series_flagged']} of "
+             f"{summary['switch_series']} kind-group series flagged). Recall by kind: "
              + ", ".join(f"{kind} {_text(value)}" for kind, value in summary["recall_by_kind"].items()) + ".", "",
              "| condition | " + " | ".join(f"{g} true / expected / flagged" for g in GROUPS) + " |",
              "| --- |" + " --- |" * len(GROUPS)]
@@ -146,6 +199,14 @@ def trust_table(document: dict) -> str:
                  for group in GROUPS]
         lines.append(f"| {condition['kind']} {condition['severity']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _median(values: list[float]) -> float | None:
+    """The median, None when there is none or it is infinite (most series never flagged)."""
+    if not values:
+        return None
+    median = float(np.median(values))
+    return median if math.isfinite(median) else None
 
 
 def _mean(values: list) -> float | None:
