@@ -88,24 +88,53 @@ def test_a_frame_is_complete_only_with_every_part():
                                                        REFERENCE_ENTITIES)] == [1, 1, 1, 0]
 
 
+def test_a_frame_without_its_optional_parts_is_handed_out_once_it_cannot_complete():
+    matcher = FrameIndexMatcher(capacity=8, optional=(EVALUATED,))
+    matcher.add(REFERENCE, 5, "r5")          # the degraded pipeline dropped frames 5 and 6
+    matcher.add(REFERENCE, 6, "r6")
+    matcher.add(EVALUATED, 7, "e7")
+    assert matcher.take_incomplete() == []
+    assert pair(matcher.add(REFERENCE, 7, "r7")) == (7, "e7", "r7")
+    assert matcher.take_incomplete() == [(5, {REFERENCE: "r5"}), (6, {REFERENCE: "r6"})]
+    assert matcher.take_incomplete() == []
+    assert matcher.counters["incomplete"] == 2 and matcher.counters["unmatched_reference"] == 0
+    assert matcher.add(EVALUATED, 6, "e6") is None and matcher.counters["late_evaluated"] == 1
+    with pytest.raises(ValueError, match="optional"):
+        FrameIndexMatcher(optional=(EVALUATED, REFERENCE))
+
+
+def test_a_full_reference_buffer_hands_out_its_oldest_frame_when_the_evaluated_side_stopped():
+    matcher = FrameIndexMatcher(capacity=2, optional=(EVALUATED,))
+    for t in range(4):
+        assert matcher.add(REFERENCE, t, f"r{t}") is None
+    assert [index for index, _ in matcher.take_incomplete()] == [0, 1]
+    assert matcher.pending(REFERENCE) == 2 and matcher.last_matched == 1
+
+
+@pytest.mark.parametrize("optional", [(), (EVALUATED,)])
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([EVALUATED, REFERENCE, REFERENCE_ENTITIES]), st.integers(0, 30)),
                 max_size=120),
        st.integers(1, 6))
-def test_every_item_is_accounted_for_once(arrivals, capacity):
+def test_every_item_is_accounted_for_once(optional, arrivals, capacity):
     parts = (EVALUATED, REFERENCE, REFERENCE_ENTITIES)
-    matcher = FrameIndexMatcher(parts, capacity)
-    matched = []
+    matcher = FrameIndexMatcher(parts, capacity, optional)
+    handed_out = []
+    incomplete_items = dict.fromkeys(parts, 0)
     for part, frame in arrivals:
         result = matcher.add(part, frame, (part, frame))
+        for index, items in matcher.take_incomplete():
+            assert set(items) >= {REFERENCE, REFERENCE_ENTITIES} and EVALUATED not in items
+            handed_out.append(index)
+            for each in items:
+                incomplete_items[each] += 1
         if result is not None:
-            index, items = result
-            matched.append(index)
-            assert items == {each: (each, index) for each in parts}
-    assert matched == sorted(set(matched))          # strictly increasing
+            handed_out.append(result[0])
+            assert result[1] == {each: (each, result[0]) for each in parts}
+    assert handed_out == sorted(set(handed_out))     # strictly increasing, incomplete frames included
     snapshot = matcher.snapshot()
     for part in parts:
         given_count = sum(1 for p, _ in arrivals if p == part)
         accounted = sum(snapshot[f"{state}_{part}"] for state in ("unmatched", "late", "duplicate", "pending"))
-        assert accounted + snapshot["matched"] == given_count
+        assert accounted + snapshot["matched"] + incomplete_items[part] == given_count
         assert snapshot[f"pending_{part}"] <= capacity

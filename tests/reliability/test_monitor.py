@@ -198,6 +198,35 @@ def test_ground_truth_streams_the_pipeline_never_produced_are_out_of_scope():
     assert report.record("contact", 1, 2).prs == pytest.approx(0.8 * 3 / 6)      # missed frames disagree
 
 
+def test_a_frame_the_pipeline_dropped_disagrees_as_in_predrel_eval():
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=10, associate=False))
+    for t in range(4):
+        monitor.add_reference(t, [estimate(("contact", 1, 2), "T", 1.0, t)])
+        if t != 1:                                  # the degraded pipeline dropped frame 1
+            monitor.add_evaluated(t, [estimate(("contact", 1, 2), "T", 1.0, t)])
+    report = monitor.report()
+    assert report.record("contact").agreement == pytest.approx(3 / 4) and report.frame_index == 3
+    assert report.counters["incomplete"] == 1 and report.counters["unmatched_reference"] == 0
+
+
+def test_ground_truth_scope_is_what_the_extractor_evaluates_on_the_true_entities():
+    """A pair the pipeline never produced counts once the extractor evaluates it on the ground-truth
+    entities: a hand and a cube it never detected are missed, not out of scope."""
+    hand = Entity(id=1, label="hand", role="right_hand", box=np.array([10, 10, 30, 30], float))
+    cube = Entity(id=2, label="cube", role="manipulated_object", box=np.array([28, 10, 48, 30], float))
+    scope = {e.canonical_key for e in PredicateExtractor().update(0, [hand, cube])}
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=GROUND_TRUTH, window=10))
+    references = [estimate(key, "UNK" if key[0] != "contact" else "T", 1.0, 0) for key in sorted(scope)]
+    references.append(estimate(("contact", 7, 8), "T", 1.0, 0))    # a pair the extractor does not know
+    monitor.add_reference(0, references)
+    monitor.add_reference_entities(0, [hand, cube])
+    monitor.add_evaluated_entities(0, [])
+    assert monitor.add_evaluated(0, [])                             # the pipeline saw nothing
+    report = monitor.report()
+    assert report.record("contact").agreement == 0.0
+    assert report.counters["reference_out_of_scope"] == 1
+
+
 def test_malformed_frames_change_nothing_and_order_is_enforced():
     monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=10, restart_after=3,
                                                skip_replaced_tracks=False))

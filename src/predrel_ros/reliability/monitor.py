@@ -24,6 +24,19 @@ entity the evaluated pipeline missed are paired with UNK: a disagreement. In sel
 was replaced by a new track of the same class (an identity switch, `identity_switches`) are left
 out from then on (`replaced_track_estimates`): the object is tracked again under its new id.
 
+Agreement with a reference is counted as `predrel eval` counts it (`tools.evaluation.scores`), so
+the rolling numbers equal the offline ones on the same frames:
+- a frame the evaluated pipeline published nothing for (dropped by the frame-drop degradation, or
+  lost) while its reference came is scored, every reference stream with an UNK estimate (a
+  disagreement), once a newer frame completed or the reference buffer is full (the matcher's
+  `incomplete` frames);
+- in `ground_truth` mode a reference stream counts once it is in scope: the streams the predicate
+  extractor evaluates on the reference entities (a scope extractor run on them, as the evaluation
+  runs the extractor on the true entities; ground truth also covers pairs the extractor never
+  evaluates), from the first frame it evaluated them on; without reference entities
+  (`associate` off) the scope is every stream the evaluated pipeline has produced since the start.
+  A stream the pipeline later lost stays in scope: its missed frames disagree.
+
 Each processed frame feeds `RollingReliability` (PRS, agreement, TPC, CWS with a reference; TPC-S,
 confidence, UNK rate and calibrated expected agreement always), `LogicMonitor` (violation rates of
 the independent logic rules, on the evaluated predicates as the pipeline produced them) and, with a
@@ -35,6 +48,8 @@ into records per predicate stream, per predicate name and per group, each with a
 - a stream (one pair): its own metrics, judged the same way against its predicate's baseline (no
   violation rate: the logic monitor counts per predicate, not per pair);
 - a group: the worst level of its predicate names, with their reasons.
+The expected agreement of every record is scaled by the share of the window's frames the
+evaluated stream delivered (`stream_timing`), since a frame it never published disagrees.
 A record with fewer than `trust.min_frames` frames is STALE (not enough samples to judge); for
 pooled records that is the longest stream of the pool. DIS needs the downstream task run with and
 without the predicate, which a live stream does not have: it is NaN.
@@ -49,7 +64,9 @@ from predrel_ros.core.entities import Entity
 from predrel_ros.core.stream_order import OUT_OF_ORDER, RESTART, StreamOrder
 from predrel_ros.degradations.table import MAX_SEVERITY
 from predrel_ros.predicates import vocabulary
+from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.estimate import PredicateEstimate
+from predrel_ros.predicates.extractor import PredicateExtractor
 from predrel_ros.predicates.logic_rules import INDEPENDENT, LogicMonitor, rules_of
 from predrel_ros.reliability import sensitivity
 from predrel_ros.reliability.association import MIN_IOU, associate, renamed
@@ -65,6 +82,7 @@ from predrel_ros.reliability.rolling import REFERENCE as ROLLING_REFERENCE
 from predrel_ros.reliability.rolling import SELF as ROLLING_SELF
 from predrel_ros.reliability.rolling import RollingReliability, pair_with_references
 from predrel_ros.reliability.sensitivity import RollingSensitivity
+from predrel_ros.reliability.stream_timing import StreamTiming
 from predrel_ros.reliability.trust import (
     CLEAN_TWIN,
     GROUND_TRUTH,
@@ -242,11 +260,12 @@ class ReliabilityMonitor:
     """Rolling reliability and trust of a predicate stream (see the module docstring).
 
     trust: bounds of the trust signals; profile: the clean profile (confidence and UNK baselines,
-    calibration for the expected agreement), optional.
+    calibration for the expected agreement), optional; predicates: the extractor's settings, for
+    the scope extractor of `ground_truth` mode (the pipeline's predicate config).
     """
 
     def __init__(self, config: MonitorConfig | None = None, trust: TrustConfig | None = None,
-                 profile: CleanProfile | None = None) -> None:
+                 profile: CleanProfile | None = None, predicates: PredicateConfig | None = None) -> None:
         self.config = config if config is not None else MonitorConfig()
         self.trust_config = trust if trust is not None else TrustConfig()
         self.profile = profile
@@ -259,8 +278,16 @@ class ReliabilityMonitor:
         self._logic = LogicMonitor(rules_of(INDEPENDENT), memory=config.logic_memory, window=config.logic_window,
                                    rate_window=config.window)
         self._sensitivity = RollingSensitivity(config.window, config.pds_mode)
+        self._timing = StreamTiming(config.window)
         parts = config.parts
-        self._matcher = FrameIndexMatcher(parts, config.match_buffer) if len(parts) > 1 else None
+        #: reference modes: a frame may lack the evaluated side (dropped or lost), never the reference
+        optional = tuple(part for part in parts if part in (EVALUATED, EVALUATED_ENTITIES)) \
+            if config.has_reference else ()
+        self._matcher = FrameIndexMatcher(parts, config.match_buffer, optional) if len(parts) > 1 else None
+        #: ground_truth mode: the reference streams that count (see the module docstring)
+        self._scope: set[tuple[str, int, int]] = set()
+        self._scope_extractor = PredicateExtractor(predicates) \
+            if config.reference_mode == GROUND_TRUTH and REFERENCE_ENTITIES in parts else None
         self._switches = IdentitySwitches(config.track_memory, config.min_visibility) \
             if EVALUATED_ENTITIES in parts and not config.has_reference else None
         self.order = StreamOrder(config.restart_after)
@@ -328,10 +355,29 @@ class ReliabilityMonitor:
             self._process(frame_index, {part: item})
             return True
         match = self._matcher.add(part, frame_index, item)
+        for incomplete in self._matcher.take_incomplete():
+            self._process_missing(*incomplete)
         if match is None:
             return False
         self._process(*match)
         return True
+
+    def _process_missing(self, frame_index: int, parts: Mapping[str, Any]) -> None:
+        """A frame whose reference came and whose evaluated predicates did not: every reference
+        stream in scope disagrees (as offline). The report's newest frame stays the last complete one."""
+        pairs = pair_with_references([], parts[REFERENCE])
+        self._update_scope(frame_index, parts, ())
+        if self.config.reference_mode == GROUND_TRUTH:
+            pairs = self._in_scope(pairs)
+        self._rolling.update_paired(frame_index, pairs)
+
+    def _update_scope(self, frame_index: int, parts: Mapping[str, Any],
+                      estimates: Sequence[PredicateEstimate]) -> None:
+        if self.config.reference_mode != GROUND_TRUTH:
+            return
+        if self._scope_extractor is not None:
+            estimates = self._scope_extractor.update(frame_index, parts[REFERENCE_ENTITIES])
+        self._scope.update(estimate.canonical_key for estimate in estimates)
 
     def _process(self, frame_index: int, parts: Mapping[str, Any]) -> None:
         produced, kind, severity, tag = parts[EVALUATED]
@@ -349,25 +395,22 @@ class ReliabilityMonitor:
             self._rolling.update(frame_index, estimates)
         else:
             pairs = pair_with_references(estimates, parts[REFERENCE])
+            self._update_scope(frame_index, parts, estimates)
             if self.config.reference_mode == GROUND_TRUTH:
-                pairs = self._in_scope(pairs, len(estimates))
+                pairs = self._in_scope(pairs)
             self._rolling.update_paired(frame_index, pairs)
             self._sensitivity.update(kind, severity, pairs)
         self._logic.update(frame_index, produced)
+        self._timing.update(frame_index)
         self.counters["processed"] += 1
         self._newest = (frame_index, kind, severity, tag)
 
-    def _in_scope(self, pairs: list, estimated: int) -> list:
-        """Ground truth covers every pair of the scene, also pairs the extractor never evaluates (a
-        reverse orientation, distractors): a reference-only stream counts (as missed) only once the
-        evaluated pipeline has produced it, i.e. while the rolling window still holds it."""
-        streams = self._rolling.streams
-        kept = pairs[:estimated]
-        for pair in pairs[estimated:]:
-            if pair[0] in streams:
-                kept.append(pair)
-            else:
-                self.counters["reference_out_of_scope"] += 1
+    def _in_scope(self, pairs: list) -> list:
+        """The pairs of streams in scope (ground_truth mode, see the module docstring); the others
+        are counted in `reference_out_of_scope`."""
+        scope = self._scope
+        kept = [pair for pair in pairs if pair[0] in scope]
+        self.counters["reference_out_of_scope"] += len(pairs) - len(kept)
         return kept
 
     def reset(self) -> None:
@@ -375,10 +418,14 @@ class ReliabilityMonitor:
         self._rolling.reset()
         self._logic.reset()
         self._sensitivity.reset()
+        self._timing.reset()
         if self._matcher is not None:
             self._matcher.reset()
         if self._switches is not None:
             self._switches.reset()
+        self._scope.clear()
+        if self._scope_extractor is not None:
+            self._scope_extractor.reset()
         self.order.reset()
         self._newest = None
 
@@ -397,9 +444,9 @@ class ReliabilityMonitor:
         """The report after the newest processed frame; streams=False leaves the per-stream records
         out (names and groups only)."""
         config = self.config
-        streams_metrics = self._rolling.compute()
-        names_metrics = self._rolling.by_predicate()
-        groups_metrics = self._rolling.by_group()
+        streams_metrics = self._with_gaps(self._rolling.compute())
+        names_metrics = self._with_gaps(self._rolling.by_predicate())
+        groups_metrics = self._with_gaps(self._rolling.by_group())
         name_checks = self._rule_counts(lambda name: name)
         group_checks = self._rule_counts(vocabulary.group_of)
         violation_rates = {name: _rate(counts) for name, counts in name_checks.items()}
@@ -458,11 +505,25 @@ class ReliabilityMonitor:
         these (`clean_profile.build_clean_profile`), one window per frame."""
         judged = self._judged_rates(self._rule_counts(lambda name: name))
         longest = _longest_streams(self._rolling.streams)
-        signals = self._rolling.by_predicate(with_tpc=False)
+        signals = self._with_gaps(self._rolling.by_predicate(with_tpc=False))
         for name, values in signals.items():
             values["violation_rate"] = judged.get(name, math.nan)
             values["longest_stream"] = float(longest.get(name, 0))
         return signals
+
+    def group_signals(self) -> dict[str, dict[str, float]]:
+        """Per group its pooled metrics over the current window (`rolling.METRIC_NAMES`, TPC left
+        NaN), e.g. the expected agreement that `predrel eval` compares with the true agreement."""
+        return self._with_gaps(self._rolling.by_group(with_tpc=False))
+
+    def _with_gaps(self, metrics: dict) -> dict:
+        """The expected agreements times the share of the window's frames the evaluated stream
+        delivered (`stream_timing`: a frame it never published disagrees on every stream)."""
+        share = self._timing.delivered_share()
+        if share < 1.0:
+            for values in metrics.values():
+                values["expected_agreement"] *= share
+        return metrics
 
     def _judged_rates(self, checks: Mapping[str, tuple[int, int]]) -> dict[str, float]:
         """Violation rates of the pools with at least `min_rule_checks` checks in the window."""

@@ -86,12 +86,13 @@ def test_every_table_plot_and_file_is_produced(oracle_run):
         assert f"## Table {number}:" in tables_md
     assert "## Findings of the paper" in tables_md
     html = (out / "report.html").read_text()
-    for name in ("prs_heatmap", "pds_heatmap", "tpc_curves", "calibration", "dis_bars"):
+    assert "## Trust" in tables_md
+    for name in ("prs_heatmap", "pds_heatmap", "tpc_curves", "calibration", "dis_bars", "trust"):
         png = (out / "plots" / f"{name}.png").read_bytes()
         assert png.startswith(PNG) and len(png) > 5000
-    assert html.count("data:image/png;base64,") == 5 and "Table 15" in html
+    assert html.count("data:image/png;base64,") == 6 and "Table 15" in html
     for name in ("summary.json", "summary.csv", "rows.csv", "action.csv", "dis.csv", "timing.json", "config.json",
-                 "predicates.selected.yaml", "selection.json"):
+                 "predicates.selected.yaml", "selection.json", "trust.json"):
         assert (out / name).stat().st_size > 0, name
     for name in ("full", "no_confidence", "frame_level"):
         assert (out / "action-models" / f"{name}.json").is_file()

@@ -101,6 +101,9 @@ def frame_outcomes(parts) -> dict[str, list[tuple[str, str]]]:
         RESTARTS: [(PREDICATES, RESTARTS)]}
     if len(parts) > 1:
         outcomes["matched"] = [(STREAMS[part], PROCESSED) for part in parts if part != matching.EVALUATED]
+        # a frame the evaluated pipeline dropped is scored from its reference parts alone
+        outcomes["incomplete"] = [(STREAMS[part], PROCESSED) for part in parts
+                                  if part in (matching.REFERENCE, matching.REFERENCE_ENTITIES)]
         for part in parts:
             outcomes[f"unmatched_{part}"] = [(STREAMS[part], UNMATCHED)]
             outcomes[f"late_{part}"] = [(STREAMS[part], OUT_OF_ORDER)]
@@ -189,7 +192,7 @@ def load_monitor(params: Mapping[str, object]) -> ReliabilityMonitor:
         associate=bool(params["associate"]), match_iou=float(params["match_iou"]),
         skip_replaced_tracks=bool(params["skip_replaced_tracks"]), track_memory=predicates.track_memory,
         min_visibility=predicates.confidence.min_visibility)
-    return ReliabilityMonitor(config, trust, profile)
+    return ReliabilityMonitor(config, trust, profile, predicates)
 
 
 class ReliabilityNode(PredrelNode):

@@ -75,6 +75,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "or local:N (N worker processes here, one thread each); --data, --out and --cache "
                              "must be paths the workers share (docs/fleet-evaluation.md)")
     parser.add_argument("--max-episodes", type=int, help="evaluate only the first N test episodes (a quick estimate)")
+    parser.add_argument("--trust-profile", metavar="FILE",
+                        help="clean profile (predrel profile) of the reference-free trust measured in trust.json "
+                             "(default: none, absolute trust bounds and no expected agreement)")
+    parser.add_argument("--trust-window", type=int, default=30,
+                        help="rolling window (frames) of trust.json, as the reliability node's (default 30)")
     parser.add_argument("--seed", type=int, default=0, help="degradation seed; episode i of a split uses seed + i")
     parser.add_argument("--cache", type=Path, help="detection cache folder (default OUT/cache)")
     parser.add_argument("--split", default="test",
@@ -106,7 +111,7 @@ def main(args: argparse.Namespace) -> int:
             predicate_config=args.predicate_config, seed=args.seed, match_iou=args.match_iou,
             test_split=args.split, selection_split=args.selection_split, train_split=args.train_split,
             action_model=args.action_model, jobs=args.jobs, max_episodes=args.max_episodes,
-            scheduler=args.scheduler)
+            scheduler=args.scheduler, trust_profile=args.trust_profile, trust_window=args.trust_window)
     except (ValueError, argparse.ArgumentTypeError) as error:
         raise UserError(str(error)) from None
     command = "predrel eval " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 2 else ""

@@ -51,6 +51,9 @@ class EvaluationConfig:
     scheduler: None, or the Dask cluster the episodes are evaluated on instead (`evaluation.fleet`): a
         scheduler address (tcp://host:8786) or local:N (a LocalCluster of N worker processes); with jobs 1.
     max_episodes: evaluate only the first N episodes of the test split (a quick estimate); None: all.
+    trust_profile: clean profile (`predrel profile`, JSON/YAML) of the reference-free trust measured in
+        trust.json (`trust_measurement`); None: the absolute trust bounds, no expected agreement.
+    trust_window: frames of the rolling window of trust.json (the reliability node's window).
     """
 
     kinds: tuple[str, ...] = KINDS
@@ -72,6 +75,8 @@ class EvaluationConfig:
     jobs: int = 1
     max_episodes: int | None = None
     scheduler: str | None = None
+    trust_profile: str | None = None
+    trust_window: int = 30
 
     def __post_init__(self) -> None:
         kinds = tuple(self.kinds)
@@ -96,6 +101,8 @@ class EvaluationConfig:
             raise ValueError(f"tpc_tolerance must be >= 0 frames, got {self.tpc_tolerance}")
         if self.calibration_bins < 2:
             raise ValueError(f"calibration_bins must be >= 2, got {self.calibration_bins}")
+        if self.trust_window < 1:
+            raise ValueError(f"trust_window must be >= 1 frame, got {self.trust_window}")
         for name in ("moderate_severity", "severe_severity"):
             if not 1 <= getattr(self, name) <= MAX_SEVERITY:
                 raise ValueError(f"{name} must lie in 1..{MAX_SEVERITY}, got {getattr(self, name)}")

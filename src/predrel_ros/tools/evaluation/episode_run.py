@@ -23,7 +23,8 @@ from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.extractor import PredicateExtractor
 from predrel_ros.reliability.association import associate, renamed
-from predrel_ros.tools.evaluation import action, scores
+from predrel_ros.reliability.trust import CleanProfile
+from predrel_ros.tools.evaluation import action, scores, trust_measurement
 from predrel_ros.tools.evaluation.config import GROUND_TRUTH, EvaluationConfig
 from predrel_ros.tools.evaluation.data import EpisodeSource, LoadedEpisode, load_episode
 from predrel_ros.tools.evaluation.front_ends import ConditionRun, NotApplicable, Timer, make_front_end
@@ -73,6 +74,7 @@ def init_worker(spec: SweepSpec) -> None:
     _state["spec"] = spec
     _state["front_end"] = make_front_end(config.perception, config.perception_config, spec.cache_dir, spec.threads)
     _state["predicate_config"] = PredicateConfig.from_dict(spec.predicate_config)
+    _state["trust_profile"] = CleanProfile.load(config.trust_profile) if config.trust_profile else None
 
 
 def ensure_worker(spec: SweepSpec, token: str) -> None:
@@ -182,6 +184,8 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
     confident = _state["predicate_config"].confidence.floor > 0   # see action.predict_condition
     kept: list[Condition] = []
     ys, cs, presents, delivered_masks = [], [], [], []
+    trust_series: list[trust_measurement.TrustSeries] = []
+    switch_frames: dict[Condition, list] = {}   # clean and severity-3 frames, for the switching schedules
     predictions: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]] = {}
     not_applicable: list[str] = []
     stats = []
@@ -207,6 +211,11 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
         delivered[[t for t, _ in run.delivered]] = True
         kept.append(condition)
         ys.append(y), cs.append(c), presents.append(present), delivered_masks.append(delivered)
+        with timer.phase("trust"):
+            frames = _trust_frames(run, estimates)
+            trust_series.append(_self_trust(frames, count))
+            if condition == CLEAN or condition.severity == trust_measurement.SWITCH_SEVERITY:
+                switch_frames[condition] = frames
         stats.append({"kind": condition.kind, "severity": condition.severity, "delivered": int(delivered.sum()),
                       "entities_per_frame": float(np.mean([len(e) for e in run.entities])) if run.entities else 0.0})
         if y_true is not None:
@@ -234,12 +243,33 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
     with timer.phase("save"):
         if spec.sequences_dir is not None:
             sequences.save(Path(spec.sequences_dir) / f"{episode.name}.npz")
+            with timer.phase("trust"):
+                switch = trust_measurement.switch_frame(count)
+                switches = {condition.kind: _self_trust(trust_measurement.spliced(switch_frames[CLEAN], frames, switch),
+                                                        count)
+                            for condition, frames in switch_frames.items() if condition != CLEAN}
+            trust_measurement.save_series(Path(spec.sequences_dir) / f"{episode.name}.trust.npz", trust_series,
+                                          switches)
             if y_true is not None:
                 _save_predictions(Path(spec.sequences_dir) / f"{episode.name}.action.npz", y_true, predictions)
     timings = dict(timer.seconds)
     timings["episode_total"] = time.perf_counter() - started
     return EpisodeResult(episode.name, episode.scenario_group, count, rows, predictions, y_true, timings,
                          not_applicable, stats)
+
+
+def _trust_frames(run: ConditionRun, estimates: list[list[PredicateEstimate]]) -> list:
+    """(frame index, estimates, entities) of the delivered frames of one condition's run."""
+    return [(t, e, entities) for (t, _), e, entities in zip(run.delivered, estimates, run.entities)]
+
+
+def _self_trust(frames: list, count: int) -> trust_measurement.TrustSeries:
+    """The reference-free trust of delivered frames, as the live reliability node gives it."""
+    config = _state["spec"].config
+    predicates = _state["predicate_config"]
+    return trust_measurement.self_trust(frames, count, config.trust_window, profile=_state["trust_profile"],
+                                        track_memory=predicates.track_memory,
+                                        min_visibility=predicates.confidence.min_visibility)
 
 
 def _save_predictions(path: Path, y_true: np.ndarray, predictions: dict) -> None:

@@ -42,11 +42,21 @@ from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.reliability.calibration import calibration_summary
 from predrel_ros.sources.bag import CameraTopics
-from predrel_ros.tools.evaluation import action, episode_run, fleet, plots, report, scores, tables
+from predrel_ros.tools.evaluation import (
+    action,
+    episode_run,
+    fleet,
+    plots,
+    report,
+    scores,
+    tables,
+    trust_measurement,
+)
 from predrel_ros.tools.evaluation.config import COMMITTED, FIT, NO_ACTION, EvaluationConfig
 from predrel_ros.tools.evaluation.data import EpisodeSource, resolve_data
 from predrel_ros.tools.evaluation.front_ends import ORACLE_NOT_APPLICABLE, PERCEPTION_PHASES, make_front_end
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences
+from predrel_ros.tools.evaluation.trust_plot import trust_plot
 
 Log = Callable[[str], None]
 
@@ -248,6 +258,7 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
         front = make_front_end(config.perception, config.perception_config, None)
         perception_description = front.describe()
         front.close()
+    _check_trust_profile(config)
     log(f"evaluating {len(test)} {config.test_split} episodes of {data.description} with "
         f"{config.perception} perception, reference {config.reference}")
 
@@ -358,6 +369,32 @@ def rebuild_outputs(out_dir: str | Path, log: Log = _stderr) -> dict:
     return summary
 
 
+def _check_trust_profile(config: EvaluationConfig) -> None:
+    """A --trust-profile that does not load, or was measured over another window, fails now."""
+    if not config.trust_profile:
+        return
+    from predrel_ros.reliability.trust import CleanProfile
+    try:
+        profile = CleanProfile.load(config.trust_profile)
+    except (OSError, ValueError) as error:
+        raise UserError(f"--trust-profile {config.trust_profile}: {error}") from None
+    if profile.window != config.trust_window:
+        raise UserError(f"--trust-profile {config.trust_profile} was measured over {profile.window}-frame windows and "
+                        f"--trust-window is {config.trust_window}; give --trust-window {profile.window}")
+
+
+def _trust(out: Path, results: Sequence[episode_run.EpisodeResult], window: int) -> dict | None:
+    """trust.json from the saved sequences and self-trust series (None for a run saved without them)."""
+    files = [(out / "sequences" / f"{r.episode}.npz", out / "sequences" / f"{r.episode}.trust.npz") for r in results]
+    if not files or not all(trust_file.is_file() for _, trust_file in files):
+        return None
+    episodes = [(EpisodeSequences.load(sequences), *trust_measurement.load_series(trust_file))
+                for sequences, trust_file in files]
+    document = trust_measurement.trust_document(episodes, window)
+    (out / "trust.json").write_text(json.dumps(_json_safe(document), indent=2) + "\n")
+    return document
+
+
 def write_outputs(config: EvaluationConfig, description: str, results: Sequence[episode_run.EpisodeResult], out: Path,
                   models: action.ActionModels | None, selection_record: dict, models_record: dict,
                   command: str, perception: dict | None = None) -> dict:
@@ -382,6 +419,9 @@ def write_outputs(config: EvaluationConfig, description: str, results: Sequence[
     found = tables.findings(numbers, kinds, severities, moderate, calibration["degraded"])
     title = f"Predicate reliability: {description}, {config.perception} perception, reference {config.reference}"
     markdown = tables.markdown(numbers, found, kinds, severities, moderate, severe, kinds_not_applicable, title)
+    trust = _trust(out, results, config.trust_window)
+    if trust is not None:
+        markdown += "\n\n" + trust_measurement.trust_table(trust)
     (out / "tables.md").write_text(markdown + "\n")
     records = tables.summary_records(cells)
     _write_csv(out / "summary.csv", records)
@@ -400,6 +440,9 @@ def write_outputs(config: EvaluationConfig, description: str, results: Sequence[
     plots.pds_heatmap(numbers["table10"], kinds, out / "plots" / "pds_heatmap.png")
     clean_tpc = {g: cells.group(g, NONE, 0, "tpc") for g in vocabulary.GROUPS}
     plots.tpc_curves(numbers["table11"], clean_tpc, severities, out / "plots" / "tpc_curves.png")
+    if trust is not None:
+        trust_plot(trust, out / "plots" / "trust.png")
+        plot_files["Trust: true vs expected agreement and flagged share per condition"] = "trust.png"
     plots.calibration_diagram({name: calibration[name] for name in ("clean", "degraded")},
                               out / "plots" / "calibration.png")
     if actions is not None:

@@ -1,0 +1,217 @@
+"""How well reference-free trust (`self` mode) tracks the true agreement: `trust.json` of `predrel eval`.
+
+Per episode and condition, the pipeline's own predicates and entities go through a `self`-mode
+reliability monitor, as on a robot (`self_trust`); after every frame its group trust levels and
+expected agreements are recorded (a dropped frame keeps the last report: what a consumer holds).
+They are compared with the true rolling agreement of the same window (`rolling_agreement`, the
+number the reference modes give) over every group-window with a known truth (`trust_document`):
+
+- `mae`: mean |expected - true| over the group-windows where both are defined;
+- `recall_below_0_6`: share of group-windows with true agreement < 0.6 flagged WARN or ERROR, and
+  `recall_by_kind` the same per degradation kind;
+- `false_alarm_clean`: share of clean windows (frames) with any group flagged;
+- `median_delay_frames`: on switching schedules (clean up to the middle frame of the episode, then
+  severity 3 of one kind: the clean run's frames spliced with the degraded run's, `spliced`; the
+  extractor's state is the degraded run's from its start, a switch in a live stream differs in its
+  first few frames), per group whose true agreement falls below 0.6 after the switch, the frames
+  from the switch to the first flag at or after it; a series never flagged counts as infinitely late
+  (null when more than half are). `switch_series` and `switch_series_flagged` count them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from predrel_ros.core.entities import Entity
+from predrel_ros.degradations import NONE, Condition
+from predrel_ros.predicates import vocabulary
+from predrel_ros.predicates.estimate import PredicateEstimate
+from predrel_ros.reliability.monitor import SELF, MonitorConfig, ReliabilityMonitor
+from predrel_ros.reliability.trust import ERROR, STALE, WARN, CleanProfile, TrustConfig
+from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement, rolling_agreement_of
+from predrel_ros.tools.evaluation.sequences import EpisodeSequences, save_atomically
+
+GROUPS = vocabulary.GROUPS
+#: true agreement below which a group-window should be flagged
+LOW_AGREEMENT = 0.6
+FLAGGED = (WARN, ERROR)
+#: the severity switching schedules switch to
+SWITCH_SEVERITY = 3
+
+
+@dataclass
+class TrustSeries:
+    """Self-mode trust of one condition, (G, T) per group of `GROUPS` and frame."""
+
+    expected: np.ndarray   # expected agreement of the group (NaN: none, e.g. no calibration)
+    flagged: np.ndarray    # trust WARN or ERROR
+    judged: np.ndarray     # trust not STALE (a level was given)
+
+
+def self_trust(frames: Sequence[tuple[int, Sequence[PredicateEstimate], Sequence[Entity]]], count: int, window: int,
+               trust: TrustConfig | None = None, profile: CleanProfile | None = None, track_memory: int = 15,
+               min_visibility: float = 0.05) -> TrustSeries:
+    """The self-mode trust after each of `count` frames, given the delivered frames (frame index,
+    the pipeline's estimates, its entities) in order."""
+    monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=window, track_memory=track_memory,
+                                               min_visibility=min_visibility), trust, profile)
+    expected = np.full((len(GROUPS), count), np.nan)
+    flagged = np.zeros((len(GROUPS), count), dtype=bool)
+    judged = np.zeros((len(GROUPS), count), dtype=bool)
+    delivered = {t: (estimates, entities) for t, estimates, entities in frames}
+    for t in range(count):
+        if t in delivered:
+            estimates, entities = delivered[t]
+            monitor.add_evaluated_entities(t, entities)
+            monitor.add_evaluated(t, estimates)
+            report = monitor.report(streams=False)
+            signals = monitor.group_signals()
+            for row, group in enumerate(GROUPS):
+                record = report.group(group)
+                if record is not None:
+                    flagged[row, t] = record.trust in FLAGGED
+                    judged[row, t] = record.trust != STALE
+                    expected[row, t] = signals.get(group, {}).get("expected_agreement", math.nan)
+        elif t > 0:
+            expected[:, t], flagged[:, t], judged[:, t] = expected[:, t - 1], flagged[:, t - 1], judged[:, t - 1]
+    return TrustSeries(expected, flagged, judged)
+
+
+def switch_frame(count: int) -> int:
+    """The first degraded frame of a switching schedule over `count` frames."""
+    return count // 2
+
+
+def spliced(clean: Sequence, degraded: Sequence, switch: int) -> list:
+    """Delivered frames of a switching schedule: the clean run's before `switch`, the degraded run's
+    from it (frames are (frame index, ...) tuples)."""
+    return [frame for frame in clean if frame[0] < switch] + [frame for frame in degraded if frame[0] >= switch]
+
+
+def save_series(path: str | Path, series: Sequence[TrustSeries], switches: dict[str, TrustSeries]) -> Path:
+    """One episode's series, condition axis first (in the order of its sequences' conditions), and
+    its switching schedules' series by degradation kind."""
+    kinds = sorted(switches)
+    arrays = {"expected": np.stack([s.expected for s in series]), "flagged": np.stack([s.flagged for s in series]),
+              "judged": np.stack([s.judged for s in series]), "switch_kinds": np.array(kinds, dtype=str)}
+    if kinds:
+        arrays.update(switch_expected=np.stack([switches[k].expected for k in kinds]),
+                      switch_flagged=np.stack([switches[k].flagged for k in kinds]),
+                      switch_judged=np.stack([switches[k].judged for k in kinds]))
+    return save_atomically(path, arrays)
+
+
+def load_series(path: str | Path) -> tuple[list[TrustSeries], dict[str, TrustSeries]]:
+    with np.load(path) as data:
+        series = [TrustSeries(e, f, j) for e, f, j in zip(data["expected"], data["flagged"], data["judged"])]
+        kinds = [str(kind) for kind in data["switch_kinds"]]
+        switches = {kind: TrustSeries(data["switch_expected"][i], data["switch_flagged"][i], data["switch_judged"][i])
+                    for i, kind in enumerate(kinds)}
+    return series, switches
+
+
+def switch_delays(sequences: EpisodeSequences, switches: dict[str, TrustSeries], window: int) -> list[float]:
+    """Frames from the switch to the first flag, per (kind, group) whose true agreement falls below
+    LOW_AGREEMENT after the switch (infinity: never flagged)."""
+    count = sequences.y.shape[-1]
+    switch = switch_frame(count)
+    clean = sequences.conditions.index(Condition(NONE, 0))
+    delays = []
+    for kind, trust in sorted(switches.items()):
+        degraded = sequences.conditions.index(Condition(kind, SWITCH_SEVERITY))
+        y = np.concatenate([sequences.y[clean][:, :switch], sequences.y[degraded][:, switch:]], axis=1)
+        truth = rolling_agreement_of(sequences, y, window)
+        for row, group in enumerate(GROUPS):
+            true = truth.get(group)
+            if true is None or not (np.nan_to_num(true[switch:], nan=1.0) < LOW_AGREEMENT).any():
+                continue
+            flags = np.flatnonzero(trust.flagged[row][switch:])
+            delays.append(float(flags[0]) if len(flags) else math.inf)
+    return delays
+
+
+def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeries], dict[str, TrustSeries]]],
+                   window: int) -> dict:
+    """trust.json (see the module docstring) from each episode's sequences, self-trust series and
+    switching schedules' series."""
+    per_condition: dict[tuple[str, int], dict[str, dict[str, list]]] = {}
+    errors, low_flags, clean_any = [], [], []
+    low_by_kind: dict[str, list] = {}
+    delays: list[float] = []
+    for sequences, series, switches in episodes:
+        delays.extend(switch_delays(sequences, switches, window))
+        for index, condition in enumerate(sequences.conditions):
+            truth = rolling_agreement(sequences, index, window)
+            trust = series[index]
+            cell = per_condition.setdefault((condition.kind, condition.severity),
+                                            {"true": {}, "expected": {}, "flagged": {}})
+            any_flag = np.zeros(trust.flagged.shape[1], dtype=bool)
+            any_known = np.zeros_like(any_flag)
+            for row, group in enumerate(GROUPS):
+                true = truth.get(group)
+                if true is None:
+                    continue
+                known = ~np.isnan(true)
+                expected = trust.expected[row]
+                both = known & ~np.isnan(expected)
+                cell["true"].setdefault(group, []).extend(true[known].tolist())
+                cell["expected"].setdefault(group, []).extend(expected[both].tolist())
+                cell["flagged"].setdefault(group, []).extend(trust.flagged[row][known].tolist())
+                errors.extend(np.abs(expected[both] - true[both]).tolist())
+                low = known & (np.nan_to_num(true, nan=1.0) < LOW_AGREEMENT)
+                low_flags.extend(trust.flagged[row][low].tolist())
+                if low.any():
+                    low_by_kind.setdefault(condition.kind, []).extend(trust.flagged[row][low].tolist())
+                any_flag |= trust.flagged[row] & known
+                any_known |= known
+            if condition.kind == NONE:
+                clean_any.extend(any_flag[any_known].tolist())
+    conditions = [{"kind": kind, "severity": severity,
+                   **{part: {group: _mean(values) for group, values in cell[part].items()} for part in cell}}
+                  for (kind, severity), cell in sorted(per_condition.items(), key=lambda item: (item[0][0] != NONE,
+                                                                                                item[0]))]
+    summary = {"mae": _mean(errors), "recall_below_0_6": _mean(low_flags), "false_alarm_clean": _mean(clean_any),
+               "median_delay_frames": _median(delays), "switch_series": len(delays),
+               "switch_series_flagged": sum(1 for d in delays if math.isfinite(d)),
+               "group_windows": len(errors), "low_group_windows": len(low_flags),
+               "recall_by_kind": {kind: _mean(flags) for kind, flags in sorted(low_by_kind.items())}, "window": window}
+    return {"summary": summary, "conditions": conditions}
+
+
+def trust_table(document: dict) -> str:
+    """The Trust table of tables.md: per condition and group true / expected agreement and flagged share."""
+    summary = document["summary"]
+    lines = ["## Trust (reference-free, self mode, against the true rolling agreement)", "",
+             f"Window {summary['window']} frames. MAE {_text(summary['mae'])}, recall of windows with true agreement "
+             f"< {LOW_AGREEMENT} {_text(summary['recall_below_0_6'])} ({summary['low_group_windows']} group-windows), "
+             f"clean false alarms {_text(summary['false_alarm_clean'])}; median delay after a switch to severity "
+             f"{SWITCH_SEVERITY} {_text(summary['median_delay_frames'])} frames ({summary['switch_series_flagged']} of "
+             f"{summary['switch_series']} kind-group series flagged). Recall by kind: "
+             + ", ".join(f"{kind} {_text(value)}" for kind, value in summary["recall_by_kind"].items()) + ".", "",
+             "| condition | " + " | ".join(f"{g} true / expected / flagged" for g in GROUPS) + " |",
+             "| --- |" + " --- |" * len(GROUPS)]
+    for condition in document["conditions"]:
+        cells = [" / ".join(_text(condition[part].get(group)) for part in ("true", "expected", "flagged"))
+                 for group in GROUPS]
+        lines.append(f"| {condition['kind']} {condition['severity']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _median(values: list[float]) -> float | None:
+    """The median, None when there is none or it is infinite (most series never flagged)."""
+    if not values:
+        return None
+    median = float(np.median(values))
+    return median if math.isfinite(median) else None
+
+
+def _mean(values: list) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def _text(value: float | None) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"

@@ -1,0 +1,88 @@
+"""trust.json: reference-free trust against the true rolling agreement, by hand and from a sweep."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from predrel_ros.action.streams import OracleEntities
+from predrel_ros.core.errors import UserError
+from predrel_ros.degradations import CLEAN, Condition
+from predrel_ros.predicates.extractor import PredicateExtractor
+from predrel_ros.sources.dataset import open_dataset
+from predrel_ros.tools.cli.profile import dataset_profile
+from predrel_ros.tools.evaluation.config import NO_ACTION, EvaluationConfig
+from predrel_ros.tools.evaluation.sequences import EpisodeSequences
+from predrel_ros.tools.evaluation.sweep import run_sweep
+from predrel_ros.tools.evaluation.trust_measurement import GROUPS, TrustSeries, trust_document, trust_table
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _series(flagged_contact, expected_contact):
+    count = len(flagged_contact)
+    flagged = np.zeros((len(GROUPS), count), bool)
+    expected = np.full((len(GROUPS), count), np.nan)
+    flagged[0] = flagged_contact
+    expected[0] = expected_contact
+    return TrustSeries(expected, flagged, np.ones_like(flagged))
+
+
+def test_trust_document_by_hand():
+    keys = [("contact", 1, 2)]
+    y_ref = np.array([[1, 1, 1, 1]], np.int8)
+    y = np.array([[[1, 1, 1, 1]], [[1, 0, 0, -1]]], np.int8)          # clean; occlusion: wrong from frame 1
+    zeros = np.zeros((1, 4), np.float32)
+    sequences = EpisodeSequences("e", "", keys, [CLEAN, Condition("occlusion", 3)], y,
+                                 np.zeros((2, 1, 4), np.float32), y >= 0, np.ones((2, 4), bool), y_ref, zeros, zeros,
+                                 "gt")
+    series = [_series([False, True, False, False], [1.0, 1.0, 0.5, 0.5]),
+              _series([False, False, True, True], [1.0, 0.5, 0.5, np.nan])]
+    # switching schedule: clean frames 0-1, occlusion 3 from frame 2: true 1, 1, 0.5, 0; flagged from frame 3
+    switches = {"occlusion": _series([False, False, False, True], [1.0, 1.0, 1.0, 1.0])}
+    document = trust_document([(sequences, series, switches)], window=2)
+    # true agreement, window 2: clean 1, 1, 1, 1; occlusion 1, 0.5, 0, 0
+    clean, occluded = document["conditions"]
+    assert (clean["kind"], occluded["kind"]) == ("none", "occlusion")
+    assert clean["true"]["contact"] == 1.0 and occluded["true"]["contact"] == pytest.approx(0.375)
+    assert occluded["flagged"]["contact"] == 0.5 and clean["flagged"]["contact"] == 0.25
+    summary = document["summary"]
+    # |errors|: clean 0, 0, .5, .5; occlusion 0, 0, .5 (frame 3 has no expectation)
+    assert summary["mae"] == pytest.approx(1.5 / 7)
+    assert summary["recall_below_0_6"] == pytest.approx(2 / 3)      # frames 1 (0.5), 2, 3 (0); 2, 3 flagged
+    assert summary["false_alarm_clean"] == 0.25
+    assert summary["median_delay_frames"] == 1.0
+    assert summary["switch_series"] == summary["switch_series_flagged"] == 1
+    never = trust_document([(sequences, series, {"occlusion": _series([False] * 4, [1.0] * 4)})], window=2)
+    assert never["summary"]["median_delay_frames"] is None and never["summary"]["switch_series_flagged"] == 0
+    assert summary["recall_by_kind"] == {"occlusion": pytest.approx(2 / 3)}     # no clean window is low
+    assert "| occlusion 3 | 0.38 / 0.67 / 0.50 |" in trust_table(document)
+
+
+@pytest.fixture(scope="module")
+def profile_file(controlled_dataset, tmp_path_factory):
+    episodes = open_dataset(controlled_dataset).episodes("train")
+    profile = dataset_profile(episodes, OracleEntities(), PredicateExtractor(), window=30)
+    return str(profile.save(tmp_path_factory.mktemp("profile") / "profile.json"))
+
+
+def test_the_sweep_writes_trust_json_its_table_and_plot(controlled_dataset, predicate_file, profile_file, tmp_path):
+    config = EvaluationConfig(perception="oracle", predicate_config=predicate_file, kinds=("occlusion",),
+                              severities=(3, 5), action_model=NO_ACTION, test_split="train", max_episodes=1,
+                              trust_profile=profile_file)
+    run_sweep(config, controlled_dataset, tmp_path, progress=False, log=lambda _: None)
+    document = json.loads((tmp_path / "trust.json").read_text())
+    assert [(c["kind"], c["severity"]) for c in document["conditions"]] == [("none", 0), ("occlusion", 3),
+                                                                            ("occlusion", 5)]
+    summary = document["summary"]
+    assert 0.0 <= summary["mae"] <= 1.0 and summary["group_windows"] > 100
+    assert summary["switch_series"] >= 1            # occlusion 3 brings some group below 0.6
+    clean = document["conditions"][0]
+    assert set(clean["true"]) <= set(GROUPS) and all(0.0 <= v <= 1.0 for v in clean["expected"].values())
+    assert "## Trust" in (tmp_path / "tables.md").read_text()
+    assert (tmp_path / "plots" / "trust.png").read_bytes().startswith(PNG)
+    with pytest.raises(UserError, match="trust-window"):
+        run_sweep(EvaluationConfig(perception="oracle", predicate_config=predicate_file, trust_profile=profile_file,
+                                   trust_window=20), controlled_dataset, tmp_path / "again", progress=False,
+                  log=lambda _: None)
