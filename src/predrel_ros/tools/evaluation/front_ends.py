@@ -157,10 +157,15 @@ def _replay_perceiver_class():
 
         _given = None
 
-        def detect(self, image: np.ndarray, bgr: bool = True):
-            if self._given is not None:
-                return self._given
-            return super().detect(image, bgr=bgr)
+        def detect(self, image: np.ndarray, bgr: bool = True, depth_m: np.ndarray | None = None,
+                   K: np.ndarray | None = None):
+            if self._given is None:
+                return super().detect(image, bgr=bgr, depth_m=depth_m, K=K)
+            # the cache holds the image's detections (model and hands); objects from depth are
+            # found on the frame's depth, as Perceiver.detect does
+            if self.depth_objects is not None and depth_m is not None:
+                return self._with_depth_objects(self._given, depth_m, K)
+            return self._given
 
         def assemble(self, detections, frame_index: int, shape: tuple[int, ...], depth, camera) -> list[Entity]:
             self._given = detections
