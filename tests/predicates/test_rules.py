@@ -97,11 +97,6 @@ def test_kleene_logic_and_derived_rules():
     assert rules.kleene_and((T, 0.4), (T, 0.9)) == (T, 0.4)
     assert rules.kleene_or((N, 0.4), (T, 0.2), (T, 0.6)) == (T, 0.6)
     assert rules.kleene_or() == (N, 1.0)
-    assert rules.grasp_rule((T, 0.5), (MT, 0.8)) == (T, 0.5)
-    assert rules.grasp_rule((N, 0.9), (UNK, 0.0)) == (N, 0.9)
-    assert rules.release_rule(T, (N, 0.6), (MA, 1.0)) == (T, 0.6)
-    assert rules.release_rule(T, (N, 0.6), (MT, 1.0)) == (N, 1.0)       # still moving together
-    assert rules.release_rule(None, (N, 0.6), (MA, 1.0)) == (N, 1.0)
     assert rules.onset_rule(SUP, (IN, 0.7), IN) == (T, 0.7)
     assert rules.onset_rule(IN, (IN, 0.7), IN) == (N, 0.7)
     assert rules.onset_rule(None, (IN, 0.7), IN) == (N, 0.7)

@@ -135,6 +135,28 @@ class DynamicConfig:
             raise ValueError(f"fmt_contact_fraction must lie in (0, 1], got {self.fmt_contact_fraction}")
 
 
+@dataclass
+class GraspConfig:
+    """grasp / release from the persistent hold state of a hand-object pair (`predicates.hold_state`).
+
+    onset_frames: consecutive frames of contact T before a hold begins (UNK frames neither count nor
+        break the run).
+    motion: dynamic values of which one must have been seen during that contact for a hold to begin
+        (the object carried: MT; the hand moving on what it touches: FMT; both halting: HT).
+    """
+
+    onset_frames: int = 4
+    motion: tuple[str, ...] = ("MT", "FMT", "HT")
+
+    def __post_init__(self) -> None:
+        if self.onset_frames < 1:
+            raise ValueError(f"onset_frames must be >= 1 frame, got {self.onset_frames}")
+        unknown = [value for value in self.motion if value not in vocabulary.DYNAMIC_VALUES]
+        if unknown:
+            raise ValueError(f"motion: unknown dynamic value(s) {unknown}; expected some of "
+                             f"{list(vocabulary.DYNAMIC_VALUES)}")
+
+
 def _default_weights() -> dict[str, dict[str, float]]:
     contact = {"det": 1.0, "seg": 2.0, "trk": 0.5, "vis": 1.5, "sp": 2.0, "tmp": 1.0}
     static = {"det": 1.0, "seg": 1.0, "trk": 0.5, "vis": 1.0, "sp": 2.0, "tmp": 1.0}
@@ -236,7 +258,8 @@ class PredicateConfig(ConfigFile):
         current frame (causal, so a live stream gets its estimate without delay).
     reference_diagonal: image diagonal (px) at which pixel thresholds are expressed.
     track_memory: frames a track that vanished keeps its pairs alive, reported as UNK.
-    event_memory: frames back that release / containment / support events look for the prior state.
+    event_memory: frames back that containment / support events look for the prior state.
+    grasp: the hold state behind grasp and release.
     """
 
     window: int = 5
@@ -246,6 +269,7 @@ class PredicateConfig(ConfigFile):
     contact: ContactConfig = field(default_factory=ContactConfig)
     static: StaticConfig = field(default_factory=StaticConfig)
     dynamic: DynamicConfig = field(default_factory=DynamicConfig)
+    grasp: GraspConfig = field(default_factory=GraspConfig)
     confidence: ConfidenceConfig = field(default_factory=ConfidenceConfig)
     pair_rules: list[PairRule] = field(default_factory=_default_pair_rules)
 

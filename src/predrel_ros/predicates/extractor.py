@@ -16,7 +16,8 @@ the hand as subject and `NO_OBJECT` as object.
 
 State over frames. The extractor keeps per track the centroid samples of the last `window` frames
 (the dynamic relations and q_trk continuity), per predicate stream the raw values of the window
-(q_tmp), and the last known contact / static value of each pair (release and onset events).
+(q_tmp), the hold state of each hand-object pair (grasp and release, `hold_state`), and the last
+known static value of each pair (onset events).
 - A track that is not in a frame's entities keeps its pairs for `track_memory` frames, reported as
   UNK (missing evidence); then it is forgotten.
 - An entity whose visibility is below `confidence.min_visibility`, or whose mask is empty, gives UNK
@@ -48,6 +49,7 @@ from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det, q_
 from predrel_ros.predicates.config import PairRule, PredicateConfig
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, inside_fraction, support_fraction
+from predrel_ros.predicates.hold_state import HoldState, motion_codes
 
 UNK = vocabulary.UNK
 _T = rules.T
@@ -142,6 +144,7 @@ class PredicateExtractor:
         self.config = config if config is not None else PredicateConfig()
         self.confidence = confidence or GeometricMeanConfidence(self.config.confidence.weights)
         self._floor = self.config.confidence.floor
+        self._motion_codes = motion_codes(self.config.grasp)
         self._plans: dict[tuple[str, str], _PairPlan | None] = {}
         self.reset()
 
@@ -150,6 +153,7 @@ class PredicateExtractor:
         self._tracks: dict[int, _Track] = {}
         self._streams: dict[tuple[str, int, int], _Stream] = {}
         self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
+        self._holds: dict[tuple[str, int, int], HoldState] = {}
         self._first_frame: int | None = None
         self.order.reset()
         self.frames_processed = 0
@@ -262,7 +266,7 @@ class PredicateExtractor:
         """Drop tracks and every stream and remembered value of their pairs."""
         for track_id in track_ids:
             self._tracks.pop(track_id, None)
-        for table in (self._streams, self._known):
+        for table in (self._streams, self._known, self._holds):
             for key in [key for key in table if key[1] in track_ids or key[2] in track_ids]:
                 del table[key]
 
@@ -341,9 +345,13 @@ class PredicateExtractor:
         # derived
         rule = plan.rule
         if rule.hand_subject:
-            self._emit(_GRASP, subject, obj, *rules.grasp_rule(contact, dynamic), pair_factors, out)
-            previous = self._previous_known(_CONTACT, subject, obj)
-            self._emit(_RELEASE, subject, obj, *rules.release_rule(previous, contact, dynamic), pair_factors, out)
+            key = (_GRASP, subject, obj)
+            hold = self._holds.get(key)
+            if hold is None:
+                hold = self._holds[key] = HoldState()
+            grasp, release = hold.update(contact, dynamic, config.grasp, self._motion_codes)
+            self._emit(_GRASP, subject, obj, *grasp, pair_factors, out)
+            self._emit(_RELEASE, subject, obj, *release, pair_factors, out)
             hand_evidence[subject].append((contact, dynamic))
         for (s, o), static in statics.items():
             if "In" in rule.static_relations:
@@ -352,7 +360,6 @@ class PredicateExtractor:
             if "Sup" in rule.static_relations:
                 previous = self._previous_known(_STATIC, s, o)
                 self._emit(_SUPPORT, s, o, *rules.onset_rule(previous, static, rules.SUP), pair_factors, out)
-        self._remember(_CONTACT, subject, obj, contact[0])
         for (s, o), (code, _) in statics.items():
             self._remember(_STATIC, s, o, code)
 

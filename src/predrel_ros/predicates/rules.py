@@ -188,19 +188,6 @@ def member(operand: Truth, codes: tuple[int, ...]) -> Truth:
     return (T if code in codes else N), margin
 
 
-def grasp_rule(contact: Truth, dynamic: Truth) -> Truth:
-    """grasp(h, o) = contact T and dynamic in {MT, FMT} (paper 3.3)."""
-    return kleene_and(contact, member(dynamic, (MT, FMT)))
-
-
-def release_rule(previous_contact: int | None, contact: Truth, dynamic: Truth) -> Truth:
-    """release(h, o) on the frame where contact turns from T to N while hand and object no longer
-    move together (motion decoupling: dynamic is not MT). previous_contact: the last known contact
-    value before this frame, or None when there is none."""
-    was_touching = (T if previous_contact == T else N), 1.0
-    return kleene_and(was_touching, member(contact, (N,)), member(dynamic, (S, GC, MA, FMT, HT)))
-
-
 def onset_rule(previous: int | None, current: Truth, state: int) -> Truth:
     """Event on the frame where a static state begins (containment: In, support: Sup).
 
