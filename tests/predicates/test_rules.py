@@ -41,9 +41,12 @@ def test_margins_of_tests_and_chains():
 def test_contact_rule_with_depth():
     config = ContactConfig()
     assert rules.contact_rule(1.5, None, config) == (T, pytest.approx(0.5))
-    assert rules.contact_rule(1.5, 0.14, config) == (N, pytest.approx(1.0))       # |0.14-0.06|/0.04 capped
-    assert rules.contact_rule(1.5, 0.05, config) == (T, pytest.approx(0.25))      # depth margin 0.01/0.04
-    assert rules.contact_rule(9.0, 0.0, config) == (N, 1.0)
+    gap = config.depth_gap
+    assert rules.contact_rule(1.5, (0.14, gap), config) == (N, pytest.approx(1.0))       # |0.14-0.06|/0.04 capped
+    assert rules.contact_rule(1.5, (0.05, gap), config) == (T, pytest.approx(0.25))      # depth margin 0.01/0.04
+    assert rules.contact_rule(9.0, (0.0, gap), config) == (N, 1.0)
+    boundary = config.boundary_depth_gap_m                                              # 0.01 m, eta 0.01
+    assert rules.contact_rule(1.5, (0.02, boundary), config) == (N, pytest.approx(1.0))
 
 
 def static(**fields):

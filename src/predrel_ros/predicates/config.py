@@ -58,22 +58,32 @@ class Threshold:
 
 @dataclass
 class ContactConfig:
-    """contact(i, j) = T when the mask boundary distance is <= distance.value (reference px).
+    """contact(i, j) = T when the mask boundary distance is <= distance.value (reference px), and
+    where depth tells, the entities also meet in depth:
 
-    When both entities carry a depth (point3d or a 3-element centroid) and neither has a role in
-    `depth_ignored_roles`, contact also needs |z_i - z_j| <= depth_gap.value (metres). Surfaces are
-    ignored by default: one depth value cannot describe a table's extent.
+    - with a depth image (`PredicateExtractor.update(..., depth_m=...)`): the depth gap where the
+      masks meet (`predicates.boundary_depth`) <= boundary_depth_gap_m.value (metres), surfaces
+      included;
+    - else, or where no pixel of the boundary has a valid depth, when both entities carry a depth
+      (point3d or a 3-element centroid) and neither has a role in `depth_ignored_roles`:
+      |z_i - z_j| <= depth_gap.value (metres). Surfaces are ignored by default: one depth value
+      cannot describe a table's extent.
+
+    None disables a test.
     """
 
     distance: Threshold = field(default_factory=lambda: Threshold(3.0, 3.0))
+    boundary_depth_gap_m: Threshold | None = field(default_factory=lambda: Threshold(0.01, 0.01))
     depth_gap: Threshold | None = field(default_factory=lambda: Threshold(0.06, 0.04))
     depth_ignored_roles: tuple[str, ...] = (SURFACE,)
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:
             raise ValueError(f"distance.value must be >= 0 px, got {self.distance.value}")
-        if self.depth_gap is not None and self.depth_gap.value < 0:
-            raise ValueError(f"depth_gap.value must be >= 0 m, got {self.depth_gap.value}")
+        for name in ("boundary_depth_gap_m", "depth_gap"):
+            threshold = getattr(self, name)
+            if threshold is not None and threshold.value < 0:
+                raise ValueError(f"{name}.value must be >= 0 m, got {threshold.value}")
         _check_roles("depth_ignored_roles", self.depth_ignored_roles)
 
 

@@ -42,11 +42,14 @@ import math
 from collections import deque
 from typing import Callable, Iterable, Sequence
 
+import numpy as np
+
 from predrel_ros.core.entities import HAND_ROLES, Entity
 from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: F401  (FrameOrderError: re-exported)
 from predrel_ros.predicates import rules, vocabulary
+from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m
 from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det, q_tmp
-from predrel_ros.predicates.config import PairRule, PredicateConfig
+from predrel_ros.predicates.config import PairRule, PredicateConfig, Threshold
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, inside_fraction, support_fraction
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
@@ -166,13 +169,21 @@ class PredicateExtractor:
     # ------------------------------------------------------------------------------------ frame
 
     def update(self, frame_index: int, entities: Iterable[Entity],
-               image_size: tuple[int, int] | None = None) -> list[PredicateEstimate]:
+               image_size: tuple[int, int] | None = None, depth_m=None) -> list[PredicateEstimate]:
         """Predicates of one frame. image_size (width, height) scales pixel thresholds; it defaults
-        to the masks' size, and to the reference resolution when no entity has a mask."""
+        to the masks' size, and to the reference resolution when no entity has a mask. depth_m: the
+        frame's depth image in metres (H x W, registered to the masks; NaN or <= 0 where unknown),
+        for contact at the touching boundary (`ContactConfig`)."""
         frame_index = int(frame_index)
         entities = list(entities)
         present = self._check_entities(entities)
         to_ref = self._reference_scale(entities, image_size)
+        if depth_m is not None:
+            depth_m = np.asarray(depth_m)
+            mask = next((e.mask for e in entities if e.mask is not None), None)
+            if depth_m.ndim != 2 or (mask is not None and depth_m.shape != mask.shape):
+                raise ValueError(f"depth_m must be an H x W image like the masks "
+                                 f"{None if mask is None else mask.shape}, got shape {depth_m.shape}")
         self.order.admit(frame_index, self.reset)           # FrameOrderError: nothing changed
         config = self.config
         min_visibility = config.confidence.min_visibility
@@ -208,6 +219,7 @@ class PredicateExtractor:
 
         self._frame = frame_index
         self._to_ref = to_ref
+        self._depth_m = depth_m
         self._present = present
         self._geometries = geometries
         estimates: list[PredicateEstimate] = []
@@ -317,7 +329,8 @@ class PredicateExtractor:
         if observed:
             limit = (config.contact.distance.value + config.contact.distance.eta) / self._to_ref
             distance = boundary_distance(geo_s, geo_o, limit) * self._to_ref
-            contact_code, contact_sp = rules.contact_rule(distance, self._depth_gap(geo_s, geo_o), config.contact)
+            depth_test = self._depth_test(geo_s, geo_o, limit) if distance <= limit * self._to_ref else None
+            contact_code, contact_sp = rules.contact_rule(distance, depth_test, config.contact)
         else:
             contact_code, contact_sp = UNK, 0.0
         contact = self._emit(_CONTACT, subject, obj, contact_code, contact_sp, pair_factors, out)
@@ -363,8 +376,15 @@ class PredicateExtractor:
         for (s, o), (code, _) in statics.items():
             self._remember(_STATIC, s, o, code)
 
-    def _depth_gap(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> float | None:
+    def _depth_test(self, geo_i: EntityGeometry, geo_j: EntityGeometry, radius_px: float
+                    ) -> tuple[float, Threshold] | None:
+        """(depth gap in m, its threshold) of a pair whose masks meet: at the touching boundary when
+        there is a depth image, else from the entities' depths; None when depth cannot tell."""
         contact = self.config.contact
+        if self._depth_m is not None and contact.boundary_depth_gap_m is not None:
+            gap = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
+            if gap is not None:
+                return gap, contact.boundary_depth_gap_m
         if contact.depth_gap is None:
             return None
         entity_i, entity_j = geo_i.entity, geo_j.entity
@@ -373,7 +393,7 @@ class PredicateExtractor:
         depth_i, depth_j = entity_i.depth, entity_j.depth
         if depth_i is None or depth_j is None:
             return None
-        return abs(depth_i - depth_j)
+        return abs(depth_i - depth_j), contact.depth_gap
 
     def _static_measurements(self, g_i: EntityGeometry, g_j: EntityGeometry, contact_test: tuple[bool, float],
                              allowed: tuple[str, ...]) -> rules.StaticMeasurements:

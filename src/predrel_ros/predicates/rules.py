@@ -72,12 +72,13 @@ def decide(chain: Sequence[tuple[int, Callable[[], tuple[bool, float]] | None]],
 
 # ------------------------------------------------------------------------------------------- contact
 
-def contact_rule(distance: float, depth_gap: float | None, config: ContactConfig) -> tuple[int, float]:
+def contact_rule(distance: float, depth_test: tuple[float, Threshold] | None, config: ContactConfig
+                 ) -> tuple[int, float]:
     """contact = T iff the boundary distance (reference px) <= theta_C and, when depth is used,
-    the depth gap (m) <= its threshold."""
+    the depth gap (m) <= its threshold; depth_test: (gap, threshold) or None."""
     test = at_most(distance, config.distance)
-    if depth_gap is not None and config.depth_gap is not None:
-        test = conjunction(test, at_most(depth_gap, config.depth_gap))
+    if depth_test is not None:
+        test = conjunction(test, at_most(*depth_test))
     return (T if test[0] else N), test[1]
 
 
