@@ -69,3 +69,14 @@ def test_far_apart_masks_have_no_boundary_and_bad_depth_shapes_are_refused():
     assert gap(hand, obj, np.ones((HEIGHT, WIDTH), np.float32)) is None
     with pytest.raises(ValueError, match="depth_m"):
         PredicateExtractor().update(0, [hand, obj], depth_m=np.ones((10, 10)))
+
+
+def test_an_object_inside_a_container_keeps_the_image_contact_its_walls_hide_in_depth():
+    from predrel_ros.core.entities import CONTAINER
+    bowl = rect(4, CONTAINER, 40, 40, 60, 40)
+    bowl.mask[45:75, 50:90] = False                    # the opening, where the object is seen
+    obj = rect(OBJ, MANIPULATED_OBJECT, 50, 45, 40, 30)
+    depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+    depth[bowl.mask], depth[obj.mask] = 0.80, 0.90     # the front wall 10 cm nearer than the object
+    assert gap(obj, bowl, depth) > 0.05
+    assert contact([obj, bowl], depth)[("contact", OBJ, 4)] == "T"

@@ -44,7 +44,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from predrel_ros.core.entities import HAND_ROLES, Entity
+from predrel_ros.core.entities import CONTAINER, HAND_ROLES, Entity
 from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: F401  (FrameOrderError: re-exported)
 from predrel_ros.predicates import rules, vocabulary
 from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m
@@ -381,7 +381,8 @@ class PredicateExtractor:
         """(depth gap in m, its threshold) of a pair whose masks meet: at the touching boundary when
         there is a depth image, else from the entities' depths; None when depth cannot tell."""
         contact = self.config.contact
-        if self._depth_m is not None and contact.boundary_depth_gap_m is not None:
+        if self._depth_m is not None and contact.boundary_depth_gap_m is not None \
+                and not self._inside_container(geo_i, geo_j):
             gap = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
             if gap is not None:
                 return gap, contact.boundary_depth_gap_m
@@ -394,6 +395,16 @@ class PredicateExtractor:
         if depth_i is None or depth_j is None:
             return None
         return abs(depth_i - depth_j), contact.depth_gap
+
+    def _inside_container(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> bool:
+        """Whether one of the pair is a container and the other lies in its image box (the static In
+        test's fraction): the container's walls then hide where the two touch, and the depth of the
+        pixels where their masks meet is that of the walls in front, not of the contact."""
+        threshold = self.config.static.inside_fraction.value
+        for inner, outer in ((geo_i, geo_j), (geo_j, geo_i)):
+            if outer.entity.role == CONTAINER and inside_fraction(inner, outer) >= threshold:
+                return True
+        return False
 
     def _static_measurements(self, g_i: EntityGeometry, g_j: EntityGeometry, contact_test: tuple[bool, float],
                              allowed: tuple[str, ...]) -> rules.StaticMeasurements:
