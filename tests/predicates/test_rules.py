@@ -67,8 +67,8 @@ ALL = ("In", "Sup", "Ab", "Be", "Ar")
     # Ab with offset 0.8 (margin 0.5) after In (margin 1) and Sup (margin 1 from the failing contact)
     ({"vertical_offset": 0.8, "horizontal_overlap": 1.0}, ALL, (AB, pytest.approx(0.5))),
     ({"vertical_offset": -1.5, "horizontal_overlap": 0.5}, ALL, (BE, 1.0)),
-    ({"vertical_offset": 1.5, "horizontal_overlap": 0.0, "centroid_distance": 1.2}, ALL, (AR, 1.0)),
-    ({"centroid_distance": 1.6}, ALL, (NONE, pytest.approx(1 / 3))),
+    ({"vertical_offset": 1.5, "horizontal_overlap": 0.0, "centroid_distance": 0.8}, ALL, (AR, 1.0)),
+    ({"centroid_distance": 1.3}, ALL, (NONE, pytest.approx(1 / 3))),
 ])
 def test_static_rule_priority(fields, allowed, expected):
     assert rules.static_rule(static(**fields), allowed, StaticConfig()) == expected

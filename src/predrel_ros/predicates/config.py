@@ -105,7 +105,7 @@ class StaticConfig:
     support_band: float = 4.0
     above_offset: Threshold = field(default_factory=lambda: Threshold(0.7, 0.2))
     horizontal_overlap: Threshold = field(default_factory=lambda: Threshold(0.3, 0.15))
-    around_distance: Threshold = field(default_factory=lambda: Threshold(1.5, 0.3))
+    around_distance: Threshold = field(default_factory=lambda: Threshold(1.2, 0.3))
 
     def __post_init__(self) -> None:
         for name in ("inside_fraction", "support_fraction", "horizontal_overlap"):
@@ -131,7 +131,7 @@ class DynamicConfig:
 
     min_frames: int = 3
     moving_speed: Threshold = field(default_factory=lambda: Threshold(0.5, 0.3))
-    relative_speed: Threshold = field(default_factory=lambda: Threshold(0.7, 0.4))
+    relative_speed: Threshold = field(default_factory=lambda: Threshold(2.0, 0.4))
     distance_rate: Threshold = field(default_factory=lambda: Threshold(0.7, 0.4))
     fmt_contact_fraction: float = 0.5
 
