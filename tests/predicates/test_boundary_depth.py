@@ -80,3 +80,16 @@ def test_an_object_inside_a_container_keeps_the_image_contact_its_walls_hide_in_
     depth[bowl.mask], depth[obj.mask] = 0.80, 0.90     # the front wall 10 cm nearer than the object
     assert gap(obj, bowl, depth) > 0.05
     assert contact([obj, bowl], depth)[("contact", OBJ, 4)] == "T"
+
+
+def test_an_object_held_behind_the_hand_keeps_the_image_contact():
+    hand = rect(HAND, RIGHT_HAND, 40, 20, 50, 60)
+    hand.mask[60:80, 60:72] = False                    # the object shows below the fingers
+    obj = rect(OBJ, MANIPULATED_OBJECT, 60, 60, 12, 20)
+    depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+    depth[hand.mask], depth[obj.mask] = 0.70, 0.73     # the visible object 3 cm behind the hand
+    assert gap(hand, obj, depth) > 0.02
+    assert contact([hand, obj], depth)[("contact", HAND, OBJ)] == "T"
+    beside = rect(OBJ, MANIPULATED_OBJECT, 90, 30, 20, 20)       # outside the hand's box: depth decides
+    depth[beside.mask] = 0.73
+    assert contact([hand, beside], depth)[("contact", HAND, OBJ)] == "N"

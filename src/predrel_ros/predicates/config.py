@@ -63,7 +63,8 @@ class ContactConfig:
 
     - with a depth image (`PredicateExtractor.update(..., depth_m=...)`): the depth gap where the
       masks meet (`predicates.boundary_depth`) <= boundary_depth_gap_m.value (metres), surfaces
-      included; not for an entity inside a container's image box (the walls hide the contact);
+      included; not for an entity inside a container's or a hand's image box (the walls or the
+      gripping hand hide the contact);
     - else, or where no pixel of the boundary has a valid depth, when both entities carry a depth
       (point3d or a 3-element centroid) and neither has a role in `depth_ignored_roles`:
       |z_i - z_j| <= depth_gap.value (metres). Surfaces are ignored by default: one depth value

@@ -60,6 +60,7 @@ _CONTACT, _STATIC, _DYNAMIC = vocabulary.CONTACT, vocabulary.STATIC, vocabulary.
 _GRASP, _RELEASE, _ACTIVE = vocabulary.GRASP, vocabulary.RELEASE, vocabulary.ACTIVE_HAND
 _CONTAINMENT, _SUPPORT = vocabulary.CONTAINMENT_EVENT, vocabulary.SUPPORT_EVENT
 _LABELS = {name: vocabulary.values_of(name) for name in vocabulary.PREDICATES}
+_ENCLOSING_ROLES = (CONTAINER, *HAND_ROLES)     # roles whose image box hides the contact of what lies in it
 _GROUPS = {name: vocabulary.group_of(name) for name in vocabulary.PREDICATES}
 
 ConfidenceModel = Callable[[str, Sequence[float]], float]
@@ -382,7 +383,7 @@ class PredicateExtractor:
         there is a depth image, else from the entities' depths; None when depth cannot tell."""
         contact = self.config.contact
         if self._depth_m is not None and contact.boundary_depth_gap_m is not None \
-                and not self._inside_container(geo_i, geo_j):
+                and not self._enclosed(geo_i, geo_j):
             gap = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
             if gap is not None:
                 return gap, contact.boundary_depth_gap_m
@@ -396,13 +397,14 @@ class PredicateExtractor:
             return None
         return abs(depth_i - depth_j), contact.depth_gap
 
-    def _inside_container(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> bool:
-        """Whether one of the pair is a container and the other lies in its image box (the static In
-        test's fraction): the container's walls then hide where the two touch, and the depth of the
-        pixels where their masks meet is that of the walls in front, not of the contact."""
+    def _enclosed(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> bool:
+        """Whether one of the pair is a container or a hand and the other lies in its image box (the
+        static In test's fraction): the container's walls or the gripping hand then hide where the
+        two touch, and the depth where their masks meet is that of the wall or hand in front, not of
+        the contact (a held object is mostly hidden behind the hand, 1-4 cm behind its pixels)."""
         threshold = self.config.static.inside_fraction.value
         for inner, outer in ((geo_i, geo_j), (geo_j, geo_i)):
-            if outer.entity.role == CONTAINER and inside_fraction(inner, outer) >= threshold:
+            if outer.entity.role in _ENCLOSING_ROLES and inside_fraction(inner, outer) >= threshold:
                 return True
         return False
 
