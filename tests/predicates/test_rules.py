@@ -41,9 +41,12 @@ def test_margins_of_tests_and_chains():
 def test_contact_rule_with_depth():
     config = ContactConfig()
     assert rules.contact_rule(1.5, None, config) == (T, pytest.approx(0.5))
-    assert rules.contact_rule(1.5, 0.14, config) == (N, pytest.approx(1.0))       # |0.14-0.06|/0.04 capped
-    assert rules.contact_rule(1.5, 0.05, config) == (T, pytest.approx(0.25))      # depth margin 0.01/0.04
-    assert rules.contact_rule(9.0, 0.0, config) == (N, 1.0)
+    gap = config.depth_gap
+    assert rules.contact_rule(1.5, (0.14, gap), config) == (N, pytest.approx(1.0))       # |0.14-0.06|/0.04 capped
+    assert rules.contact_rule(1.5, (0.05, gap), config) == (T, pytest.approx(0.25))      # depth margin 0.01/0.04
+    assert rules.contact_rule(9.0, (0.0, gap), config) == (N, 1.0)
+    boundary = config.boundary_depth_gap_m                                              # 0.01 m, eta 0.01
+    assert rules.contact_rule(1.5, (0.02, boundary), config) == (N, pytest.approx(1.0))
 
 
 def static(**fields):
@@ -64,8 +67,8 @@ ALL = ("In", "Sup", "Ab", "Be", "Ar")
     # Ab with offset 0.8 (margin 0.5) after In (margin 1) and Sup (margin 1 from the failing contact)
     ({"vertical_offset": 0.8, "horizontal_overlap": 1.0}, ALL, (AB, pytest.approx(0.5))),
     ({"vertical_offset": -1.5, "horizontal_overlap": 0.5}, ALL, (BE, 1.0)),
-    ({"vertical_offset": 1.5, "horizontal_overlap": 0.0, "centroid_distance": 1.2}, ALL, (AR, 1.0)),
-    ({"centroid_distance": 1.6}, ALL, (NONE, pytest.approx(1 / 3))),
+    ({"vertical_offset": 1.5, "horizontal_overlap": 0.0, "centroid_distance": 0.8}, ALL, (AR, 1.0)),
+    ({"centroid_distance": 1.3}, ALL, (NONE, pytest.approx(1 / 3))),
 ])
 def test_static_rule_priority(fields, allowed, expected):
     assert rules.static_rule(static(**fields), allowed, StaticConfig()) == expected
@@ -97,11 +100,6 @@ def test_kleene_logic_and_derived_rules():
     assert rules.kleene_and((T, 0.4), (T, 0.9)) == (T, 0.4)
     assert rules.kleene_or((N, 0.4), (T, 0.2), (T, 0.6)) == (T, 0.6)
     assert rules.kleene_or() == (N, 1.0)
-    assert rules.grasp_rule((T, 0.5), (MT, 0.8)) == (T, 0.5)
-    assert rules.grasp_rule((N, 0.9), (UNK, 0.0)) == (N, 0.9)
-    assert rules.release_rule(T, (N, 0.6), (MA, 1.0)) == (T, 0.6)
-    assert rules.release_rule(T, (N, 0.6), (MT, 1.0)) == (N, 1.0)       # still moving together
-    assert rules.release_rule(None, (N, 0.6), (MA, 1.0)) == (N, 1.0)
     assert rules.onset_rule(SUP, (IN, 0.7), IN) == (T, 0.7)
     assert rules.onset_rule(IN, (IN, 0.7), IN) == (N, 0.7)
     assert rules.onset_rule(None, (IN, 0.7), IN) == (N, 0.7)

@@ -58,22 +58,33 @@ class Threshold:
 
 @dataclass
 class ContactConfig:
-    """contact(i, j) = T when the mask boundary distance is <= distance.value (reference px).
+    """contact(i, j) = T when the mask boundary distance is <= distance.value (reference px), and
+    where depth tells, the entities also meet in depth:
 
-    When both entities carry a depth (point3d or a 3-element centroid) and neither has a role in
-    `depth_ignored_roles`, contact also needs |z_i - z_j| <= depth_gap.value (metres). Surfaces are
-    ignored by default: one depth value cannot describe a table's extent.
+    - with a depth image (`PredicateExtractor.update(..., depth_m=...)`): the depth gap where the
+      masks meet (`predicates.boundary_depth`) <= boundary_depth_gap_m.value (metres), surfaces
+      included; not for an entity inside a container's or a hand's image box (the walls or the
+      gripping hand hide the contact);
+    - else, or where no pixel of the boundary has a valid depth, when both entities carry a depth
+      (point3d or a 3-element centroid) and neither has a role in `depth_ignored_roles`:
+      |z_i - z_j| <= depth_gap.value (metres). Surfaces are ignored by default: one depth value
+      cannot describe a table's extent.
+
+    None disables a test.
     """
 
     distance: Threshold = field(default_factory=lambda: Threshold(3.0, 3.0))
+    boundary_depth_gap_m: Threshold | None = field(default_factory=lambda: Threshold(0.01, 0.01))
     depth_gap: Threshold | None = field(default_factory=lambda: Threshold(0.06, 0.04))
     depth_ignored_roles: tuple[str, ...] = (SURFACE,)
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:
             raise ValueError(f"distance.value must be >= 0 px, got {self.distance.value}")
-        if self.depth_gap is not None and self.depth_gap.value < 0:
-            raise ValueError(f"depth_gap.value must be >= 0 m, got {self.depth_gap.value}")
+        for name in ("boundary_depth_gap_m", "depth_gap"):
+            threshold = getattr(self, name)
+            if threshold is not None and threshold.value < 0:
+                raise ValueError(f"{name}.value must be >= 0 m, got {threshold.value}")
         _check_roles("depth_ignored_roles", self.depth_ignored_roles)
 
 
@@ -95,7 +106,7 @@ class StaticConfig:
     support_band: float = 4.0
     above_offset: Threshold = field(default_factory=lambda: Threshold(0.7, 0.2))
     horizontal_overlap: Threshold = field(default_factory=lambda: Threshold(0.3, 0.15))
-    around_distance: Threshold = field(default_factory=lambda: Threshold(1.5, 0.3))
+    around_distance: Threshold = field(default_factory=lambda: Threshold(1.2, 0.3))
 
     def __post_init__(self) -> None:
         for name in ("inside_fraction", "support_fraction", "horizontal_overlap"):
@@ -121,7 +132,7 @@ class DynamicConfig:
 
     min_frames: int = 3
     moving_speed: Threshold = field(default_factory=lambda: Threshold(0.5, 0.3))
-    relative_speed: Threshold = field(default_factory=lambda: Threshold(0.7, 0.4))
+    relative_speed: Threshold = field(default_factory=lambda: Threshold(2.0, 0.4))
     distance_rate: Threshold = field(default_factory=lambda: Threshold(0.7, 0.4))
     fmt_contact_fraction: float = 0.5
 
@@ -133,6 +144,28 @@ class DynamicConfig:
                 raise ValueError(f"{name}.value must be > 0, got {getattr(self, name).value}")
         if not 0.0 < self.fmt_contact_fraction <= 1.0:
             raise ValueError(f"fmt_contact_fraction must lie in (0, 1], got {self.fmt_contact_fraction}")
+
+
+@dataclass
+class GraspConfig:
+    """grasp / release from the persistent hold state of a hand-object pair (`predicates.hold_state`).
+
+    onset_frames: consecutive frames of contact T before a hold begins (UNK frames neither count nor
+        break the run).
+    motion: dynamic values of which one must have been seen during that contact for a hold to begin
+        (the object carried: MT; the hand moving on what it touches: FMT; both halting: HT).
+    """
+
+    onset_frames: int = 4
+    motion: tuple[str, ...] = ("MT", "FMT", "HT")
+
+    def __post_init__(self) -> None:
+        if self.onset_frames < 1:
+            raise ValueError(f"onset_frames must be >= 1 frame, got {self.onset_frames}")
+        unknown = [value for value in self.motion if value not in vocabulary.DYNAMIC_VALUES]
+        if unknown:
+            raise ValueError(f"motion: unknown dynamic value(s) {unknown}; expected some of "
+                             f"{list(vocabulary.DYNAMIC_VALUES)}")
 
 
 def _default_weights() -> dict[str, dict[str, float]]:
@@ -236,7 +269,8 @@ class PredicateConfig(ConfigFile):
         current frame (causal, so a live stream gets its estimate without delay).
     reference_diagonal: image diagonal (px) at which pixel thresholds are expressed.
     track_memory: frames a track that vanished keeps its pairs alive, reported as UNK.
-    event_memory: frames back that release / containment / support events look for the prior state.
+    event_memory: frames back that containment / support events look for the prior state.
+    grasp: the hold state behind grasp and release.
     """
 
     window: int = 5
@@ -246,6 +280,7 @@ class PredicateConfig(ConfigFile):
     contact: ContactConfig = field(default_factory=ContactConfig)
     static: StaticConfig = field(default_factory=StaticConfig)
     dynamic: DynamicConfig = field(default_factory=DynamicConfig)
+    grasp: GraspConfig = field(default_factory=GraspConfig)
     confidence: ConfidenceConfig = field(default_factory=ConfidenceConfig)
     pair_rules: list[PairRule] = field(default_factory=_default_pair_rules)
 

@@ -16,7 +16,8 @@ the hand as subject and `NO_OBJECT` as object.
 
 State over frames. The extractor keeps per track the centroid samples of the last `window` frames
 (the dynamic relations and q_trk continuity), per predicate stream the raw values of the window
-(q_tmp), and the last known contact / static value of each pair (release and onset events).
+(q_tmp), the hold state of each hand-object pair (grasp and release, `hold_state`), and the last
+known static value of each pair (onset events).
 - A track that is not in a frame's entities keeps its pairs for `track_memory` frames, reported as
   UNK (missing evidence); then it is forgotten.
 - An entity whose visibility is below `confidence.min_visibility`, or whose mask is empty, gives UNK
@@ -41,13 +42,17 @@ import math
 from collections import deque
 from typing import Callable, Iterable, Sequence
 
-from predrel_ros.core.entities import HAND_ROLES, Entity
+import numpy as np
+
+from predrel_ros.core.entities import CONTAINER, HAND_ROLES, Entity
 from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: F401  (FrameOrderError: re-exported)
 from predrel_ros.predicates import rules, vocabulary
+from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m
 from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det, q_tmp
-from predrel_ros.predicates.config import PairRule, PredicateConfig
+from predrel_ros.predicates.config import PairRule, PredicateConfig, Threshold
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, inside_fraction, support_fraction
+from predrel_ros.predicates.hold_state import HoldState, motion_codes
 
 UNK = vocabulary.UNK
 _T = rules.T
@@ -55,6 +60,7 @@ _CONTACT, _STATIC, _DYNAMIC = vocabulary.CONTACT, vocabulary.STATIC, vocabulary.
 _GRASP, _RELEASE, _ACTIVE = vocabulary.GRASP, vocabulary.RELEASE, vocabulary.ACTIVE_HAND
 _CONTAINMENT, _SUPPORT = vocabulary.CONTAINMENT_EVENT, vocabulary.SUPPORT_EVENT
 _LABELS = {name: vocabulary.values_of(name) for name in vocabulary.PREDICATES}
+_ENCLOSING_ROLES = (CONTAINER, *HAND_ROLES)     # roles whose image box hides the contact of what lies in it
 _GROUPS = {name: vocabulary.group_of(name) for name in vocabulary.PREDICATES}
 
 ConfidenceModel = Callable[[str, Sequence[float]], float]
@@ -142,6 +148,7 @@ class PredicateExtractor:
         self.config = config if config is not None else PredicateConfig()
         self.confidence = confidence or GeometricMeanConfidence(self.config.confidence.weights)
         self._floor = self.config.confidence.floor
+        self._motion_codes = motion_codes(self.config.grasp)
         self._plans: dict[tuple[str, str], _PairPlan | None] = {}
         self.reset()
 
@@ -150,6 +157,7 @@ class PredicateExtractor:
         self._tracks: dict[int, _Track] = {}
         self._streams: dict[tuple[str, int, int], _Stream] = {}
         self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
+        self._holds: dict[tuple[str, int, int], HoldState] = {}
         self._first_frame: int | None = None
         self.order.reset()
         self.frames_processed = 0
@@ -162,13 +170,21 @@ class PredicateExtractor:
     # ------------------------------------------------------------------------------------ frame
 
     def update(self, frame_index: int, entities: Iterable[Entity],
-               image_size: tuple[int, int] | None = None) -> list[PredicateEstimate]:
+               image_size: tuple[int, int] | None = None, depth_m=None) -> list[PredicateEstimate]:
         """Predicates of one frame. image_size (width, height) scales pixel thresholds; it defaults
-        to the masks' size, and to the reference resolution when no entity has a mask."""
+        to the masks' size, and to the reference resolution when no entity has a mask. depth_m: the
+        frame's depth image in metres (H x W, registered to the masks; NaN or <= 0 where unknown),
+        for contact at the touching boundary (`ContactConfig`)."""
         frame_index = int(frame_index)
         entities = list(entities)
         present = self._check_entities(entities)
         to_ref = self._reference_scale(entities, image_size)
+        if depth_m is not None:
+            depth_m = np.asarray(depth_m)
+            mask = next((e.mask for e in entities if e.mask is not None), None)
+            if depth_m.ndim != 2 or (mask is not None and depth_m.shape != mask.shape):
+                raise ValueError(f"depth_m must be an H x W image like the masks "
+                                 f"{None if mask is None else mask.shape}, got shape {depth_m.shape}")
         self.order.admit(frame_index, self.reset)           # FrameOrderError: nothing changed
         config = self.config
         min_visibility = config.confidence.min_visibility
@@ -204,6 +220,7 @@ class PredicateExtractor:
 
         self._frame = frame_index
         self._to_ref = to_ref
+        self._depth_m = depth_m
         self._present = present
         self._geometries = geometries
         estimates: list[PredicateEstimate] = []
@@ -262,7 +279,7 @@ class PredicateExtractor:
         """Drop tracks and every stream and remembered value of their pairs."""
         for track_id in track_ids:
             self._tracks.pop(track_id, None)
-        for table in (self._streams, self._known):
+        for table in (self._streams, self._known, self._holds):
             for key in [key for key in table if key[1] in track_ids or key[2] in track_ids]:
                 del table[key]
 
@@ -313,7 +330,8 @@ class PredicateExtractor:
         if observed:
             limit = (config.contact.distance.value + config.contact.distance.eta) / self._to_ref
             distance = boundary_distance(geo_s, geo_o, limit) * self._to_ref
-            contact_code, contact_sp = rules.contact_rule(distance, self._depth_gap(geo_s, geo_o), config.contact)
+            depth_test = self._depth_test(geo_s, geo_o, limit) if distance <= limit * self._to_ref else None
+            contact_code, contact_sp = rules.contact_rule(distance, depth_test, config.contact)
         else:
             contact_code, contact_sp = UNK, 0.0
         contact = self._emit(_CONTACT, subject, obj, contact_code, contact_sp, pair_factors, out)
@@ -341,9 +359,13 @@ class PredicateExtractor:
         # derived
         rule = plan.rule
         if rule.hand_subject:
-            self._emit(_GRASP, subject, obj, *rules.grasp_rule(contact, dynamic), pair_factors, out)
-            previous = self._previous_known(_CONTACT, subject, obj)
-            self._emit(_RELEASE, subject, obj, *rules.release_rule(previous, contact, dynamic), pair_factors, out)
+            key = (_GRASP, subject, obj)
+            hold = self._holds.get(key)
+            if hold is None:
+                hold = self._holds[key] = HoldState()
+            grasp, release = hold.update(contact, dynamic, config.grasp, self._motion_codes)
+            self._emit(_GRASP, subject, obj, *grasp, pair_factors, out)
+            self._emit(_RELEASE, subject, obj, *release, pair_factors, out)
             hand_evidence[subject].append((contact, dynamic))
         for (s, o), static in statics.items():
             if "In" in rule.static_relations:
@@ -352,12 +374,19 @@ class PredicateExtractor:
             if "Sup" in rule.static_relations:
                 previous = self._previous_known(_STATIC, s, o)
                 self._emit(_SUPPORT, s, o, *rules.onset_rule(previous, static, rules.SUP), pair_factors, out)
-        self._remember(_CONTACT, subject, obj, contact[0])
         for (s, o), (code, _) in statics.items():
             self._remember(_STATIC, s, o, code)
 
-    def _depth_gap(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> float | None:
+    def _depth_test(self, geo_i: EntityGeometry, geo_j: EntityGeometry, radius_px: float
+                    ) -> tuple[float, Threshold] | None:
+        """(depth gap in m, its threshold) of a pair whose masks meet: at the touching boundary when
+        there is a depth image, else from the entities' depths; None when depth cannot tell."""
         contact = self.config.contact
+        if self._depth_m is not None and contact.boundary_depth_gap_m is not None \
+                and not self._enclosed(geo_i, geo_j):
+            gap = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
+            if gap is not None:
+                return gap, contact.boundary_depth_gap_m
         if contact.depth_gap is None:
             return None
         entity_i, entity_j = geo_i.entity, geo_j.entity
@@ -366,7 +395,18 @@ class PredicateExtractor:
         depth_i, depth_j = entity_i.depth, entity_j.depth
         if depth_i is None or depth_j is None:
             return None
-        return abs(depth_i - depth_j)
+        return abs(depth_i - depth_j), contact.depth_gap
+
+    def _enclosed(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> bool:
+        """Whether one of the pair is a container or a hand and the other lies in its image box (the
+        static In test's fraction): the container's walls or the gripping hand then hide where the
+        two touch, and the depth where their masks meet is that of the wall or hand in front, not of
+        the contact (a held object is mostly hidden behind the hand, 1-4 cm behind its pixels)."""
+        threshold = self.config.static.inside_fraction.value
+        for inner, outer in ((geo_i, geo_j), (geo_j, geo_i)):
+            if outer.entity.role in _ENCLOSING_ROLES and inside_fraction(inner, outer) >= threshold:
+                return True
+        return False
 
     def _static_measurements(self, g_i: EntityGeometry, g_j: EntityGeometry, contact_test: tuple[bool, float],
                              allowed: tuple[str, ...]) -> rules.StaticMeasurements:

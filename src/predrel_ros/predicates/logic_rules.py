@@ -6,9 +6,10 @@ construction cannot fail and say nothing). So every rule states why it can fail:
 
 Group "independent" (used for trust): semantic constraints the built-in extractor never applies.
 - release_after_grasp (temporal precedence): release(h,o) = T needs grasp(h,o) = T within the last
-  `memory` frames. Release is computed from the contact transition T -> N and motion decoupling,
-  never from the grasp stream: a touch-and-retract, or contact flickering under blur, releases
-  what was never grasped.
+  `memory` frames. The extractor releases the end of a hold (`hold_state`), which is decided on the
+  reported contact while the grasp stream is reported under its own confidence: a hold whose grasp
+  frames were all under the confidence floor (UNK), or one that began more than `memory` frames
+  before a long UNK gap, releases what the grasp stream never showed.
 - in_asymmetric (mutual exclusion): In(a,b) and In(b,a) never together. Each ordered pair is
   decided on its own; two overlapping containers of similar size can each be inside the other's box.
 - support_asymmetric (mutual exclusion): Sup(a,b) and Sup(b,a) never together. Each direction is
@@ -28,7 +29,7 @@ Group "independent" (used for trust): semantic constraints the built-in extracto
 
 Group "consistency" (hold by construction for the built-in extractor; useful to validate other
 streams: reference annotations, a learned extractor, predicates read from a bag):
-- grasp_implies_contact: grasp(h,o) = T needs contact(h,o) = T (the paper's grasp rule uses it).
+- grasp_implies_contact: grasp(h,o) = T needs contact(h,o) = T (a hold is a run of contact T).
 - release_excludes_grasp: release and grasp of one pair are never T on the same frame.
 - support_implies_contact: Sup(a,b) needs contact(a,b) = T.
 

@@ -72,12 +72,13 @@ def decide(chain: Sequence[tuple[int, Callable[[], tuple[bool, float]] | None]],
 
 # ------------------------------------------------------------------------------------------- contact
 
-def contact_rule(distance: float, depth_gap: float | None, config: ContactConfig) -> tuple[int, float]:
+def contact_rule(distance: float, depth_test: tuple[float, Threshold] | None, config: ContactConfig
+                 ) -> tuple[int, float]:
     """contact = T iff the boundary distance (reference px) <= theta_C and, when depth is used,
-    the depth gap (m) <= its threshold."""
+    the depth gap (m) <= its threshold; depth_test: (gap, threshold) or None."""
     test = at_most(distance, config.distance)
-    if depth_gap is not None and config.depth_gap is not None:
-        test = conjunction(test, at_most(depth_gap, config.depth_gap))
+    if depth_test is not None:
+        test = conjunction(test, at_most(*depth_test))
     return (T if test[0] else N), test[1]
 
 
@@ -186,19 +187,6 @@ def member(operand: Truth, codes: tuple[int, ...]) -> Truth:
     if code == UNK:
         return UNK, 0.0
     return (T if code in codes else N), margin
-
-
-def grasp_rule(contact: Truth, dynamic: Truth) -> Truth:
-    """grasp(h, o) = contact T and dynamic in {MT, FMT} (paper 3.3)."""
-    return kleene_and(contact, member(dynamic, (MT, FMT)))
-
-
-def release_rule(previous_contact: int | None, contact: Truth, dynamic: Truth) -> Truth:
-    """release(h, o) on the frame where contact turns from T to N while hand and object no longer
-    move together (motion decoupling: dynamic is not MT). previous_contact: the last known contact
-    value before this frame, or None when there is none."""
-    was_touching = (T if previous_contact == T else N), 1.0
-    return kleene_and(was_touching, member(contact, (N,)), member(dynamic, (S, GC, MA, FMT, HT)))
 
 
 def onset_rule(previous: int | None, current: Truth, state: int) -> Truth:

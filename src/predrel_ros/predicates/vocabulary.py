@@ -16,8 +16,9 @@ What the labels stand for (the README's glossary; the rules are in `rules`):
   (distance grows); MT: moving together (both move alike); FMT: fixed-moving together (one moves
   in contact with the other, which stays fixed); HT: halting together (both moved, both stopped);
   S: stable (the relative configuration does not change).
-- derived (T / N / UNK): grasp(hand, object): contact T and dynamic MT or FMT; release(hand,
-  object): the event on the frame contact turns T -> N while dynamic is not MT; active_hand(hand):
+- derived (T / N / UNK): grasp(hand, object): the hand holds the object, a state that begins after
+  a few frames of contact with the hand moving it or on it and lasts until contact ends (`hold_state`);
+  release(hand, object): the event on the frame a hold's contact ends; active_hand(hand):
   the hand touches, approaches or moves with one of its objects; containment_event(object,
   container) / support_event(object, surface): the event on the frame In / Sup begins.
 """

@@ -30,3 +30,9 @@ def test_no_validation_split_asks_for_a_predicate_config(controlled_dataset, tmp
                  "--perception", "oracle"])
     assert code == 1
     assert "--predicate-config" in capsys.readouterr().err
+
+
+def test_kinds_none_is_the_clean_condition_alone():
+    from predrel_ros.tools.cli.eval import _kinds
+    assert _kinds(["none"]) == ()
+    assert _kinds(["blur,occlusion"]) == ("blur", "occlusion")

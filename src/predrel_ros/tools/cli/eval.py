@@ -20,6 +20,7 @@ EXAMPLES = """examples:
   predrel eval --data data/controlled --out runs/eval --jobs 2
   predrel eval --data data/controlled --out runs/eval-oracle --perception oracle
   predrel eval --data data/controlled --out runs/eval-s3 --kinds blur occlusion --severities 3
+  predrel eval --data data/controlled --out runs/clean --perception oracle --kinds none --action-model none
   predrel eval --data run.mcap --out runs/bag --reference clean --predicate-config config/predicates.yaml \\
       --action-model none
   predrel eval --data data/controlled --out runs/mine --perception /models/best.onnx \\
@@ -29,6 +30,7 @@ EXAMPLES = """examples:
   predrel eval --rebuild runs/eval                      (tables, plots, report again from the saved sequences)
 
 outputs in --out: report.html (everything on one page), tables.md (Tables 8-15 and the findings),
+agreement.json (the clean condition's agreement by group, value and event; docs/predicates.md),
 summary.json / summary.csv (every cell with std and 95 % CI), rows.csv (per episode), action.csv and
 dis.csv (recognizer), plots/*.png, sequences/*.npz (the per-frame sequences every number comes
 from), predicates.selected.yaml (reusable with --predicate-config), action-models/, timing.json,
@@ -41,9 +43,11 @@ def _kinds(values: list[str]) -> tuple[str, ...]:
     names = [name for value in values for name in value.split(",") if name]
     if names == ["all"]:
         return KINDS
+    if names == ["none"]:
+        return ()
     unknown = [name for name in names if name not in KINDS]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown kinds {unknown}; expected 'all' or some of {list(KINDS)}")
+        raise argparse.ArgumentTypeError(f"unknown kinds {unknown}; expected 'all', 'none' or some of {list(KINDS)}")
     return tuple(names)
 
 
@@ -55,7 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rebuild tables, plots and the report of a finished run in OUT from its saved "
                              "sequences (no perception); the other options are ignored")
     parser.add_argument("--kinds", nargs="+", default=["all"],
-                        help="degradation kinds (space or comma separated; default all)")
+                        help="degradation kinds (space or comma separated; default all; none: the clean "
+                             "condition alone)")
     parser.add_argument("--severities", default="1-5",
                         help="severities, e.g. 0-5, 1-5, 3 or 1,3,5 (the clean condition always runs)")
     parser.add_argument("--reference", choices=("gt", "clean"), default="gt",

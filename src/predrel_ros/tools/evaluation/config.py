@@ -30,7 +30,7 @@ NO_ACTION = "none"
 class EvaluationConfig:
     """What one sweep evaluates.
 
-    kinds / severities: degradations and their severities 1..5 (clean always runs).
+    kinds / severities: degradations and their severities 1..5 (clean always runs; no kinds: clean only).
     reference: "gt" (ground-truth predicates; needs data that has them) or "clean" (the clean
         pipeline's own predicates, the paper's y^0).
     perception: "default" (the embedded model), "oracle" (ground-truth entities: perfect perception)
@@ -81,8 +81,9 @@ class EvaluationConfig:
     def __post_init__(self) -> None:
         kinds = tuple(self.kinds)
         unknown = [kind for kind in kinds if kind not in KINDS]
-        if unknown or not kinds:
-            raise ValueError(f"kinds: unknown or none {unknown or list(kinds)}; expected some of {list(KINDS)}")
+        if unknown:
+            raise ValueError(f"kinds: unknown {unknown}; expected some of {list(KINDS)} "
+                             f"(no kinds: the clean condition only)")
         if len(set(kinds)) != len(kinds):
             raise ValueError(f"kinds: {list(kinds)} names a kind twice")
         object.__setattr__(self, "kinds", tuple(kind for kind in KINDS if kind in kinds))

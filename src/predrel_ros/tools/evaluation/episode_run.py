@@ -89,11 +89,19 @@ def front_end():
     return _state["front_end"]
 
 
-def _extract(extractor: PredicateExtractor, run: ConditionRun, timer: Timer,
+def _loads_images() -> bool:
+    """Whether episodes load their images: the front-end needs them, or contact uses the depth image."""
+    return front_end().needs_images or _state["predicate_config"].contact.boundary_depth_gap_m is not None
+
+
+def _extract(extractor: PredicateExtractor, run: ConditionRun, episode: LoadedEpisode, timer: Timer,
              phase: str = "predicates") -> list[list[PredicateEstimate]]:
+    """The predicates of every delivered frame, with the depth image of the frame it shows."""
+    frames = episode.frames
     with timer.phase(phase):
         extractor.reset()
-        return [extractor.update(t, entities) for (t, _), entities in zip(run.delivered, run.entities)]
+        return [extractor.update(t, entities, depth_m=frames[content].depth)
+                for (t, content), entities in zip(run.delivered, run.entities)]
 
 
 def _seed(source: EpisodeSource) -> int:
@@ -104,9 +112,9 @@ def clean_stream(source: EpisodeSource) -> tuple[EpisodeStream, dict[str, float]
     """The clean predicate stream of one episode (to fit the recognizers on)."""
     timer = Timer()
     with timer.phase("load"):
-        episode = load_episode(source, images=front_end().needs_images)
+        episode = load_episode(source, images=_loads_images())
     run = front_end().run(episode, CLEAN, _seed(source), None, timer)
-    estimates = _extract(PredicateExtractor(_state["predicate_config"]), run, timer)
+    estimates = _extract(PredicateExtractor(_state["predicate_config"]), run, episode, timer)
     labels = episode.primitives if episode.primitives is not None else [None] * episode.num_frames
     stream = EpisodeStream(episode.name, episode.scenario_group,
                            [(t, e) for (t, _), e in zip(run.delivered, estimates)],
@@ -119,7 +127,7 @@ def selection_sequence(source: EpisodeSource) -> tuple[list, dict[str, float]]:
     references renamed into the front-end's ids (`reliability.association`) so the extractor's own ids meet them."""
     timer = Timer()
     with timer.phase("load"):
-        episode = load_episode(source, images=front_end().needs_images)
+        episode = load_episode(source, images=_loads_images())
     if episode.gt_entities is None or episode.frames[0].predicates is None:
         raise UserError(f"{episode.name}: threshold selection needs ground-truth entities and predicates")
     run = front_end().run(episode, CLEAN, _seed(source), None, timer)
@@ -160,7 +168,7 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
     timer = Timer()
     started = time.perf_counter()
     with timer.phase("load"):
-        episode = load_episode(source, images=front.needs_images)
+        episode = load_episode(source, images=_loads_images())
     if config.reference == GROUND_TRUTH and episode.gt_codes is None:
         raise UserError(f"{episode.name} has no ground-truth predicates; use --reference clean")
     seed = _seed(source)
@@ -169,11 +177,12 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
     conditions = [CLEAN] + [Condition(kind, s) for kind in config.kinds for s in config.severities]
 
     clean = front.run(episode, CLEAN, seed, None, timer)
-    clean_estimates = _extract(extractor, clean, timer)
+    clean_estimates = _extract(extractor, clean, episode, timer)
     references = _reference_entities(episode, clean)
     if episode.gt_entities is not None:   # the streams the extractor evaluates on the true entities
         oracle = ConditionRun(CLEAN, [(t, t) for t in range(count)], episode.gt_entities)
-        scope = clean_estimates if front.name == "oracle" else _extract(extractor, oracle, timer, "reference_scope")
+        scope = clean_estimates if front.name == "oracle" else \
+            _extract(extractor, oracle, episode, timer, "reference_scope")
     else:
         scope = clean_estimates
     index = StreamIndex(scope_keys(scope))
@@ -199,7 +208,7 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
                 if condition.kind not in not_applicable:
                     not_applicable.append(condition.kind)
                 continue
-            estimates = _extract(extractor, run, timer)
+            estimates = _extract(extractor, run, episode, timer)
         with timer.phase("association"):
             if episode.gt_entities is None and condition == CLEAN:
                 mappings = [None] * len(run.delivered)

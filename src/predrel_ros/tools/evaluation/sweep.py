@@ -44,6 +44,7 @@ from predrel_ros.reliability.calibration import calibration_summary
 from predrel_ros.sources.bag import CameraTopics
 from predrel_ros.tools.evaluation import (
     action,
+    agreement,
     episode_run,
     fleet,
     plots,
@@ -416,6 +417,7 @@ def write_outputs(config: EvaluationConfig, description: str, results: Sequence[
     numbers = tables.build_tables(cells, actions, kinds, severities, moderate, severe, label)
     sequence_files = [out / "sequences" / f"{r.episode}.npz" for r in results]
     calibration = _calibration(sequence_files, config.calibration_bins)
+    agreement.write_agreement(out / "agreement.json", sequence_files)
     found = tables.findings(numbers, kinds, severities, moderate, calibration["degraded"])
     title = f"Predicate reliability: {description}, {config.perception} perception, reference {config.reference}"
     markdown = tables.markdown(numbers, found, kinds, severities, moderate, severe, kinds_not_applicable, title)
@@ -432,26 +434,28 @@ def write_outputs(config: EvaluationConfig, description: str, results: Sequence[
                                      for name, by_condition in numbers["dis"].items()
                                      for condition, values in by_condition.items()])
 
-    plot_files = {"PRS by degradation and severity (Table 8)": "prs_heatmap.png",
-                  "PDS by predicate and degradation (Table 10)": "pds_heatmap.png",
-                  "TPC by group over severity (Table 11)": "tpc_curves.png",
-                  "Confidence vs reliability, with ECE": "calibration.png"}
-    plots.prs_heatmap(numbers["table8"], kinds, severities, numbers["clean_prs"], out / "plots" / "prs_heatmap.png")
-    plots.pds_heatmap(numbers["table10"], kinds, out / "plots" / "pds_heatmap.png")
-    clean_tpc = {g: cells.group(g, NONE, 0, "tpc") for g in vocabulary.GROUPS}
-    plots.tpc_curves(numbers["table11"], clean_tpc, severities, out / "plots" / "tpc_curves.png")
+    plot_files = {"Confidence vs reliability, with ECE": "calibration.png"}
+    if kinds:   # the degradation plots (none for a clean-only run)
+        plot_files = {"PRS by degradation and severity (Table 8)": "prs_heatmap.png",
+                      "PDS by predicate and degradation (Table 10)": "pds_heatmap.png",
+                      "TPC by group over severity (Table 11)": "tpc_curves.png", **plot_files}
+        plots.prs_heatmap(numbers["table8"], kinds, severities, numbers["clean_prs"],
+                          out / "plots" / "prs_heatmap.png")
+        plots.pds_heatmap(numbers["table10"], kinds, out / "plots" / "pds_heatmap.png")
+        clean_tpc = {g: cells.group(g, NONE, 0, "tpc") for g in vocabulary.GROUPS}
+        plots.tpc_curves(numbers["table11"], clean_tpc, severities, out / "plots" / "tpc_curves.png")
     if trust is not None:
         trust_plot(trust, out / "plots" / "trust.png")
         plot_files["Trust: true vs expected agreement and flagged share per condition"] = "trust.png"
     plots.calibration_diagram({name: calibration[name] for name in ("clean", "degraded")},
                               out / "plots" / "calibration.png")
-    if actions is not None:
+    if actions is not None and kinds:
         plots.dis_bars(numbers["dis"], numbers["dis_mean"], severities, out / "plots" / "dis_bars.png")
         plot_files["DIS per predicate"] = "dis_bars.png"
 
     notes = [f"Command: {command}" if command else "",
              f"{len(results)} {config.test_split} episodes, {sum(r.frames for r in results)} frames; kinds "
-             f"{', '.join(kinds)}; severities {severities}."]
+             f"{', '.join(kinds) or 'none (the clean condition alone)'}; severities {severities}."]
     if kinds_not_applicable:
         notes.append(f"Not applicable to the oracle front-end (perfect perception is unaffected): "
                      f"{', '.join(kinds_not_applicable)}." if config.oracle else

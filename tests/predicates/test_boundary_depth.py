@@ -1,0 +1,95 @@
+import numpy as np
+import pytest
+
+from predrel_ros.core.entities import MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
+from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m
+from predrel_ros.predicates.extractor import PredicateExtractor
+from predrel_ros.predicates.geometry import EntityGeometry
+
+HEIGHT, WIDTH = 120, 160
+HAND, OBJ, TABLE = 1, 2, 3
+
+
+def rect(track_id, role, x, y, w, h):
+    mask = np.zeros((HEIGHT, WIDTH), bool)
+    mask[y:y + h, x:x + w] = True
+    return Entity(id=track_id, label=role, role=role, box=[x, y, x + w - 1, y + h - 1], mask=mask)
+
+
+def scene(depth_hand, depth_obj):
+    """A hand right of an object, masks adjacent (columns 59 | 60), each at its own depth (m)."""
+    hand, obj = rect(HAND, RIGHT_HAND, 60, 40, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 40, 40, 20, 20)
+    depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+    depth[hand.mask], depth[obj.mask] = depth_hand, depth_obj
+    return hand, obj, depth
+
+
+def gap(a, b, depth, radius=2.0):
+    return boundary_depth_gap_m(EntityGeometry(a), EntityGeometry(b), depth, radius)
+
+
+def contact(entities, depth):
+    values = {e.key: e.value for e in PredicateExtractor().update(0, entities, depth_m=depth)}
+    return values
+
+
+def test_touching_in_depth_is_contact_and_one_in_front_of_the_other_is_not():
+    hand, obj, depth = scene(0.80, 0.805)
+    assert gap(hand, obj, depth) == pytest.approx(0.005, abs=1e-6)
+    assert contact([hand, obj], depth)[("contact", HAND, OBJ)] == "T"
+    hand, obj, depth = scene(0.60, 0.80)               # the hand 20 cm in front: masks touch, bodies do not
+    assert gap(hand, obj, depth) == pytest.approx(0.20, abs=1e-6)
+    assert contact([hand, obj], depth)[("contact", HAND, OBJ)] == "N"
+
+
+def test_a_surface_receding_behind_the_object_touches_it_and_a_lifted_object_does_not():
+    table = rect(TABLE, SURFACE, 0, 80, WIDTH, 40)
+    rows = np.arange(HEIGHT, dtype=np.float32)[:, None]
+    depth = np.broadcast_to(1.5 - 0.003 * (rows - 80), (HEIGHT, WIDTH)).astype(np.float32).copy()  # nearer below
+    standing = rect(OBJ, MANIPULATED_OBJECT, 70, 60, 20, 20)         # bottom row 79, table from row 80
+    depth[standing.mask] = 1.5                                          # the foot where row 80's table is
+    assert gap(standing, table, depth) < 0.01
+    assert contact([standing, table], depth)[("contact", OBJ, TABLE)] == "T"
+    depth[standing.mask] = 1.30                                         # lifted, 20 cm nearer than the table there
+    assert gap(standing, table, depth) > 0.1
+    assert contact([standing, table], depth)[("contact", OBJ, TABLE)] == "N"
+
+
+def test_depth_holes_and_one_bad_edge_pixel_do_not_decide():
+    hand, obj, depth = scene(0.80, 0.80)
+    depth[:, 55:65] = np.nan                           # no valid depth near the boundary
+    assert gap(hand, obj, depth) is None
+    hand, obj, depth = scene(0.60, 0.80)
+    depth[45, 59] = 0.60                               # the object's edge pixel carries the hand's depth
+    assert gap(hand, obj, depth) > 0.1
+
+
+def test_far_apart_masks_have_no_boundary_and_bad_depth_shapes_are_refused():
+    hand, obj = rect(HAND, RIGHT_HAND, 120, 40, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 10, 40, 20, 20)
+    assert gap(hand, obj, np.ones((HEIGHT, WIDTH), np.float32)) is None
+    with pytest.raises(ValueError, match="depth_m"):
+        PredicateExtractor().update(0, [hand, obj], depth_m=np.ones((10, 10)))
+
+
+def test_an_object_inside_a_container_keeps_the_image_contact_its_walls_hide_in_depth():
+    from predrel_ros.core.entities import CONTAINER
+    bowl = rect(4, CONTAINER, 40, 40, 60, 40)
+    bowl.mask[45:75, 50:90] = False                    # the opening, where the object is seen
+    obj = rect(OBJ, MANIPULATED_OBJECT, 50, 45, 40, 30)
+    depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+    depth[bowl.mask], depth[obj.mask] = 0.80, 0.90     # the front wall 10 cm nearer than the object
+    assert gap(obj, bowl, depth) > 0.05
+    assert contact([obj, bowl], depth)[("contact", OBJ, 4)] == "T"
+
+
+def test_an_object_held_behind_the_hand_keeps_the_image_contact():
+    hand = rect(HAND, RIGHT_HAND, 40, 20, 50, 60)
+    hand.mask[60:80, 60:72] = False                    # the object shows below the fingers
+    obj = rect(OBJ, MANIPULATED_OBJECT, 60, 60, 12, 20)
+    depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+    depth[hand.mask], depth[obj.mask] = 0.70, 0.73     # the visible object 3 cm behind the hand
+    assert gap(hand, obj, depth) > 0.02
+    assert contact([hand, obj], depth)[("contact", HAND, OBJ)] == "T"
+    beside = rect(OBJ, MANIPULATED_OBJECT, 90, 30, 20, 20)       # outside the hand's box: depth decides
+    depth[beside.mask] = 0.73
+    assert contact([hand, beside], depth)[("contact", HAND, OBJ)] == "N"

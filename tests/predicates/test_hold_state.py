@@ -1,0 +1,58 @@
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from predrel_ros.predicates.config import GraspConfig
+from predrel_ros.predicates.hold_state import HoldState, motion_codes
+from predrel_ros.predicates.rules import FMT, GC, MT, UNK, N, S, T
+
+CONFIG = GraspConfig(onset_frames=3)
+CODES = motion_codes(CONFIG)
+
+
+def run(frames):
+    """(grasp, release) codes of a sequence of (contact code, dynamic code)."""
+    hold = HoldState()
+    return [tuple(value[0] for value in hold.update((c, 0.8), (d, 0.5), CONFIG, CODES)) for c, d in frames]
+
+
+def test_a_hold_begins_after_onset_frames_of_contact_with_motion_and_survives_stillness_and_shape_changes():
+    out = run([(N, S), (T, S), (T, FMT), (T, MT), (T, S), (T, GC), (T, S), (N, S), (N, S)])
+    assert [g for g, _ in out] == [N, N, N, T, T, T, T, N, N]
+    assert [r for _, r in out] == [N, N, N, N, N, N, N, T, N]     # release on the frame contact ends
+
+
+def test_a_touch_without_motion_is_no_grasp_and_ends_without_release():
+    out = run([(T, S)] * 6 + [(N, S)])
+    assert all(g == N for g, _ in out) and all(r == N for _, r in out)
+
+
+def test_unk_contact_is_unk_and_keeps_the_state():
+    out = run([(T, MT)] * 3 + [(UNK, UNK), (T, S), (UNK, UNK), (N, S)])
+    assert out == [(N, N), (N, N), (T, N), (UNK, UNK), (T, N), (UNK, UNK), (N, T)]
+
+
+def test_margins_are_the_contact_margin():
+    hold = HoldState()
+    assert hold.update((T, 0.3), (MT, 0.9), GraspConfig(onset_frames=1), CODES) == ((T, 0.3), (N, 0.3))
+    assert hold.update((N, 0.7), (S, 0.9), GraspConfig(onset_frames=1), CODES) == ((N, 0.7), (T, 0.7))
+
+
+def test_config_refuses_bad_values():
+    with pytest.raises(ValueError, match="onset_frames"):
+        GraspConfig(onset_frames=0)
+    with pytest.raises(ValueError, match="motion"):
+        GraspConfig(motion=("XX",))
+
+
+@given(st.lists(st.tuples(st.sampled_from([N, T, UNK]), st.sampled_from([S, MT, FMT, GC, UNK])), max_size=40))
+def test_every_release_ends_a_grasp_and_grasp_implies_contact(frames):
+    out = run(frames)
+    previous_grasp = N
+    for (contact, _), (grasp, release) in zip(frames, out):
+        if grasp == T:
+            assert contact == T
+        if release == T:
+            assert contact == N and previous_grasp in (T, UNK)
+        if grasp != UNK:
+            previous_grasp = grasp
