@@ -69,6 +69,8 @@ def test_entities_of_replayed_frames(ros_context, ros_executor, tiny_bag, model_
               and node.counters.get(FRAMES, "in") == len(frames), 10, "every frame to be accounted for")
 
     delivered = [frame_info_from_msg(m) for m in infos if m.action != "drop"]
+    # the overlay of the last frame may still be on its way when its entities have arrived
+    run_until(ros_executor, lambda: len(overlays) >= len(delivered), 10, "the overlay of every delivered frame")
     assert [m.frame_index for m in entities] == [i.frame_index for i in delivered]
     assert [(m.degradation.kind, m.degradation.severity) for m in entities] == \
         [(i.degradation.kind, i.degradation.severity) for i in delivered]
