@@ -144,6 +144,8 @@ def test_without_autostart_the_lifecycle_services_configure_and_activate_it(
     state, _ = call(ros_executor, probe.node.create_client(GetState, f"{NAME}/get_state"), GetState.Request())
     assert state.current_state.label == "unconfigured"
     assert node.perceiver is None and camera.get_subscription_count() == 0
+    status = node.diagnostics.build()
+    assert level_of(status) == 0 and status.message.startswith("unconfigured, not processing")
     # configure through the service: the request is answered when the (slow) load ended, and the
     # parameter services answer meanwhile
     client = probe.node.create_client(ChangeState, f"{NAME}/change_state")
@@ -159,7 +161,7 @@ def test_without_autostart_the_lifecycle_services_configure_and_activate_it(
     assert future.result().success and time.monotonic() - start > LOAD_S - 0.5
     assert node.lifecycle_state == "inactive" and camera.get_subscription_count() == 0
     assert change_state(ros_executor, probe, "activate")
-    assert node.lifecycle_state == "active"
+    assert node.lifecycle_state == "active" and "not processing" not in node.diagnostics.build().message
     run_until(ros_executor, lambda: camera.get_subscription_count() > 0, 10, "the image subscription")
     send_frames(ros_executor, camera, entities, 2)
     assert [m.frame_index for m in entities] == [0, 1]

@@ -15,6 +15,8 @@ executor thread: while `on_configure` loads a model, no parameter request is ans
 - an exception in a transition callback is logged with its traceback and held on /diagnostics as an
   ERROR (rclpy drops it silently), and the transition ends as rclpy ends it: ERROR, on_error, and
   back to unconfigured; a callback returning FAILURE is held on /diagnostics too (`transition_failed`);
+- a node that is not active starts its /diagnostics message with its state ("unconfigured, not
+  processing", level OK unless something is wrong);
 - one transition at a time: a request while one runs is refused (success false, logged);
 - parameter `autostart` (default true): configure then activate once the node is spun, the way
   `predrel run` and the launch files want it; false leaves it unconfigured for a lifecycle manager
@@ -39,7 +41,7 @@ from rclpy.lifecycle import LifecycleNodeMixin, LifecycleState, TransitionCallba
 from rclpy.qos import QoSProfile
 from rclpy.service import Service
 
-from predrel_ros.ros.kit.health import ERROR, WARN
+from predrel_ros.ros.kit.health import ERROR, OK, WARN
 from predrel_ros.ros.kit.node_base import PredrelNode
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 
@@ -50,7 +52,7 @@ AUTOSTART = ParameterSpec(
 #: how long destroy_node waits for a configure still running in its thread
 CONFIGURE_JOIN_S = 10.0
 #: health condition keys
-_TRANSITION, _FAILED = "lifecycle:transition", "lifecycle:failed"
+_TRANSITION, _FAILED, _STATE = "lifecycle:transition", "lifecycle:failed", "lifecycle:state"
 #: transitions that run in the transition thread (the slow ones)
 _THREADED_STATES = (State.TRANSITION_STATE_CONFIGURING,)
 
@@ -97,6 +99,7 @@ class PredrelLifecycleNode(LifecycleNodeMixin, PredrelNode):
         self._progress = ""
         self._done_guard = self.create_guard_condition(self._threaded_transition_ended)
         self.last_transition_error = ""
+        self._note_state()
         if self.params["autostart"]:
             self._autostart_timer = self.create_timer(0.0, self._autostart)
 
@@ -105,6 +108,15 @@ class PredrelLifecycleNode(LifecycleNodeMixin, PredrelNode):
     def lifecycle_state(self) -> str:
         """The current state's label: unconfigured, configuring, inactive, active, ..., finalized."""
         return self._state_machine.current_state[1]
+
+    def _note_state(self) -> None:
+        """A node that is not active says so first in its /diagnostics message (level OK: it may be
+        meant to wait for a lifecycle manager)."""
+        state = self.lifecycle_state
+        if state == "active":
+            self.health.clear(_STATE)
+        else:
+            self.health.raise_condition(_STATE, OK, f"{state}, not processing")
 
     def configure_progress(self, text: str) -> None:
         """What a running configure does now ("loading model X"), for /diagnostics (any thread)."""
@@ -190,6 +202,7 @@ class PredrelLifecycleNode(LifecycleNodeMixin, PredrelNode):
             self._busy = False
             self._progress = ""
             self.health.clear(_TRANSITION)
+            self._note_state()
         if code == SUCCESS:
             self.health.clear(_FAILED)
             self.last_transition_error = ""

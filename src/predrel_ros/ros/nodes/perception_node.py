@@ -2,8 +2,15 @@
 
 The work is `predrel_ros.perception.perceiver.Perceiver` (backend, YOLO-seg decoding, tracking, roles,
 visibility, 3D points), configured by a perception YAML (`config`, default `config/perceiver.yaml`:
-the project's embedded model) and a few parameters that override it. The model loads once at start;
-the log says which backend was chosen and why.
+the project's embedded model) and a few parameters that override it; the log says which backend was
+chosen and why.
+
+A managed (lifecycle) node (`ros.kit.lifecycle_node`): the model loads in on_configure, in a thread of
+its own, while the node keeps answering parameter requests and publishing /diagnostics ("configuring:
+loading model ..."); on_activate subscribes the inputs and starts the worker, on_deactivate stops them,
+on_cleanup frees the model. `autostart` (default true) configures and activates once spun; false
+leaves the node unconfigured for a lifecycle manager. The decoder thresholds, frame_info_timeout_s
+and source_name change at runtime; the other parameters are read-only and their descriptions say why.
 
 Inputs: `image_raw` (+ with `use_depth`: aligned `depth/image_raw` and `camera_info`, synchronised)
 and, from a replay or degrade node, `frame_info`. Each image is paired with its FrameInfo by stamp,
