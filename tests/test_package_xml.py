@@ -12,7 +12,8 @@ PACKAGE = Path(predrel_ros.__file__).parent
 #: import name -> rosdep key in package.xml (None: named in the "not resolvable by rosdep" comment)
 ROSDEP_KEYS = {
     "ament_index_python": "ament_index_python", "cv2": "python3-opencv", "diagnostic_msgs": "diagnostic_msgs",
-    "launch": "launch", "launch_ros": "launch_ros", "matplotlib": "python3-matplotlib",
+    "launch": "launch", "launch_ros": "launch_ros", "lifecycle_msgs": "lifecycle_msgs",
+    "matplotlib": "python3-matplotlib",
     "message_filters": "message_filters", "numpy": "python3-numpy", "onnx": "python3-onnx",
     "onnxruntime": "python3-onnxruntime-pip", "rcl_interfaces": "rcl_interfaces", "rclpy": "rclpy",
     "rosbags": "python3-rosbags-pip", "scipy": "python3-scipy", "sensor_msgs": "sensor_msgs",

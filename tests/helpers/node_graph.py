@@ -6,6 +6,8 @@ pytest.ini puts tests/helpers on sys.path).
   detects the same cube, bowl and hand in every frame, so perception nodes run without the default
   model and their output is known;
 - `run_until(executor, condition, timeout_s)`: spin, failing the test with a message on timeout;
+- `activated(node, executor)`: spin a lifecycle node (autostart) until it is active, failing the test
+  with its transition error if it ends anywhere else;
 - `fuzz(...)`: publish malformed messages one at a time, each until the node counted it;
 - `entity_msg(frame)`, `malformed_entities(frames, count)`: EntityArrays of dataset frames, good and
   malformed in many ways (for every node that subscribes to entities);
@@ -71,6 +73,16 @@ class Probe:
 def run_until(executor, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
     if not spin_until(executor, condition, timeout_s):
         raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+
+def activated(node, executor, timeout_s: float = 30.0):
+    """`node` (a PredrelLifecycleNode with autostart), added to `executor` and spun until active."""
+    executor.add_node(node)
+    run_until(executor, lambda: node.lifecycle_state == "active" or (
+        not node._busy and node.last_transition_error != ""), timeout_s, f"{node.get_name()} to become active")
+    if node.lifecycle_state != "active":
+        raise AssertionError(f"{node.get_name()}: {node.last_transition_error} (state {node.lifecycle_state})")
+    return node
 
 
 def fuzz(executor, publisher, messages: Sequence, counted: Callable[[], int], burst: int = 1,

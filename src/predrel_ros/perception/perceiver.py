@@ -35,17 +35,25 @@ from predrel_ros.perception.yolo_seg import YoloSegDecoder
 log = logging.getLogger(__name__)
 
 
+def check_model_exists(config: PerceptionConfig) -> None:
+    """UserError when the config names a model that is not there (cheap: nothing is loaded)."""
+    if config.model == NO_MODEL:
+        return
+    model = Path(config.model)
+    if not model.exists():
+        hint = (" (the project's default model is not installed: give your own model)"
+                if model.resolve() == DEFAULT_MODEL_DIR.resolve() else "")
+        raise UserError(f"model {model} does not exist{hint}")
+
+
 class Perceiver:
     def __init__(self, config: PerceptionConfig | None = None) -> None:
         self.config = config = config or PerceptionConfig()
         self.backend = self.model_file = self.decoder = None
         self.model_labels: list[str] = []
         if config.model != NO_MODEL:
+            check_model_exists(config)
             model = Path(config.model)
-            if not model.exists():
-                hint = (" (the project's default model is not installed: give your own model)"
-                        if model.resolve() == DEFAULT_MODEL_DIR.resolve() else "")
-                raise UserError(f"model {model} does not exist{hint}")
             self.backend, self.model_file = create_backend(config.backend, model)
             self.model_labels = labels_for_model(self.model_file, config.labels)
             self.decoder = YoloSegDecoder(len(self.model_labels), config.decoder)

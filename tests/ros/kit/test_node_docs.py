@@ -7,7 +7,7 @@ from ros_testing import require_ros
 
 require_ros()
 
-from node_graph import scene_model  # noqa: E402
+from node_graph import activated, scene_model  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
 from predrel_ros.ros.kit import node_docs  # noqa: E402
@@ -80,7 +80,7 @@ def specified(node, module_topics):
 
 @pytest.mark.parametrize("make", ["replay", "degrade", "degrade_compressed", "perception", "predicates",
                                   "reliability", "action", "dashboard"])
-def test_topic_specs_are_the_real_endpoints(ros_context, tiny_bag, tmp_path, make):
+def test_topic_specs_are_the_real_endpoints(ros_context, ros_executor, tiny_bag, tmp_path, make):
     from predrel_ros.ros.nodes import (
         action_node,
         dashboard_node,
@@ -114,6 +114,7 @@ def test_topic_specs_are_the_real_endpoints(ros_context, tiny_bag, tmp_path, mak
     else:
         module, node = perception_node, PerceptionNode(context=ros_context, namespace="degraded", parameter_overrides=[
             Parameter("model_path", value=str(scene_model(tmp_path))), Parameter("use_depth", value=True)])
+        activated(node, ros_executor)   # a managed node: its inputs are subscribed once active
     try:
         assert endpoints(node) == specified(node, module.TOPICS)
     finally:

@@ -11,7 +11,7 @@ from ros_testing import require_ros
 
 require_ros()
 
-from node_graph import PROBE_QOS, Probe, fuzz, run_until, scene_model  # noqa: E402
+from node_graph import PROBE_QOS, Probe, activated, fuzz, run_until, scene_model  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
 
@@ -126,6 +126,7 @@ def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_ex
     node = PerceptionNode(context=ros_context, parameter_overrides=[
         Parameter("model_path", value=str(scene_model(tmp_path / "model"))), Parameter("use_depth", value=True),
         Parameter("image_qos", value="reliable")])
+    activated(node, ros_executor)
     probe = Probe(ros_context)
     publishers = camera_publishers(probe, [("frame_info", FrameInfo)])
     for n in (node, probe.node):

@@ -1,5 +1,6 @@
 """The installed node executables as processes: a replay that finishes exits 0, bad parameters and a
-missing model exit 1 with the reason and no traceback, SIGINT stops a looping replay cleanly."""
+missing model exit 1 with the reason and no traceback, SIGINT stops a looping replay cleanly, a
+perception process without autostart waits unconfigured for the lifecycle services."""
 import subprocess
 import time
 
@@ -53,5 +54,40 @@ def test_sigint_stops_a_looping_replay(tiny_bag):
         assert processes.stop_node(process) == 0
         output = process.stdout.read()
         assert "counters: " in output and "Traceback" not in output, output
+    finally:
+        processes.stop_node(process)
+
+
+def test_a_perception_process_without_autostart_waits_for_a_lifecycle_manager(ros_context, ros_executor, tmp_path):
+    """autostart:=false: the process stays unconfigured until change_state (from this process, as a
+    lifecycle manager would) configures and activates it; SIGINT then shuts it down from active."""
+    from lifecycle_msgs.srv import ChangeState, GetState
+    from node_graph import Probe, run_until, scene_model
+
+    process = processes.start_node("perception_node", ["-p", f"model_path:={scene_model(tmp_path / 'model')}",
+                                                       "-p", "autostart:=false"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        probe = Probe(ros_context)
+        ros_executor.add_node(probe.node)
+
+        def call(client, request):
+            run_until(ros_executor, client.service_is_ready, TIMEOUT_S, client.srv_name)
+            future = client.call_async(request)
+            run_until(ros_executor, future.done, 30, f"the response of {client.srv_name}")
+            return future.result()
+        get_state = probe.node.create_client(GetState, "/perception/get_state")
+        change = probe.node.create_client(ChangeState, "/perception/change_state")
+        assert call(get_state, GetState.Request()).current_state.label == "unconfigured"
+        for label in ("configure", "activate"):
+            request = ChangeState.Request()
+            request.transition.label = label
+            assert call(change, request).success, label
+        assert call(get_state, GetState.Request()).current_state.label == "active"
+        run_until(ros_executor, lambda: probe.node.count_subscribers("/image_raw") == 1, 10, "the image subscription")
+        assert processes.stop_node(process) == 0
+        output = process.stdout.read()
+        assert "lifecycle: active" in output and "lifecycle: finalized" in output and "Traceback" not in output, \
+            output
     finally:
         processes.stop_node(process)

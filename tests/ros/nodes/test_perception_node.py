@@ -9,7 +9,7 @@ from ros_testing import require_ros
 
 require_ros()
 
-from node_graph import FAR_STAMP_NS, PROBE_QOS, Probe, run_until, scene_model, with_far_future  # noqa: E402
+from node_graph import FAR_STAMP_NS, PROBE_QOS, Probe, activated, run_until, scene_model, with_far_future  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 
@@ -44,8 +44,9 @@ def make(node_class, ros_context, namespace="", **params):
                       parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
 
 
-def perception(ros_context, model_dir, **params):
-    return make(PerceptionNode, ros_context, "degraded", model_path=str(model_dir), **params)
+def perception(ros_context, ros_executor, model_dir, **params):
+    """An active perception node (autostart: configured and activated once spun)."""
+    return activated(make(PerceptionNode, ros_context, "degraded", model_path=str(model_dir), **params), ros_executor)
 
 
 def frames_accounted(node) -> bool:
@@ -53,7 +54,7 @@ def frames_accounted(node) -> bool:
 
 
 def test_entities_of_replayed_frames(ros_context, ros_executor, tiny_bag, model_dir):
-    node = perception(ros_context, model_dir, use_depth=True, image_qos="reliable")
+    node = perception(ros_context, ros_executor, model_dir, use_depth=True, image_qos="reliable")
     probe = Probe(ros_context)
     entities = probe.watch(EntityArray, "degraded/entities")
     infos = probe.watch(FrameInfo, "degraded/frame_info")
@@ -101,7 +102,7 @@ def test_entities_of_replayed_frames(ros_context, ros_executor, tiny_bag, model_
 
 def test_an_overloaded_node_processes_the_newest_frame_and_accounts_for_every_frame(
         ros_context, ros_executor, tiny_bag, model_dir):
-    node = perception(ros_context, model_dir, frame_info_timeout_s=0.5)
+    node = perception(ros_context, ros_executor, model_dir, frame_info_timeout_s=0.5)
     slow_process, drawn = node.perceiver.process, []
 
     def slow(*args, **kwargs):
@@ -130,7 +131,7 @@ def test_an_overloaded_node_processes_the_newest_frame_and_accounts_for_every_fr
 
 
 def test_live_images_without_frame_info_are_numbered_here(ros_context, ros_executor, model_dir):
-    node = perception(ros_context, model_dir, image_qos="reliable")
+    node = perception(ros_context, ros_executor, model_dir, image_qos="reliable")
     probe = Probe(ros_context, namespace="degraded")
     entities = probe.watch(EntityArray, "entities")
     camera = probe.node.create_publisher(Image, "image_raw", 10)
@@ -156,11 +157,11 @@ def test_start_errors_name_what_to_fix(ros_context, tmp_path):
         make(PerceptionNode, ros_context, backend="openvino")
 
 
-def test_a_restarted_stream_resets_tracks_and_old_frames_are_skipped(ros_context, model_dir):
+def test_a_restarted_stream_resets_tracks_and_old_frames_are_skipped(ros_context, ros_executor, model_dir):
     from predrel_ros.ros.inputs.camera_inputs import CameraFrame
     from predrel_ros.ros.nodes.perception_node import PendingFrame
 
-    node = perception(ros_context, model_dir)
+    node = perception(ros_context, ros_executor, model_dir)
     resets = []
     reset = node.perceiver.reset
     node.perceiver.reset = lambda: (resets.append(True), reset())
@@ -184,7 +185,7 @@ def test_a_restarted_stream_resets_tracks_and_old_frames_are_skipped(ros_context
                          ids=["after_frames", "first", "frame_info_after_frames", "frame_info_first"])
 def test_a_frame_stamped_far_in_the_future_does_not_block_the_stream(ros_context, ros_executor, model_dir,
                                                                     frame_info, first):
-    node = perception(ros_context, model_dir, image_qos="reliable")
+    node = perception(ros_context, ros_executor, model_dir, image_qos="reliable")
     probe = Probe(ros_context, namespace="degraded")
     entities = probe.watch(EntityArray, "entities")
     camera = probe.node.create_publisher(Image, "image_raw", PROBE_QOS)
@@ -225,8 +226,8 @@ def test_a_live_compressed_camera_with_compressed_depth_runs_through_perception(
     from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info
     from predrel_ros.ros.messages.images import numpy_to_compressed_depth, numpy_to_compressed_image
 
-    node = perception(ros_context, model_dir, image_qos="reliable", use_depth=True, image_transport="compressed",
-                      depth_transport="compressedDepth")
+    node = perception(ros_context, ros_executor, model_dir, image_qos="reliable", use_depth=True,
+                      image_transport="compressed", depth_transport="compressedDepth")
     probe = Probe(ros_context, namespace="degraded")
     entities = probe.watch(EntityArray, "entities")
     camera = probe.node.create_publisher(CompressedImage, "image_raw/compressed", 10)
@@ -267,8 +268,8 @@ def test_without_a_trained_model_depth_objects_come_from_an_rgbd_camera(ros_cont
     from predrel_ros.perception.config import NO_MODEL
     from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info
 
-    node = make(PerceptionNode, ros_context, "degraded", config=str(config_file("perceiver_rgbd.yaml")),
-                image_qos="reliable", use_depth=True)
+    node = activated(make(PerceptionNode, ros_context, "degraded", config=str(config_file("perceiver_rgbd.yaml")),
+                          image_qos="reliable", use_depth=True), ros_executor)
     assert node.backend_name == NO_MODEL
     probe = Probe(ros_context, namespace="degraded")
     entities = probe.watch(EntityArray, "entities")

@@ -32,3 +32,15 @@ def test_nodes_exist_and_declare_every_parameter_given(path, tmp_path):
         unknown = sorted(set(spec.parameters) - declared)
         assert not unknown, f"{path.name}: {spec.label} does not declare {unknown}"
         resolve_values(module.PARAMETERS, spec.parameters)  # values of the right type and range
+
+
+@pytest.mark.parametrize("path", RUN_FILES, ids=lambda path: path.name)
+def test_perception_nodes_autostart_unless_the_argument_says_false(path, tmp_path):
+    """Every perception node takes `autostart` from the run file's argument (default true); false leaves
+    them unconfigured for a lifecycle manager."""
+    required = {argument.name: str(tmp_path) for argument in read_arguments(path) if argument.default is None}
+    for value, expected in ((None, True), ("false", False)):
+        values = {**required, **({"autostart": value} if value else {})}
+        nodes = [spec for spec in load_run_file(path, values).nodes if spec.executable == "perception_node"]
+        assert nodes and all(spec.parameters["autostart"] is expected for spec in nodes), (path.name, value)
+        assert all(f"autostart:={str(expected).lower()}" in spec.ros_arguments() for spec in nodes)

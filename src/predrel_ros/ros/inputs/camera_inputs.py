@@ -41,18 +41,22 @@ IMAGE, DEPTH, INFO = "image_raw", "depth/image_raw", "camera_info"
 IMAGE_TRANSPORTS = {"raw": (Image, ""), "compressed": (CompressedImage, "/compressed")}
 DEPTH_TRANSPORTS = {"raw": (Image, ""), "compressedDepth": (CompressedImage, "/compressedDepth")}
 
+#: why the camera input parameters are read-only
+INPUTS_FIXED = "they decide the subscriptions and the synchroniser, made when the inputs start"
 PARAMETERS = (
     ParameterSpec("image_transport", "raw", "how the colour image arrives: raw (sensor_msgs/Image on image_raw) "
                   "or compressed (CompressedImage, jpeg or png, on image_raw/compressed)",
-                  choices=tuple(IMAGE_TRANSPORTS)),
+                  choices=tuple(IMAGE_TRANSPORTS), fixed_because=INPUTS_FIXED),
     ParameterSpec("depth_transport", "raw", "with use_depth: raw (Image on depth/image_raw) or compressedDepth "
-                  "(CompressedImage, png, on depth/image_raw/compressedDepth)", choices=tuple(DEPTH_TRANSPORTS)),
+                  "(CompressedImage, png, on depth/image_raw/compressedDepth)", choices=tuple(DEPTH_TRANSPORTS),
+                  fixed_because=INPUTS_FIXED),
     ParameterSpec("use_depth", False, "subscribe depth/image_raw (aligned to the colour image, 32FC1 metres or "
-                  "16UC1 millimetres) and camera_info, synchronised with the image; needed for 3D points"),
+                  "16UC1 millimetres) and camera_info, synchronised with the image; needed for 3D points",
+                  fixed_because=INPUTS_FIXED),
     ParameterSpec("sync_slop_s", 0.02, "with use_depth: the largest stamp difference of one image, depth and "
-                  "camera_info set", minimum=0.0, maximum=1.0),
+                  "camera_info set", minimum=0.0, maximum=1.0, fixed_because=INPUTS_FIXED),
     ParameterSpec("sync_queue_size", 5, "with use_depth: messages per input waiting for partners", minimum=1,
-                  maximum=100),
+                  maximum=100, fixed_because=INPUTS_FIXED),
 )
 
 TOPICS = (
@@ -119,11 +123,13 @@ class CameraInputs:
                     for stream, (_, topic) in self.topics.items()}
         qos = self.qos
         self._latest_info: tuple[CameraInfo, np.ndarray] | None = None
+        self.subscriptions: list = []   # what close() destroys
         self.synchroniser = None
         self.backend = "none"
         if not self.use_depth:
-            node.subscription(*self.topics[IMAGE], self._on_image, qos[IMAGE], stream=IMAGE)
-            node.subscription(CameraInfo, INFO, self._on_sticky_info, qos[INFO], stream=INFO)
+            self.subscriptions += [
+                node.subscription(*self.topics[IMAGE], self._on_image, qos[IMAGE], stream=IMAGE),
+                node.subscription(CameraInfo, INFO, self._on_sticky_info, qos[INFO], stream=INFO)]
         elif message_filters_available():
             self.backend = "message_filters"
             self._subscribe_message_filters(qos)
@@ -133,8 +139,13 @@ class CameraInputs:
                 (IMAGE, DEPTH, INFO), int(p["sync_slop_s"] * 1e9), p["sync_queue_size"], self._on_set,
                 lambda topic, _: node.count(topic, UNSYNCHRONISED), lambda reason: restarted(node, IMAGE, reason))
             for stream in (IMAGE, DEPTH, INFO):
-                node.subscription(*self.topics[stream], lambda m, s=stream: self._add(s, m), qos[stream],
-                                  stream=stream)
+                self.subscriptions.append(node.subscription(
+                    *self.topics[stream], lambda m, s=stream: self._add(s, m), qos[stream], stream=stream))
+
+    def close(self) -> None:
+        """Destroy the subscriptions (a lifecycle node's deactivate); nothing arrives afterwards."""
+        while self.subscriptions:
+            self._node.destroy_subscription(self.subscriptions.pop())
 
     def _transport_topic(self, base: str, suffix: str) -> str:
         """`base` (raw), else the remapped `base` + the transport's suffix."""
@@ -204,6 +215,7 @@ class CameraInputs:
         node = self._node
         subscribers = [message_filters.Subscriber(node, *self.topics[stream], qos_profile=qos[stream])
                        for stream in (IMAGE, DEPTH, INFO)]
+        self.subscriptions += [subscriber.sub for subscriber in subscribers]
         self.synchroniser = message_filters.ApproximateTimeSynchronizer(
             subscribers, node.params["sync_queue_size"], node.params["sync_slop_s"])
         self.synchroniser.registerCallback(node.guarded(IMAGE, lambda *m: self._on_set(list(m))))

@@ -61,7 +61,7 @@ def parameters_table(parameters: Sequence[ParameterSpec]) -> str:
     rows = ["| parameter | type | default | allowed | runtime | meaning |", "| --- | --- | --- | --- | --- | --- |"]
     for spec in parameters:
         rows.append(f"| `{spec.name}` | {spec.type} | {_default(spec)} | {_cell(spec.allowed())} | "
-                    f"{'yes' if spec.runtime else ''} | {_cell(spec.description)} |")
+                    f"{'yes' if spec.runtime else ''} | {_cell(spec.text)} |")
     return "\n".join(rows) + "\n"
 
 

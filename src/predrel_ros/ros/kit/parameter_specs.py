@@ -48,6 +48,7 @@ class ParameterSpec:
     minimum / maximum: inclusive bounds of numeric parameters (and of every item of numeric arrays).
     choices: the allowed values of a string parameter.
     runtime: may change while the node runs (`ros2 param set`); all others are read-only.
+    fixed_because: why a read-only parameter cannot change at runtime (said in its descriptor and docs).
     check: extra validation of a value (already of the right type); raises ValueError saying why.
     """
 
@@ -59,6 +60,7 @@ class ParameterSpec:
     maximum: float | None = None
     choices: tuple[str, ...] = ()
     runtime: bool = False
+    fixed_because: str = ""
     check: Callable[[Any], None] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -69,11 +71,20 @@ class ParameterSpec:
             raise ValueError(f"parameter {self.name}: type {kind!r} is not one of {TYPES}")
         object.__setattr__(self, "type", kind)
         object.__setattr__(self, "choices", tuple(self.choices))
+        if self.runtime and self.fixed_because:
+            raise ValueError(f"parameter {self.name}: a runtime parameter is not fixed (fixed_because)")
         if self.choices and kind != "str":
             raise ValueError(f"parameter {self.name}: choices apply to str parameters only")
         if (self.minimum is not None or self.maximum is not None) and self.item_type not in ("int", "float"):
             raise ValueError(f"parameter {self.name}: minimum/maximum apply to numeric parameters only")
         object.__setattr__(self, "default", self.validate(self.default))
+
+    @property
+    def text(self) -> str:
+        """The description, with why it is read-only where the spec says so."""
+        if self.runtime or not self.fixed_because:
+            return self.description
+        return f"{self.description}. Read-only: {self.fixed_because}"
 
     @property
     def is_array(self) -> bool:

@@ -31,7 +31,7 @@ _BUILTIN = {"use_sim_time", "start_type_description_service"}
 
 def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
     """The ParameterDescriptor of a spec: type, description, allowed values, range, read-only."""
-    text = spec.description + (f" (one of: {', '.join(spec.choices)})" if spec.choices else "")
+    text = spec.text + (f" (one of: {', '.join(spec.choices)})" if spec.choices else "")
     result = ParameterDescriptor(name=spec.name, type=_PARAMETER_TYPES[spec.type], description=text,
                                  read_only=not spec.runtime)
     if spec.choices:

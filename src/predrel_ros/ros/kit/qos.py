@@ -42,15 +42,18 @@ STREAM_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, histor
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
+#: why QoS parameters are read-only
+QOS_FIXED = "a topic's QoS is fixed when its endpoint is created"
 IMAGE_QOS_PARAMETERS = (
     ParameterSpec("image_qos", MATCHED,
                   "QoS of the image, depth and camera_info topics: matched (subscribers take the publishers' "
                   "reliability and durability at start, else sensor_data; publishers sensor_data), "
                   "sensor_data / best_effort (best effort, what most camera drivers publish), reliable, or "
                   "system_default; a reliable subscriber never connects to a best-effort publisher",
-                  choices=IMAGE_QOS_CHOICES),
+                  choices=IMAGE_QOS_CHOICES, fixed_because=QOS_FIXED),
     ParameterSpec("image_qos_depth", 5, "history depth of image publishers (subscribers keep at most "
-                  f"{SUBSCRIBER_IMAGE_DEPTH}: they process the newest frame only)", minimum=1, maximum=100),
+                  f"{SUBSCRIBER_IMAGE_DEPTH}: they process the newest frame only)", minimum=1, maximum=100,
+                  fixed_because=QOS_FIXED),
 )
 
 

@@ -82,6 +82,10 @@ def _replay_and_perception(context, executor, bag: Path, model_dir: Path, schedu
         return [Parameter(k, value=v) for k, v in values.items()]
     perception = PerceptionNode(context=context, namespace="degraded", parameter_overrides=params(
         model_path=str(model_dir), use_depth=True, image_qos="reliable"))
+    executor.add_node(perception)   # a managed node: configured and activated once spun (autostart)
+    spin_until(executor, lambda: perception.lifecycle_state == "active" or perception.last_transition_error, 60)
+    if perception.lifecycle_state != "active":
+        raise RuntimeError(f"the perception node did not become active: {perception.last_transition_error}")
     process, inference, worker = perception.perceiver.process, [], []
 
     def timed_process(*args, **kwargs):
