@@ -162,7 +162,8 @@ def test_an_image_folder_plays_without_camera_info_or_ground_truth(ros_context, 
     ros_executor.add_node(probe.node)
     node = replay(ros_context, source=str(tmp_path), rate=50.0, shutdown_when_done=True, publish_clean=True)
     ros_executor.add_node(node)
-    run_until(ros_executor, lambda: node.exit_code is not None and len(received) == 3, 20, "three frames")
+    run_until(ros_executor, lambda: node.exit_code is not None and len(received) == 3 and len(infos) == 3, 20,
+              "three frames and their FrameInfo")
     assert node.exit_code == 0 and len(infos) == 3 and camera_infos == []
     for msg, rgb in zip(received, images):
         np.testing.assert_array_equal(image_to_numpy(msg), rgb)
