@@ -83,6 +83,14 @@ class Perceiver:
         """Detections of one H x W x 3 uint8 image (BGR, or RGB with bgr=False) in image pixels; with
         `depth_objects` enabled and `depth_m` (registered, metres, NaN unknown) and K given, also the
         surfaces and objects found in depth (`_with_depth_objects`)."""
+        detections = self.image_detections(image, bgr)
+        if self.depth_objects is not None and depth_m is not None:
+            detections = self._with_depth_objects(detections, depth_m, K)
+        return detections
+
+    def image_detections(self, image: np.ndarray, bgr: bool = True) -> Detections:
+        """What the image alone gives: the model's detections and the hands (the part of `detect` the
+        offline evaluator caches per image condition)."""
         image = np.asarray(image)
         if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
             raise UserError(f"perception needs H x W x 3 uint8 colour images, got {image.dtype} {image.shape}")
@@ -93,8 +101,6 @@ class Perceiver:
             merged = Detections.concatenate(detections, self.hands.as_detections(hands, class_ids, *image.shape[:2]))
             keep = class_aware_nms(merged.boxes, merged.scores, merged.class_ids, self.config.decoder.iou_threshold)
             detections = merged.subset(np.sort(keep))
-        if self.depth_objects is not None and depth_m is not None:
-            detections = self._with_depth_objects(detections, depth_m, K)
         return detections
 
     def _model_detections(self, image: np.ndarray, bgr: bool) -> Detections:

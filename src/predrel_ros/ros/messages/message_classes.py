@@ -21,6 +21,7 @@ import array
 import functools
 import importlib
 import os
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
@@ -60,20 +61,20 @@ _RCLPY_NUMBERS = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64
                   "octet"}
 
 
-class MessageClasses:
+class MessageClasses(ABC):
     """Message classes by full type name (`classes["sensor_msgs/msg/Image"]`), messages built from
     their fields (`build`) and the value of a numeric sequence field (`sequence`)."""
 
-    def __getitem__(self, type_name: str) -> type:
-        raise NotImplementedError
+    @abstractmethod
+    def __getitem__(self, type_name: str) -> type: ...
 
     def build(self, type_name: str, **fields) -> Message:
         """A `type_name` message with these fields (all of them: rosbags classes have no defaults)."""
         return self[type_name](**fields)
 
+    @abstractmethod
     def sequence(self, values, dtype) -> Any:
         """`values` (array-like, converted to `dtype`) as an unbounded sequence field's value."""
-        raise NotImplementedError
 
 
 class RclpyClasses(MessageClasses):

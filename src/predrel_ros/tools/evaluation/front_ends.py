@@ -157,19 +157,12 @@ def _replay_perceiver_class():
 
         _given = None
 
-        def detect(self, image: np.ndarray, bgr: bool = True, depth_m: np.ndarray | None = None,
-                   K: np.ndarray | None = None):
-            if self._given is None:
-                return super().detect(image, bgr=bgr, depth_m=depth_m, K=K)
-            # the cache holds the image's detections (model and hands); objects from depth are
-            # found on the frame's depth, as Perceiver.detect does
-            if self.depth_objects is not None and depth_m is not None:
-                return self._with_depth_objects(self._given, depth_m, K)
-            return self._given
+        def image_detections(self, image: np.ndarray, bgr: bool = True):
+            return super().image_detections(image, bgr) if self._given is None else self._given
 
         def assemble(self, detections, frame_index: int, shape: tuple[int, ...], depth, camera) -> list[Entity]:
             self._given = detections
-            try:   # process() reads only the size of the image once detect() has answered
+            try:   # process() reads only the size of the image once image_detections() has answered
                 return self.process(np.broadcast_to(np.zeros(3, np.uint8), shape), frame_index, depth=depth,
                                     camera=camera, bgr=False)
             finally:
@@ -230,7 +223,7 @@ class PerceptionFrontEnd:
                         image = degrader.apply_image(image, frame.index,
                                                      None if targets is None else targets[frame.index])
                 with timer.phase("detector"):
-                    out.append(self.perceiver.detect(image, bgr=False))
+                    out.append(self.perceiver.image_detections(image, bgr=False))
             with timer.phase("cache_io"):
                 self.cache.put(key, out, episode.shape[:2])
         if image_condition is None:
