@@ -39,6 +39,10 @@ def test_onnxruntime_backend_runs_and_describes(make_yoloseg_onnx):
         description = backend.describe()
         assert (description.provider, description.device, description.precision) == \
             ("CPUExecutionProvider", "cpu", "fp32")
+        assert description.details["threads"] == 1
+        options = backend._session.get_session_options()  # idle threads sleep: the cores are shared
+        assert options.intra_op_num_threads == 1 and options.inter_op_num_threads == 1
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
         with pytest.raises(ValueError, match=r"expects shape \(\?, 3, \?, \?\)"):
             backend.run(np.zeros((1, 4, 64, 64), np.float32))
 

@@ -22,6 +22,7 @@ from predrel_ros.core.errors import UserError
 from predrel_ros.perception import letterbox
 from predrel_ros.perception.backends import create_backend
 from predrel_ros.perception.config import DEFAULT_MODEL_DIR, NO_MODEL, PerceptionConfig
+from predrel_ros.perception.cpu_threads import hold_native_libraries
 from predrel_ros.perception.depth import depth_in_metres, entity_point, intrinsics_matrix
 from predrel_ros.perception.depth_objects import DEPTH_LABELS, DepthObjectSegmenter
 from predrel_ros.perception.detections import Detections
@@ -49,6 +50,7 @@ def check_model_exists(config: PerceptionConfig) -> None:
 class Perceiver:
     def __init__(self, config: PerceptionConfig | None = None) -> None:
         self.config = config = config or PerceptionConfig()
+        hold_native_libraries(config.backend.threads)  # the process's per-frame work runs here
         self.backend = self.model_file = self.decoder = None
         self.model_labels: list[str] = []
         if config.model != NO_MODEL:

@@ -82,19 +82,20 @@ def _generate_once(entry: Path, what: str, generate) -> None:
 
 
 def demo_episode(cache_dir: Path, frames: int = DEFAULT_FRAMES, template: str = TEMPLATE, seed: int = SEED,
-                 regenerate: bool = False) -> Path:
-    """The bag of the demo episode, generated into the cache when missing; returns its path."""
+                 regenerate: bool = False, size: tuple[int, int] = (320, 240)) -> Path:
+    """The bag of the demo episode (`size`: width, height), generated into the cache when missing;
+    returns its path."""
     from predrel_ros.tools.simulator.config import GenerationConfig
     from predrel_ros.tools.simulator.generate import BAGS_DIR, generate_dataset, plan_dataset
 
-    config = GenerationConfig(frames=frames, formats=("mcap",))
+    config = GenerationConfig(frames=frames, formats=("mcap",), width=size[0], height=size[1])
     key = episode_key(config, template, seed)
     entry = Path(cache_dir) / f"{template}-{frames}f-{key}"
     bag = entry / BAGS_DIR / plan_dataset(1, seed, (template,))[0].name
     if bag.is_dir() and not regenerate:
         print(f"demo episode: {bag} (cached)", file=sys.stderr)
         return bag
-    _generate_once(entry, f"the demo episode ({template}, {frames} frames, 320x240)",
+    _generate_once(entry, f"the demo episode ({template}, {frames} frames, {size[0]}x{size[1]})",
                    lambda folder: generate_dataset(folder, 1, seed, config, templates=(template,)))
     return bag
 

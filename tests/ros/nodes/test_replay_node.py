@@ -12,7 +12,15 @@ from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
 
 from predrel_ros.core.errors import UserError  # noqa: E402
 from predrel_ros.degradations import Degrader  # noqa: E402
-from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, FrameInfo, PredicateArray  # noqa: E402
+from predrel_ros.msg import (  # noqa: E402
+    ActionEstimate,
+    DegradationState,
+    EntityArray,
+    FrameInfo,
+    PredicateArray,
+    ReliabilityReport,
+)
+from predrel_ros.ros.kit.frame_counters import DROPPED_BUSY  # noqa: E402
 from predrel_ros.ros.messages.camera_info import camera_info_to_intrinsics  # noqa: E402
 from predrel_ros.ros.messages.fields import stamp_to_ns  # noqa: E402
 from predrel_ros.ros.messages.frame_info import frame_info_from_msg  # noqa: E402
@@ -225,3 +233,39 @@ def test_a_pace_message_indexed_far_in_the_future_releases_nothing(ros_context, 
     run_until(ros_executor, lambda: node.finished.is_set() and len(infos) == 6, 30, "6 paced frames")
     run_until(ros_executor, lambda: node._pace_order.last == 5, 5, "the last pace message")
     assert node.counters.get("pace", OUT_OF_ORDER) == 2 and node.counters.get(None, "pace_timeout") == 0
+
+
+def test_lockstep_skips_a_frame_for_both_twins_while_the_pipelines_are_busy(ros_context, ros_executor, tiny_bag):
+    """Real time, one frame in flight: while frame 0 is unacknowledged the frames due are skipped at the
+    replay (counted dropped_busy, no FrameInfo), so both twins get exactly the same frames."""
+    probe = Probe(ros_context)
+    pace = probe.node.create_publisher(ReliabilityReport, "reliability", 10)
+    node = replay(ros_context, source=str(tiny_bag), rate=1.0, lockstep_in_flight=1, pace_topic="reliability",
+                  pace_type="reliability", pace_timeout_s=10.0, shutdown_when_done=True)
+    held = []
+
+    def release(index: int) -> None:
+        pace.publish(ReliabilityReport(frame_index=index))
+
+    def on_frame(msg):
+        """The pipelines: frame 0 takes 0.3 s, every other frame is through at once."""
+        if not held:
+            held.append(probe.node.create_timer(0.3, lambda: (release(msg.frame_index), held[0].cancel())))
+        else:
+            release(msg.frame_index)
+
+    degraded = probe.watch(FrameInfo, "degraded/frame_info", on_frame)
+    clean = probe.watch(FrameInfo, "clean/frame_info")
+    for twin in ("clean", "degraded"):
+        probe.watch(Image, f"{twin}/image_raw")
+    ros_executor.add_node(probe.node)
+    ros_executor.add_node(node)
+    run_until(ros_executor, lambda: node.finished.is_set(), 30, "the replay to finish")
+    run_until(ros_executor, lambda: len(clean) == len(degraded), 5, "the clean twin's last FrameInfo")
+    played = [m.frame_index for m in degraded]
+    assert played == [m.frame_index for m in clean]          # the twins got the same frames
+    assert played[0] == 0 and played[1] >= 5                  # about 9 frames were due in 0.3 s at 30 Hz
+    assert played[1:] == list(range(played[1], 36))           # then every frame went out
+    skipped = node.counters.get("source", DROPPED_BUSY)
+    assert skipped == 36 - len(played) and node.counters.get("source", "processed") == len(played)
+    assert node.counters.get(None, "pace_timeout") == 0

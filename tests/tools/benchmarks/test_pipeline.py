@@ -2,6 +2,7 @@
 import os
 import time
 
+import numpy as np
 import pytest
 from ros_testing import require_ros
 
@@ -43,8 +44,44 @@ def test_counter_increments_per_node():
     assert bench._counter_increments(before, after) == {"a": {"frames.processed": 15}, "b": {"x.processed": 3}}
 
 
+def test_drops_are_summed_per_reason_over_the_nodes():
+    increments = {"clean/perception": {"frames.in": 40, "frames.processed": 30, "frames.dropped_stale": 10},
+                  "degraded/perception": {"frames.processed": 38, "frames.dropped_stale": 1, "image.malformed": 1},
+                  "replay": {"source.processed": 40, "source.dropped_busy": 5}}
+    assert bench.dropped_by_reason(increments) == {"dropped_busy": 5, "dropped_stale": 11, "malformed": 1}
+
+
+def test_matched_share_of_the_degraded_frames():
+    assert bench.matched_share({"reliability": {"predicates.processed": 95, "predicates.unmatched": 5}}) == 0.95
+    assert bench.matched_share({"reliability": {"predicates.processed": 20}}) == 1.0
+    assert bench.matched_share({}) is None
+
+
+def test_ratios_against_the_relay_the_camera_and_in_process_perception():
+    result = {"relay": {"latency_ms": {"median_ms": 2.0, "p95_ms": 4.0}},
+              "in_process": {"cpu_ms": {"median_ms": 10.0}},
+              "single": {"rate_hz": 29.1, "latency_ms": {"median_ms": 30.0, "p95_ms": 60.0},
+                         "perception_cpu_ms_per_frame": {"perception": 12.0}},
+              "twins": {"rate_hz": 15.0, "latency_ms": None,
+                        "perception_cpu_ms_per_frame": {"clean/perception": 15.0, "degraded/perception": None}}}
+    assert bench.ratios(result) == {
+        "single_rate_over_camera": 0.97, "single_latency_median_over_relay": 15.0,
+        "single_latency_p95_over_relay": 15.0, "single_perception_cpu_per_frame_over_in_process": 1.2,
+        "twins_rate_over_camera": 0.5, "twins_latency_median_over_relay": None, "twins_latency_p95_over_relay": None,
+        "twins_clean_perception_cpu_per_frame_over_in_process": 1.5,
+        "twins_degraded_perception_cpu_per_frame_over_in_process": None}
+
+
+def test_perception_cpu_per_processed_frame():
+    cores = {"perception": 0.3, "predicates": 0.1, "total": 0.4}
+    increments = {"perception": {"frames.processed": 300}}
+    assert bench._perception_cpu_ms(cores, increments, window_s=10.0) == {"perception": 10.0}
+    assert bench._perception_cpu_ms(cores, {}, window_s=10.0) == {"perception": None}
+
+
 def test_the_relay_baseline_delivers_30_frames_a_second():
-    result = bench.measure_relay(seconds=1.0)
+    frames = [np.random.default_rng(i).integers(0, 256, (240, 320, 3), dtype=np.uint8) for i in range(4)]
+    result = bench.measure_relay(frames, seconds=1.0)
     assert result["sent"] == 30 and result["lost"] == 0 and result["received"] == 30
     assert result["latency_ms"]["median_ms"] < 200
     assert set(result["cpu_cores"]) == {"relay", "benchmark", "total"}

@@ -27,9 +27,9 @@ class OnnxRuntimeBackend(InferenceBackend):
     model_suffixes = (".onnx",)
     runtime_module = "onnxruntime"
 
-    def __init__(self, device: str = "auto", num_threads: int = 0) -> None:
+    def __init__(self, device: str = "auto", num_threads: int = 1) -> None:
         """device: auto (CUDA provider when available, else CPU) | cpu | cuda[:N].
-        num_threads: intra-op threads, 0 lets ONNX Runtime choose."""
+        num_threads: intra-op threads (perception/cpu_threads.py chooses them for a node)."""
         check_device("onnxruntime", device)
         self.device = device
         self.num_threads = num_threads
@@ -43,8 +43,11 @@ class OnnxRuntimeBackend(InferenceBackend):
 
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        if self.num_threads:
-            options.intra_op_num_threads = self.num_threads
+        options.intra_op_num_threads = self.num_threads
+        options.inter_op_num_threads = 1
+        # idle pool threads sleep instead of spinning: the cores are shared with the rest of the graph
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         providers = self._providers(ort)
         try:
             self._session = ort.InferenceSession(str(model_path), sess_options=options,
@@ -109,7 +112,7 @@ class OnnxRuntimeBackend(InferenceBackend):
 
         return BackendDescription(self.name, provider, device, precision, self._model_path,
                                   self.input_name, self.input_shape,
-                                  {"onnxruntime": ort.__version__, "threads": self.num_threads or "auto"})
+                                  {"onnxruntime": ort.__version__, "threads": self.num_threads})
 
     def close(self) -> None:
         self._session = None

@@ -20,6 +20,7 @@ from predrel_ros.perception.backends.base import BackendUnavailable, InferenceBa
 from predrel_ros.perception.backends.onnxruntime_backend import OnnxRuntimeBackend
 from predrel_ros.perception.backends.tensorrt_backend import TensorRTBackend, TensorRTConfig
 from predrel_ros.perception.backends.torch_backend import TorchBackend
+from predrel_ros.perception.cpu_threads import resolve_threads
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ AUTO_ORDER = ("tensorrt", "onnxruntime", "pytorch")
 class BackendConfig:
     name: str = "auto"  # auto | tensorrt | onnxruntime | pytorch
     device: str = "auto"  # onnxruntime / pytorch: auto | cpu | cuda[:N]
-    num_threads: int = 0  # CPU threads for onnxruntime / pytorch; 0 = the runtime's default
+    num_threads: int = 0  # CPU threads for onnxruntime / pytorch; 0 = auto (perception/cpu_threads.py)
     enable_fp16: bool = False  # pytorch on CUDA (TensorRT has its own tensorrt.enable_fp16)
     tensorrt: TensorRTConfig = field(default_factory=TensorRTConfig)
 
@@ -41,7 +42,12 @@ class BackendConfig:
             raise ValueError(f"backend.name must be auto or one of {sorted(BACKENDS)}, got {self.name!r}")
         check_device("backend", self.device)
         if self.num_threads < 0:
-            raise ValueError(f"backend.num_threads must be >= 0, got {self.num_threads}")
+            raise ValueError(f"backend.num_threads must be >= 0 (0 = auto), got {self.num_threads}")
+
+    @property
+    def threads(self) -> int:
+        """The CPU threads the backend runs with: num_threads, or for 0 the automatic choice."""
+        return resolve_threads(self.num_threads)
 
 
 def model_files(model: str | Path) -> dict[str, Path]:
@@ -93,5 +99,5 @@ def _instantiate(name: str, config: BackendConfig) -> InferenceBackend:
     if name == "tensorrt":
         return TensorRTBackend(config.tensorrt)
     if name == "onnxruntime":
-        return OnnxRuntimeBackend(config.device, config.num_threads)
-    return TorchBackend(config.device, config.enable_fp16, config.num_threads)
+        return OnnxRuntimeBackend(config.device, config.threads)
+    return TorchBackend(config.device, config.enable_fp16, config.threads)

@@ -33,9 +33,10 @@ class TorchBackend(InferenceBackend):
     model_suffixes = (EXPORTED_PROGRAM_SUFFIX,) + TORCHSCRIPT_SUFFIXES
     runtime_module = "torch"
 
-    def __init__(self, device: str = "auto", enable_fp16: bool = False, num_threads: int = 0) -> None:
+    def __init__(self, device: str = "auto", enable_fp16: bool = False, num_threads: int = 1) -> None:
         """device: auto (CUDA when available) | cpu | cuda[:N]. enable_fp16 runs in half precision
-        on CUDA (ignored on the CPU, with a warning). num_threads: CPU threads, 0 = torch's default."""
+        on CUDA (ignored on the CPU, with a warning). num_threads: CPU threads (perception/cpu_threads.py
+        chooses them for a node)."""
         check_device("pytorch", device)
         self.device_name = device
         self.enable_fp16 = enable_fp16
@@ -53,8 +54,7 @@ class TorchBackend(InferenceBackend):
         import torch
 
         self._device = self._resolve_device(torch)
-        if self.num_threads:
-            torch.set_num_threads(self.num_threads)
+        torch.set_num_threads(self.num_threads)
         try:
             if model_path.suffix == EXPORTED_PROGRAM_SUFFIX:
                 program = torch.export.load(str(model_path))

@@ -38,10 +38,13 @@ NO_FRAME_INFO = "no_frame_info"
 UNMATCHED = "unmatched"
 #: it held more entities or predicates than the node's per-message bound (refused before any work)
 TOO_LARGE = "too_large"
+#: the replay skipped it in lockstep: the pipelines behind its pace topic still had `lockstep_in_flight`
+#: frames in flight, so no twin gets it (ros/replay/lockstep.py)
+DROPPED_BUSY = "dropped_busy"
 #: processing raised an unexpected error (logged with its traceback)
 FAILED = "failed"
 
-OUTCOMES = (PROCESSED, DROPPED_STALE, DROPPED_BY_DEGRADATION, MALFORMED, OUT_OF_ORDER, UNSYNCHRONISED,
+OUTCOMES = (PROCESSED, DROPPED_STALE, DROPPED_BY_DEGRADATION, DROPPED_BUSY, MALFORMED, OUT_OF_ORDER, UNSYNCHRONISED,
             NO_SUBSCRIBERS, IMAGE_LOST, NO_FRAME_INFO, UNMATCHED, TOO_LARGE, FAILED)
 
 

@@ -11,7 +11,10 @@ entities, predicates and the primitive go out on `ground_truth/*` when the sourc
 (controlled-set bags and episodes), and the current condition on `degradation` when it changes.
 
 Pacing (`rate`): 1.0 real time, any factor, or 0 = as fast as the degraded pipeline keeps up (after
-each frame it waits for the frame's message on `pace_topic`, at most `pace_timeout_s`; pace
+each frame it waits for the frame's message on `pace_topic`, at most `pace_timeout_s`). At a rate
+above 0, `lockstep_in_flight` N > 0 plays in lockstep (ros/replay/lockstep.py): a frame due while N
+frames have no pace message yet is not published at all (counted `source.dropped_busy`), so both
+twins process exactly the same frames at real time (clean-twin evaluation). Pace
 messages go by the stream-order policy, `predrel_ros.core.stream_order`, strict: the replay numbers
 the frames, so one older than the last, or implausibly far ahead, is counted `pace.out_of_order`
 and releases nothing, a bogus frame_index included). With
@@ -39,7 +42,7 @@ from predrel_ros.core.frame import CAMERA_FRAME_ID, Frame
 from predrel_ros.core.stream_order import NEXT, StreamOrder
 from predrel_ros.degradations import NONE, parse_schedule
 from predrel_ros.msg import ActionEstimate, DegradationState, EntityArray, PredicateArray, ReliabilityReport
-from predrel_ros.ros.kit.frame_counters import DROPPED_BY_DEGRADATION, OUT_OF_ORDER, PROCESSED
+from predrel_ros.ros.kit.frame_counters import DROPPED_BUSY, DROPPED_BY_DEGRADATION, OUT_OF_ORDER, PROCESSED
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import IMAGE_QOS_PARAMETERS, LATCHED_QOS, STREAM_QOS
@@ -57,6 +60,7 @@ from predrel_ros.ros.messages.degradations import degradation_to_msg
 from predrel_ros.ros.messages.entities import entities_to_msg
 from predrel_ros.ros.messages.fields import header_at
 from predrel_ros.ros.messages.predicates import predicates_to_msg
+from predrel_ros.ros.replay.lockstep import InFlightWindow
 from predrel_ros.ros.replay.replay_stream import Pacer, ReplayFrame, replay_frames
 from predrel_ros.ros.replay.twin_degrader import TwinDegrader
 from predrel_ros.ros.replay.twin_streams import StreamPublishers, stream_topics
@@ -104,7 +108,13 @@ PARAMETERS = (
                   "(matched by frame_index) releases the next frame", check=_check_topic),
     ParameterSpec("pace_type", "predicates", "message type on pace_topic", choices=tuple(PACE_TYPES)),
     ParameterSpec("pace_timeout_s", 2.0, "with rate 0: the longest wait for a frame's pace message (then "
-                  "the next frame goes out and `pace_timeout` is counted)", minimum=0.01, maximum=600.0),
+                  "the next frame goes out and `pace_timeout` is counted); in lockstep: how long a frame "
+                  "without its pace message stays in flight", minimum=0.01, maximum=600.0),
+    ParameterSpec("lockstep_in_flight", 0, "with rate > 0: at most this many published frames without their "
+                  "pace message; a frame due while that many are in flight is not published (counted "
+                  "`source.dropped_busy`), so every pipeline behind pace_topic gets the same frames; 0: off "
+                  "(every frame goes out; each pipeline drops what it cannot take)", minimum=0, maximum=64,
+                  runtime=True),
     ParameterSpec("loop", False, "play the source again and again (frame indices and stamps keep increasing)"),
     ParameterSpec("passes", 0, "with loop: stop after this many passes over the source (0: without end), e.g. one "
                   "pass per condition of a sweep whose period is the source's length", minimum=0),
@@ -155,7 +165,7 @@ TOPICS = (
               "the degraded twin's condition, on every change"),
     TopicSpec("degraded/predicates", "predrel_ros/PredicateArray", SUBSCRIBES, STREAM_QOS_TEXT,
               "`pace_topic` (EntityArray / ReliabilityReport with pace_type entities / reliability): a frame's "
-              "message releases the next frame when rate is 0"),
+              "message releases the next frame when rate is 0, and ends a frame's flight in lockstep"),
     DIAGNOSTICS,
 )
 
@@ -189,12 +199,15 @@ class ReplayNode(PredrelNode):
         self._pace_subscription = self.subscription(PACE_TYPES[p["pace_type"]], p["pace_topic"], self._on_pace,
                                                     STREAM_QOS, stream="pace")
         self.pacer = Pacer(p["rate"]) if p["rate"] > 0 else None
+        self.lockstep = self._lockstep_window(p["lockstep_in_flight"])
         self.next_index = 0
         self.loop_count = 0
         self.finished = threading.Event()
         self._stopping = threading.Event()
         self.publish_seconds = 0.0
         pace = "pipeline pace" if p["rate"] == 0 else f"rate {p['rate']:g}"
+        if p["rate"] and self.lockstep is not None:
+            pace += f" in lockstep ({self.lockstep.limit} in flight)"
         self.get_logger().info(
             f"replaying {self._kind} {self.source} ({self._first.width}x{self._first.height}"
             f"{', depth' if self._first.depth is not None else ''}"
@@ -217,7 +230,12 @@ class ReplayNode(PredrelNode):
             raise UserError(f"{self.source}: no frames") from None
 
     # -- parameters and pace ---------------------------------------------------------------------
+    def _lockstep_window(self, limit: int) -> InFlightWindow | None:
+        return InFlightWindow(limit, self.params["pace_timeout_s"]) if limit else None
+
     def _on_parameters(self, changed: Mapping[str, Any]) -> None:
+        if "lockstep_in_flight" in changed:
+            self.lockstep = self._lockstep_window(changed["lockstep_in_flight"])
         if "schedule" in changed:
             self.twin.set_schedule(changed["schedule"], start_frame=self.next_index)
         if "rate" in changed:
@@ -238,6 +256,9 @@ class ReplayNode(PredrelNode):
                 self.count("pace", OUT_OF_ORDER)  # harmless: an older frame's message came late (or a bogus one)
                 return
             self._pace_order.accept(msg.frame_index)
+            lockstep = self.lockstep
+            if lockstep is not None:
+                lockstep.done_through(msg.frame_index)
             self._pace.notify_all()
 
     def _wait_for_pace(self, frame_index: int) -> None:
@@ -249,6 +270,11 @@ class ReplayNode(PredrelNode):
                     self.count(None, "pace_timeout")
                     return
                 self._pace.wait(min(remaining, 0.1))
+
+    def _pipelines_busy(self, lockstep: InFlightWindow) -> bool:
+        """Whether the frame due now must be skipped in lockstep (frames without pace for too long leave)."""
+        self.count(None, "pace_timeout", lockstep.expire())
+        return lockstep.full()
 
     def _others_on(self, topic: str) -> int:
         """Publishers and subscriptions on `topic` other than this node's own."""
@@ -289,14 +315,21 @@ class ReplayNode(PredrelNode):
             for item in replay_frames(self._open, p["start_offset_s"], p["max_frames"], p["loop"], p["passes"]):
                 if self._stopping.is_set():
                     return
+                lockstep = self.lockstep
                 if self.pacer is not None:
                     self.pacer.wait(item.time_ns, stop=self._stopping.is_set)
+                    if lockstep is not None and self._pipelines_busy(lockstep):
+                        self.next_index = item.frame_index + 1
+                        self.count("source", DROPPED_BUSY)
+                        continue
                 start = time.perf_counter()
                 published = self._publish(item)
                 self.publish_seconds += time.perf_counter() - start
                 self.latency.add(time.perf_counter() - start)
                 if self.pacer is None and published:
                     self._wait_for_pace(item.frame_index)
+                elif lockstep is not None and published:
+                    lockstep.sent(item.frame_index)
             self._flush()
             self.get_logger().info(f"played {self.next_index} frames")
             self.finished.set()

@@ -7,7 +7,8 @@ two measurements. The benchmark drives them and keeps the clock, the windows and
 - `WatchedGraph`: a run file's graph started by the runner in a thread of this process (in a
   namespace of its own), and a node here that hands the latency of every message on some of the
   graph's output topics to a callback (header stamp -> arrival), calls another for each FrameInfo
-  the replay publishes and keeps each node's counters from /diagnostics.
+  the replay publishes (graphs with a replay) and keeps each node's counters from /diagnostics; for
+  a graph without a replay it is the camera (`publish_camera`).
 
 Both are context managers: leaving one stops what it started.
 """
@@ -107,13 +108,17 @@ class WatchedGraph(_Probe):
     """The graph of `run_file` (with argument `values`) under `namespace`, its logs and the
     runner's in `log_dir`. `on_output(topic, latency_s)` gets each message of the `outputs` (topics
     relative to the namespace: PredicateArray, or ActionEstimate for topics ending in "action"),
-    `on_frame_info()` each degraded/frame_info; both while `spin_until` spins."""
+    `on_frame_info()` each message on `frame_info_topic` (None: no FrameInfo to count); both while
+    `spin_until` spins. With `camera_topic`, `publish_camera` publishes rgb8 images on it."""
 
     def __init__(self, run_file: Path, values: Mapping[str, str], namespace: str, log_dir: Path,
                  outputs: Sequence[str], on_output: Callable[[str, float], None],
-                 on_frame_info: Callable[[], None]) -> None:
+                 on_frame_info: Callable[[], None] = lambda: None, frame_info_topic: str | None = None,
+                 camera_topic: str | None = None) -> None:
         self.run_file, self.values, self.namespace, self.log_dir = run_file, values, namespace, log_dir
         self.outputs, self._on_output, self._on_frame_info = outputs, on_output, on_frame_info
+        self.frame_info_topic, self.camera_topic = frame_info_topic, camera_topic
+        self._camera = None
         #: node name (without the namespace) -> its counters, from the latest /diagnostics
         self.counters: dict[str, dict[str, int]] = {}
         #: the runner's exit status, once it has ended
@@ -123,9 +128,10 @@ class WatchedGraph(_Probe):
     def __enter__(self) -> WatchedGraph:
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
+        from sensor_msgs.msg import Image
 
         from predrel_ros.msg import ActionEstimate, FrameInfo, PredicateArray
-        from predrel_ros.ros.kit.qos import STREAM_QOS
+        from predrel_ros.ros.kit.qos import SENSOR_DATA, STREAM_QOS, image_qos
         from predrel_ros.ros.kit.runtime import fresh_context
         from predrel_ros.ros.nodes.dashboard_node import node_status
         from predrel_ros.ros.run.run_file import load_run_file
@@ -139,7 +145,7 @@ class WatchedGraph(_Probe):
             self._thread = threading.Thread(target=lambda: self.status.append(self._runner.run()),
                                             name="pipeline runner", daemon=True)
             context, self._executor = stack.enter_context(fresh_context())
-            node = rclpy.create_node("bench_pipeline", namespace=f"/{self.namespace}", context=context)
+            self._node = node = rclpy.create_node("bench_pipeline", namespace=f"/{self.namespace}", context=context)
             stack.callback(node.destroy_node)
             self._executor.add_node(node)
             prefix = f"/{self.namespace}/"
@@ -155,13 +161,29 @@ class WatchedGraph(_Probe):
                 kind = ActionEstimate if topic.endswith("action") else PredicateArray
                 node.create_subscription(kind, topic, lambda msg, t=topic: self._on_output(
                     t, _stamp_latency(node, msg.header)), STREAM_QOS)
-            node.create_subscription(FrameInfo, "degraded/frame_info", lambda msg: self._on_frame_info(), STREAM_QOS)
+            if self.frame_info_topic:
+                node.create_subscription(FrameInfo, self.frame_info_topic, lambda msg: self._on_frame_info(),
+                                         STREAM_QOS)
+            if self.camera_topic:
+                self._camera = node.create_publisher(Image, self.camera_topic, image_qos(SENSOR_DATA, 5))  # a driver's
             node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
             self._thread.start()
             stack.callback(self._thread.join, run.shutdown_timeout_s + 10)
             stack.callback(self._runner.request_stop, signal.SIGINT)
             self._stack = stack.pop_all()
         return self
+
+    def publish_camera(self, image) -> None:
+        """Publish `image` (rgb8) on the camera topic, stamped now (the latency's start)."""
+        from std_msgs.msg import Header
+
+        from predrel_ros.ros.messages.images import numpy_to_image
+
+        header = Header(frame_id="camera", stamp=self._node.get_clock().now().to_msg())
+        self._camera.publish(numpy_to_image(image, "rgb8", header=header))
+
+    def camera_subscribers(self) -> int:
+        return self._camera.get_subscription_count()
 
     def running(self) -> bool:
         """Whether the run is still going on (the runner has not ended)."""

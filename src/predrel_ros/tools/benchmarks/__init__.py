@@ -23,7 +23,7 @@ TARGETS: dict[str, tuple[str, str]] = {
     "predicate-nodes": ("predrel_ros.tools.benchmarks.predicate_nodes",
                         "predicate, reliability and action node cost per frame vs their libraries (8 entities)"),
     "pipeline": ("predrel_ros.tools.benchmarks.pipeline",
-                 "replay graph (both pipelines) at 320x240 30 Hz: rate, latency, drops, CPU vs a bare image relay"),
+                 "live graphs at 30 Hz (single pipeline, lockstep twins): rate, latency, drops, CPU vs a bare relay"),
     "eval": ("predrel_ros.tools.benchmarks.eval",
              "evaluation sweep: evaluator overhead vs perception time (cold cache, first N test episodes)"),
     "controlled": ("predrel_ros.tools.benchmarks.controlled",

@@ -1,21 +1,25 @@
-"""`predrel bench pipeline`: the whole replay graph at 320x240, 30 Hz, against a bare image relay.
+"""`predrel bench pipeline`: the live graphs at camera rate against a bare image relay, in one run.
 
-Two measurements in one run, one after the other, on the same machine and DDS settings:
+Three graphs, one after the other, on the same machine and DDS settings, fed 30 frames a second at
+`--size` (320x240 by default; the frames of a controlled episode generated at that size):
 
-1. relay (the baseline): this process publishes 320x240 rgb8 images at 30 Hz to `echo_relay` in its
-   own process, which decodes each one and publishes it again (a bare rclpy image relay); this
-   process receives the copies. Output rate, latency (publish stamp -> arrival), lost frames, CPU.
-2. pipeline: config/replay_eval.run.yaml started by the runner (replay at real time, looping a
-   controlled episode, both twins through perception -> predicates, reliability against the clean
-   twin, action). After a warm-up (models loaded, first action seen) it measures for --seconds: the
-   sustained rate of clean/predicates, degraded/predicates and degraded/action, their latency
-   (replay publish stamp, carried in every header -> arrival here), the frames the replay published
-   (FrameInfo) against the outputs, every node's dropped frames by reason (/diagnostics counter
-   increments over the window) and each process's CPU (cores used, from /proc).
+1. relay (the baseline): this process publishes the frames (rgb8) to `echo_relay` in its own
+   process, which decodes each one and publishes it again (a bare rclpy image relay); this process
+   receives the copies. Output rate, latency (publish stamp -> arrival), lost frames, CPU.
+2. single: config/perception.run.yaml, the robot's graph (perception -> predicates -> reliability in
+   self mode -> action); this process is the camera (camera/color/image_raw, sensor-data QoS).
+3. twins: config/replay_eval.run.yaml, the replay at real time looping the episode in lockstep
+   (`--lockstep`, frames the pipelines cannot take are skipped by the replay for both twins), both
+   twins through perception -> predicates, reliability against the clean twin, action.
 
-The result holds both and their ratios (pipeline / relay: latency median and p95, output rate).
-The graph runs in a namespace of its own, so other graphs on the machine do not disturb it. The ROS
-side of both (the relay, the graph and the node watching it) is ros/run/graph_probes.py.
+For 2 and 3, after a warm-up (models loaded, first action seen) it measures for --seconds: rate and
+latency (the camera's or the replay's stamp, carried in every header -> arrival here) of the
+outputs, every node's counter increments over the window (`dropped`: frames lost by reason), each
+process's CPU (cores, from /proc) and the perception nodes' CPU per processed frame. The same frames
+also go through `Perceiver` in this process (`in_process`: what `predrel bench perception` times)
+so the in-graph perception cost has its reference from the same run. The graphs run in namespaces of
+their own, so other graphs on the machine do not disturb them. The ROS side (relay, graphs and the
+node watching them) is ros/run/graph_probes.py.
 """
 from __future__ import annotations
 
@@ -29,25 +33,35 @@ import numpy as np
 from predrel_ros.core.errors import UserError
 from predrel_ros.tools.benchmarks.report import summarize
 
-WIDTH, HEIGHT, RATE_HZ = 320, 240, 30.0
-RUN_FILE = "replay_eval.run.yaml"
-#: outputs of the pipeline whose rate and latency are measured
-OUTPUTS = ("clean/predicates", "degraded/predicates", "degraded/action")
+RATE_HZ = 30.0
+DEFAULT_SIZE = "320x240"
+SINGLE_RUN_FILE = "perception.run.yaml"
+TWINS_RUN_FILE = "replay_eval.run.yaml"
+CAMERA_TOPIC = "camera/color/image_raw"
+#: outputs whose rate and latency are measured; the first is the graph's rate and end-to-end latency
+SINGLE_OUTPUTS = ("action", "predicates")
+TWINS_OUTPUTS = ("degraded/action", "degraded/predicates", "clean/predicates")
 #: frames of the looped episode (5 s at 30 fps)
 EPISODE_FRAMES = 150
+#: frames through the in-process Perceiver (after as many untimed ones)
+IN_PROCESS_FRAMES = 60
+PARTS = ("relay", "single", "twins")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="measurement window of each part (default 20)")
+    parser.add_argument("--size", default=DEFAULT_SIZE, help="frame size WxH (default 320x240)")
+    parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS,
+                        help="graphs to measure (default: all three; relay alone is a quick DDS check)")
     parser.add_argument("--warmup-timeout", type=float, default=180.0,
-                        help="longest wait for the pipeline's first output (model loading; default 180 s)")
+                        help="longest wait for a graph's first output (model loading; default 180 s)")
     parser.add_argument("--schedule", default="occlusion:3",
                         help="degradation of the degraded twin (default occlusion:3)")
+    parser.add_argument("--lockstep", type=int, default=2,
+                        help="twins: frames in flight in lockstep (default 2; 0: each twin drops its own)")
     parser.add_argument("--model", default="", help="perception model; default: the embedded default model")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="where the generated episode is kept (default: the demo's cache)")
-    parser.add_argument("--skip-pipeline", action="store_true",
-                        help="measure only the relay baseline (a quick check of the DDS setup)")
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -96,33 +110,38 @@ class Arrivals:
                 "latency_ms": summarize(self.latencies) if self.latencies else None}
 
 
-def measure_relay(seconds: float) -> dict:
-    """The bare relay: this process -> echo_relay -> this process, 320x240 rgb8 at 30 Hz."""
+def publish_at_camera_rate(probe, publish, frames: list[np.ndarray], count: int | None = None,
+                           stop=lambda: False, timeout_s: float = float("inf")) -> int:
+    """publish(frame) for `frames` in turn at RATE_HZ, `probe` spinning in between, `count` times (None:
+    until stop() or timeout_s); returns how many were published."""
+    period = 1.0 / RATE_HZ
+    start = time.monotonic()
+    index = 0
+    while (index < count) if count is not None else (not stop() and time.monotonic() - start < timeout_s):
+        probe.spin_until(lambda: time.monotonic() >= start + index * period, period + 1.0)
+        publish(frames[index % len(frames)])
+        index += 1
+    return index
+
+
+def measure_relay(frames: list[np.ndarray], seconds: float) -> dict:
+    """The bare relay: this process -> echo_relay -> this process, the frames (rgb8) at 30 Hz."""
     from predrel_ros.ros.run.graph_probes import ImageRelay
 
     arrivals = Arrivals()
     arrivals.recording = True                # on_echo keeps the echoes of frames sent in the window only
     in_window: set[tuple[int, int]] = set()  # stamps of the frames sent in the window
-    frames = [np.random.default_rng(i).integers(0, 256, (HEIGHT, WIDTH, 3), dtype=np.uint8) for i in range(8)]
 
     def on_echo(stamp: tuple[int, int], latency_s: float) -> None:
         if stamp in in_window:
             arrivals.add(latency_s)
     with ImageRelay(on_echo) as relay:
-        period = 1.0 / RATE_HZ
-        meter = None
-        start = time.monotonic()
-        warmup_frames = int(RATE_HZ)  # one second before the window opens
-        total = warmup_frames + int(seconds * RATE_HZ)
-        for index in range(total):
-            relay.spin_until(lambda: time.monotonic() >= start + index * period, period + 1.0)
-            if index == warmup_frames:
-                meter = CpuMeter({"relay": relay.pid, "benchmark": os.getpid()})
-                window_start = time.monotonic()
-            stamp = relay.publish(frames[index % len(frames)])  # its echo arrives while the relay spins
-            if index >= warmup_frames:
-                in_window.add(stamp)
-        window = time.monotonic() - window_start + period  # the last frame's period included
+        publish_at_camera_rate(relay, relay.publish, frames, count=int(RATE_HZ))  # one second of warm-up
+        meter = CpuMeter({"relay": relay.pid, "benchmark": os.getpid()})
+        window_start = time.monotonic()
+        publish_at_camera_rate(relay, lambda frame: in_window.add(relay.publish(frame)), frames,
+                               count=int(seconds * RATE_HZ))  # echoes arrive while the relay spins
+        window = time.monotonic() - window_start + 1.0 / RATE_HZ  # the last frame's period included
         cores = meter.cores()
         relay.spin_until(lambda: len(arrivals.times) >= len(in_window), 5.0)  # the last copies arrive
     result = arrivals.result(window)
@@ -142,82 +161,177 @@ def _counter_increments(before: dict[str, dict[str, int]], after: dict[str, dict
     return increments
 
 
-def measure_pipeline(bag: Path, seconds: float, warmup_timeout: float, schedule: str, model: str,
-                     log_dir: Path) -> dict:
+def dropped_by_reason(increments: dict[str, dict[str, int]]) -> dict[str, int]:
+    """Counter increments of every outcome but `processed` (and frames in), summed per reason."""
+    reasons: dict[str, int] = {}
+    for counters in increments.values():
+        for key, value in counters.items():
+            reason = key.rsplit(".", 1)[-1]
+            if reason not in ("processed", "in") and value > 0:
+                reasons[reason] = reasons.get(reason, 0) + value
+    return dict(sorted(reasons.items()))
+
+
+def _perception_cpu_ms(cores: dict[str, float], increments: dict, window_s: float) -> dict[str, float | None]:
+    """CPU milliseconds per processed frame of each perception node over the window."""
+    result = {}
+    for node, used in cores.items():
+        if node.endswith("perception"):
+            processed = increments.get(node, {}).get("frames.processed", 0)
+            result[node] = round(1e3 * used * window_s / processed, 2) if processed else None
+    return result
+
+
+def measure_graph(part: str, run_file: str, values: dict[str, str], outputs: tuple[str, ...], seconds: float,
+                  warmup_timeout: float, log_dir: Path, camera_frames: list[np.ndarray] | None = None,
+                  frame_info_topic: str | None = None) -> dict:
+    """One graph of a run file for `seconds` after its warm-up; fed by this process as the camera when
+    `camera_frames` are given. Rate and latency of the graph: those of outputs[0]."""
     from predrel_ros.core.package_files import config_file
     from predrel_ros.ros.run.graph_probes import WatchedGraph
 
-    arrivals = {topic: Arrivals() for topic in OUTPUTS}
-    frames_published = Arrivals()
-    first_action = Arrivals()
-    first_action.recording = True
+    arrivals = {topic: Arrivals() for topic in outputs}
+    frame_infos = Arrivals()
+    first_output = Arrivals()
+    first_output.recording = True
 
     def on_output(topic: str, latency_s: float) -> None:
         arrivals[topic].add(latency_s)
-        if topic == "degraded/action":
-            first_action.add(0.0)
-    values = {"bag": str(bag), "schedule": schedule, "rate": "1.0", "loop": "true", "passes": "0", "model": model}
-    with WatchedGraph(config_file(RUN_FILE), values, f"predrel_bench_pipeline_{os.getpid()}", log_dir, OUTPUTS,
-                      on_output, lambda: frames_published.add(0.0)) as graph:
-        if not graph.spin_until(lambda: bool(first_action.times) or not graph.running(), warmup_timeout):
-            raise UserError(f"the pipeline produced no action within {warmup_timeout:g} s; logs in {log_dir}")
+        if topic == outputs[0]:
+            first_output.add(0.0)
+    with WatchedGraph(config_file(run_file), values, f"predrel_bench_{part}_{os.getpid()}", log_dir, outputs,
+                      on_output, lambda: frame_infos.add(0.0), frame_info_topic,
+                      CAMERA_TOPIC if camera_frames else None) as graph:
+        def advance(stop, timeout_s: float) -> int:
+            """Spin (publishing camera frames at 30 Hz, if this process is the camera); frames published."""
+            if camera_frames is None:
+                graph.spin_until(stop, timeout_s)
+                return 0
+            return publish_at_camera_rate(graph, graph.publish_camera, camera_frames, stop=stop, timeout_s=timeout_s)
+        advance(lambda: bool(first_output.times) or not graph.running(), warmup_timeout)
         if not graph.running():
-            raise UserError(f"the pipeline stopped before the measurement (status {graph.status}); logs in {log_dir}")
-        graph.spin_until(lambda: False, 3.0)  # past the first frames' start-up costs
+            raise UserError(f"{part}: the graph stopped before the measurement (status {graph.status}); "
+                            f"logs in {log_dir}")
+        if not first_output.times:
+            raise UserError(f"{part}: no {outputs[0]} within {warmup_timeout:g} s; logs in {log_dir}")
+        advance(lambda: False, 3.0)  # past the first frames' start-up costs
         before = {name: dict(values) for name, values in graph.counters.items()}
         meter = CpuMeter({**graph.process_ids(), "benchmark": os.getpid()})
         window_start = time.monotonic()
-        for target in (*arrivals.values(), frames_published):
+        for target in (*arrivals.values(), frame_infos):
             target.recording = True
-        graph.spin_until(lambda: not graph.running(), seconds)
-        for target in (*arrivals.values(), frames_published):
+        published = advance(lambda: not graph.running(), seconds)
+        for target in (*arrivals.values(), frame_infos):
             target.recording = False
         window = time.monotonic() - window_start
         cores = meter.cores()
-        graph.spin_until(lambda: False, 1.5)  # one more /diagnostics round
-        dropped = _counter_increments(before, graph.counters)
+        advance(lambda: False, 1.5)  # one more /diagnostics round
+        increments = _counter_increments(before, graph.counters)
         if not graph.running():
-            raise UserError(f"the pipeline stopped during the measurement (status {graph.status}); logs in {log_dir}")
-    published = len(frames_published.times)
-    outputs = {topic: arrivals[topic].result(window) for topic in OUTPUTS}
-    return {"frames_published": published, "input_rate_hz": round(published / window, 2), "outputs": outputs,
-            "outputs_per_published_frame": {topic: round(o["received"] / published, 3) if published else None
-                                            for topic, o in outputs.items()},
-            "counter_increments": dropped, "cpu_cores": cores, "schedule": schedule, "seconds": round(window, 2),
-            "logs": str(log_dir)}
+            raise UserError(f"{part}: the graph stopped during the measurement (status {graph.status}); "
+                            f"logs in {log_dir}")
+    results = {topic: arrivals[topic].result(window) for topic in outputs}
+    frames_in = published if camera_frames is not None else len(frame_infos.times)
+    return {"rate_hz": results[outputs[0]]["rate_hz"], "latency_ms": results[outputs[0]]["latency_ms"],
+            "input_rate_hz": round(frames_in / window, 2), "outputs": results,
+            "dropped": dropped_by_reason(increments), "counter_increments": increments, "cpu_cores": cores,
+            "perception_cpu_ms_per_frame": _perception_cpu_ms(cores, increments, window),
+            "seconds": round(window, 2), "logs": str(log_dir)}
+
+
+def matched_share(increments: dict[str, dict[str, int]]) -> float | None:
+    """Share of the degraded predicate frames the reliability node matched to their clean twin."""
+    counters = increments.get("reliability", {})
+    matched, unmatched = counters.get("predicates.processed", 0), counters.get("predicates.unmatched", 0)
+    return round(matched / (matched + unmatched), 3) if matched + unmatched else None
+
+
+def measure_in_process(frames: list[np.ndarray], model: str) -> dict:
+    """The frames through `Perceiver` in this process, configured as the perception node is:
+    wall and CPU milliseconds per frame (medians of the frames' own times)."""
+    import dataclasses
+
+    from predrel_ros.core.package_files import config_file
+    from predrel_ros.perception.config import PerceptionConfig
+    from predrel_ros.perception.perceiver import Perceiver
+
+    config = PerceptionConfig.load(config_file("perceiver.yaml"), section="perception")
+    if model:
+        config = dataclasses.replace(config, model=str(Path(model).expanduser()))
+    wall, cpu = [], []
+    with Perceiver(config) as perceiver:
+        for index in range(2 * IN_PROCESS_FRAMES):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            perceiver.process(frames[index % len(frames)], index, bgr=False)
+            if index >= IN_PROCESS_FRAMES:
+                wall.append(time.perf_counter() - start)
+                cpu.append(time.process_time() - start_cpu)
+        threads = config.backend.threads
+    return {"wall_ms": summarize(wall), "cpu_ms": summarize(cpu), "threads": threads}
+
+
+def _parse_size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise UserError(f"--size {text!r} must look like 320x240") from None
+    if not (64 <= width <= 1920 and 64 <= height <= 1080):
+        raise UserError(f"--size {text!r}: 64x64 to 1920x1080")
+    return width, height
 
 
 def _ratio(a, b) -> float | None:
     return None if not a or not b else round(a / b, 2)
 
 
+def ratios(result: dict) -> dict:
+    """Each graph against the relay and the camera rate, the in-graph perception CPU against in-process."""
+    relay = (result.get("relay") or {}).get("latency_ms") or {}
+    in_process = (result.get("in_process") or {}).get("cpu_ms", {}).get("median_ms")
+    found = {}
+    for part in ("single", "twins"):
+        graph = result.get(part)
+        if not graph:
+            continue
+        latency = graph["latency_ms"] or {}
+        found[f"{part}_rate_over_camera"] = _ratio(graph["rate_hz"], RATE_HZ)
+        found[f"{part}_latency_median_over_relay"] = _ratio(latency.get("median_ms"), relay.get("median_ms"))
+        found[f"{part}_latency_p95_over_relay"] = _ratio(latency.get("p95_ms"), relay.get("p95_ms"))
+        for node, ms in graph["perception_cpu_ms_per_frame"].items():
+            found[f"{part}_{node.replace('/', '_')}_cpu_per_frame_over_in_process"] = _ratio(ms, in_process)
+    return found
+
+
 def run(args: argparse.Namespace) -> dict:
     from predrel_ros.ros.run import dds
+    from predrel_ros.sources.open_source import open_frames
     from predrel_ros.tools.demo import default_cache_dir, demo_episode
 
-    if args.seconds <= 0 or args.warmup_timeout <= 0:
-        raise UserError("--seconds and --warmup-timeout must be > 0")
+    if args.seconds <= 0 or args.warmup_timeout <= 0 or args.lockstep < 0:
+        raise UserError("--seconds and --warmup-timeout must be > 0, --lockstep >= 0")
+    width, height = _parse_size(args.size)
     os.environ.update(dds.node_environment())  # this process uses the nodes' DDS settings
-    relay = measure_relay(args.seconds)
-    result = {"image": f"{WIDTH}x{HEIGHT} rgb8", "target_rate_hz": RATE_HZ, "relay": relay,
-              "fastdds_profile": os.environ.get(dds.PROFILE_VARIABLE, "")}
-    if args.skip_pipeline:
-        return result
-    bag = demo_episode(args.cache_dir or default_cache_dir(), EPISODE_FRAMES)
-    log_dir = Path("bench-results") / f"pipeline-logs-{time.strftime('%Y%m%dT%H%M%S')}"
-    pipeline = measure_pipeline(bag, args.seconds, args.warmup_timeout, args.schedule, args.model, log_dir)
-    result["pipeline"] = pipeline
-    degraded = pipeline["outputs"]["degraded/predicates"]
-    action = pipeline["outputs"]["degraded/action"]
-    relay_latency = relay["latency_ms"] or {}
-    result["ratios"] = {
-        "latency_median_predicates_over_relay": _ratio((degraded["latency_ms"] or {}).get("median_ms"),
-                                                       relay_latency.get("median_ms")),
-        "latency_p95_predicates_over_relay": _ratio((degraded["latency_ms"] or {}).get("p95_ms"),
-                                                    relay_latency.get("p95_ms")),
-        "latency_median_action_over_relay": _ratio((action["latency_ms"] or {}).get("median_ms"),
-                                                   relay_latency.get("median_ms")),
-        "rate_predicates_over_relay": _ratio(degraded["rate_hz"], relay["rate_hz"]),
-        "cpu_pipeline_over_relay": _ratio(pipeline["cpu_cores"]["total"], relay["cpu_cores"]["total"]),
-    }
+    bag = demo_episode(args.cache_dir or default_cache_dir(), EPISODE_FRAMES, size=(width, height))
+    frames = [frame.rgb for frame in open_frames(bag)]
+    result: dict = {"image": f"{width}x{height} rgb8", "camera_rate_hz": RATE_HZ, "episode": str(bag),
+                    "fastdds_profile": os.environ.get(dds.PROFILE_VARIABLE, ""), "parts": list(args.parts)}
+    logs = Path("bench-results") / f"pipeline-logs-{time.strftime('%Y%m%dT%H%M%S')}"
+    if "relay" in args.parts:
+        result["relay"] = measure_relay(frames, args.seconds)
+    if "single" in args.parts:
+        result["single"] = measure_graph("single", SINGLE_RUN_FILE, {"model": args.model}, SINGLE_OUTPUTS,
+                                         args.seconds, args.warmup_timeout, logs / "single", camera_frames=frames)
+    if "twins" in args.parts:
+        values = {"bag": str(bag), "schedule": args.schedule, "rate": "1.0", "loop": "true", "passes": "0",
+                  "model": args.model, "lockstep": str(args.lockstep)}
+        twins = measure_graph("twins", TWINS_RUN_FILE, values, TWINS_OUTPUTS, args.seconds, args.warmup_timeout,
+                              logs / "twins", frame_info_topic="degraded/frame_info")
+        twins["rate_hz"] = min(twins["outputs"][topic]["rate_hz"] for topic in ("degraded/predicates",
+                                                                                "clean/predicates"))
+        twins.update({"matched_share": matched_share(twins["counter_increments"]), "schedule": args.schedule,
+                      "lockstep": args.lockstep})
+        result["twins"] = twins
+    if "single" in args.parts or "twins" in args.parts:
+        result["in_process"] = measure_in_process(frames, args.model)
+    result["ratios"] = ratios(result)
     return result
