@@ -60,6 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lockstep", type=int, default=2,
                         help="twins: frames in flight in lockstep (default 2; 0: each twin drops its own)")
     parser.add_argument("--model", default="", help="perception model; default: the embedded default model")
+    parser.add_argument("--backends", nargs="+", default=[""], metavar="BACKEND",
+                        help="inference backends to measure the graphs with, one after the other (onnxruntime, "
+                             "pytorch, tensorrt; device auto: CUDA where available); default: the config's. The "
+                             "first fills single / twins / in_process, the others `other_backends`")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="where the generated episode is kept (default: the demo's cache)")
 
@@ -246,7 +250,7 @@ def matched_share(increments: dict[str, dict[str, int]]) -> float | None:
     return round(matched / (matched + unmatched), 3) if matched + unmatched else None
 
 
-def measure_in_process(frames: list[np.ndarray], model: str) -> dict:
+def measure_in_process(frames: list[np.ndarray], model: str, backend: str) -> dict:
     """The frames through `Perceiver` in this process, configured as the perception node is:
     wall and CPU milliseconds per frame (medians of the frames' own times)."""
     import dataclasses
@@ -258,6 +262,8 @@ def measure_in_process(frames: list[np.ndarray], model: str) -> dict:
     config = PerceptionConfig.load(config_file("perceiver.yaml"), section="perception")
     if model:
         config = dataclasses.replace(config, model=str(Path(model).expanduser()))
+    if backend:
+        config = dataclasses.replace(config, backend=dataclasses.replace(config.backend, name=backend))
     wall, cpu = [], []
     with Perceiver(config) as perceiver:
         for index in range(2 * IN_PROCESS_FRAMES):
@@ -266,8 +272,9 @@ def measure_in_process(frames: list[np.ndarray], model: str) -> dict:
             if index >= IN_PROCESS_FRAMES:
                 wall.append(time.perf_counter() - start)
                 cpu.append(time.process_time() - start_cpu)
-        threads = config.backend.threads
-    return {"wall_ms": summarize(wall), "cpu_ms": summarize(cpu), "threads": threads}
+        description = perceiver.describe()
+    return {"wall_ms": summarize(wall), "cpu_ms": summarize(cpu), "threads": config.backend.threads,
+            **{key: description.get(key) for key in ("backend", "provider", "device")}}
 
 
 def _parse_size(text: str) -> tuple[int, int]:
@@ -302,6 +309,28 @@ def ratios(result: dict) -> dict:
     return found
 
 
+def measure_graphs(args: argparse.Namespace, bag: Path, frames: list[np.ndarray], backend: str, logs: Path) -> dict:
+    """single, twins (as args.parts ask) and in_process with one inference backend ("": the config's)."""
+    result: dict = {}
+    common = {"model": args.model, "backend": backend}
+    if "single" in args.parts:
+        result["single"] = measure_graph("single", SINGLE_RUN_FILE, common, SINGLE_OUTPUTS, args.seconds,
+                                         args.warmup_timeout, logs / "single", camera_frames=frames)
+    if "twins" in args.parts:
+        values = {**common, "bag": str(bag), "schedule": args.schedule, "rate": "1.0", "loop": "true",
+                  "passes": "0", "lockstep": str(args.lockstep)}
+        twins = measure_graph("twins", TWINS_RUN_FILE, values, TWINS_OUTPUTS, args.seconds, args.warmup_timeout,
+                              logs / "twins", frame_info_topic="degraded/frame_info")
+        twins["rate_hz"] = min(twins["outputs"][topic]["rate_hz"] for topic in ("degraded/predicates",
+                                                                                "clean/predicates"))
+        twins.update({"matched_share": matched_share(twins["counter_increments"]), "schedule": args.schedule,
+                      "lockstep": args.lockstep})
+        result["twins"] = twins
+    if result:
+        result["in_process"] = measure_in_process(frames, args.model, backend)
+    return result
+
+
 def run(args: argparse.Namespace) -> dict:
     from predrel_ros.ros.run import dds
     from predrel_ros.sources.open_source import open_frames
@@ -318,20 +347,12 @@ def run(args: argparse.Namespace) -> dict:
     logs = Path("bench-results") / f"pipeline-logs-{time.strftime('%Y%m%dT%H%M%S')}"
     if "relay" in args.parts:
         result["relay"] = measure_relay(frames, args.seconds)
-    if "single" in args.parts:
-        result["single"] = measure_graph("single", SINGLE_RUN_FILE, {"model": args.model}, SINGLE_OUTPUTS,
-                                         args.seconds, args.warmup_timeout, logs / "single", camera_frames=frames)
-    if "twins" in args.parts:
-        values = {"bag": str(bag), "schedule": args.schedule, "rate": "1.0", "loop": "true", "passes": "0",
-                  "model": args.model, "lockstep": str(args.lockstep)}
-        twins = measure_graph("twins", TWINS_RUN_FILE, values, TWINS_OUTPUTS, args.seconds, args.warmup_timeout,
-                              logs / "twins", frame_info_topic="degraded/frame_info")
-        twins["rate_hz"] = min(twins["outputs"][topic]["rate_hz"] for topic in ("degraded/predicates",
-                                                                                "clean/predicates"))
-        twins.update({"matched_share": matched_share(twins["counter_increments"]), "schedule": args.schedule,
-                      "lockstep": args.lockstep})
-        result["twins"] = twins
-    if "single" in args.parts or "twins" in args.parts:
-        result["in_process"] = measure_in_process(frames, args.model)
+    first, *others = args.backends
+    result.update(measure_graphs(args, bag, frames, first, logs / (first or "default")))
     result["ratios"] = ratios(result)
+    if others:
+        result["other_backends"] = {}
+        for backend in others:
+            graphs = measure_graphs(args, bag, frames, backend, logs / backend)
+            result["other_backends"][backend] = {**graphs, "ratios": ratios({"relay": result.get("relay"), **graphs})}
     return result
