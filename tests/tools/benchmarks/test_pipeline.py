@@ -85,3 +85,35 @@ def test_the_relay_baseline_delivers_30_frames_a_second():
     assert result["sent"] == 30 and result["lost"] == 0 and result["received"] == 30
     assert result["latency_ms"]["median_ms"] < 200
     assert set(result["cpu_cores"]) == {"relay", "benchmark", "total"}
+
+
+@pytest.mark.slow
+def test_the_single_pipeline_and_the_lockstep_twins_for_real(tmp_path):
+    """Both graphs for a few seconds on the 36-frame test episode: every part is measured, the twins in
+    lockstep match their frames (no speed is asserted: the machine is shared)."""
+    from controlled_dataset import build_tiny_dataset
+
+    from predrel_ros.ros.run import dds
+    from predrel_ros.sources.open_source import open_frames
+
+    os.environ.update(dds.node_environment())
+    bag = next(p for p in sorted((build_tiny_dataset(tmp_path / "data") / "bags").iterdir()) if "insert" in p.name)
+    frames = [frame.rgb for frame in open_frames(bag)]
+    args = bench_args(parts=["single", "twins"], seconds=3.0)
+    result = bench.measure_graphs(args, bag, frames, "", tmp_path / "logs")
+    single, twins = result["single"], result["twins"]
+    assert single["rate_hz"] > 0 and single["latency_ms"]["n"] > 0 and single["input_rate_hz"] > 20
+    assert single["perception_cpu_ms_per_frame"]["perception"] > 0
+    assert twins["matched_share"] >= 0.95 and set(twins["dropped"]) <= {"dropped_busy"}
+    assert result["in_process"]["cpu_ms"]["median_ms"] > 0 and result["in_process"]["backend"] == "onnxruntime"
+
+
+def bench_args(**overrides):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    args = parser.parse_args([])
+    for key, value in overrides.items():
+        setattr(args, key, value)
+    return args
