@@ -38,3 +38,15 @@ def test_bad_input_is_refused_with_a_clear_message():
         masks.decode(masks.MaskRLE(5, 0, 2, 1, np.array([0, 2])), 4, 4)
     with pytest.raises(ValueError, match="2-D"):
         masks.encode(np.zeros(4, bool))
+
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(bool, st.tuples(st.integers(1, 60), st.integers(1, 80))))
+def test_the_centroid_of_a_mask_is_the_mean_of_its_pixels(mask):
+    ys, xs = np.nonzero(mask)
+    found = masks.mask_centroid(mask)
+    if len(xs) == 0:
+        assert found is None
+    else:
+        np.testing.assert_allclose(found, [xs.mean(), ys.mean()], rtol=1e-12)

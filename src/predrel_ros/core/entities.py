@@ -14,6 +14,8 @@ from typing import Mapping
 
 import numpy as np
 
+from predrel_ros.core.masks import mask_centroid
+
 LEFT_HAND = "left_hand"
 RIGHT_HAND = "right_hand"
 MANIPULATED_OBJECT = "manipulated_object"
@@ -89,9 +91,9 @@ class Entity:
                 raise ValueError(f"Entity {self.id}: point3d has non-finite values {self.point3d.tolist()}")
 
     def _centroid_from_geometry(self) -> np.ndarray:
-        if self.mask is not None and self.mask.any():
-            ys, xs = np.nonzero(self.mask)
-            return np.array([xs.mean(), ys.mean()])
+        centroid = None if self.mask is None else mask_centroid(self.mask)
+        if centroid is not None:
+            return centroid
         x1, y1, x2, y2 = self.box
         return np.array([(x1 + x2) / 2.0, (y1 + y2) / 2.0])
 

@@ -19,6 +19,7 @@ import numpy as np
 from predrel_ros.core.boxes import box_iou, class_aware_nms
 from predrel_ros.core.entities import Entity, RoleMap
 from predrel_ros.core.errors import UserError
+from predrel_ros.core.masks import mask_centroid
 from predrel_ros.perception import letterbox
 from predrel_ros.perception.backends import create_backend
 from predrel_ros.perception.config import DEFAULT_MODEL_DIR, NO_MODEL, PerceptionConfig
@@ -199,13 +200,14 @@ class Perceiver:
         box = detections.boxes[index]
         mask = None if detections.masks is None else detections.masks[index]
         point = None if depth_m is None else entity_point(depth_m, K, box, mask, self.config.depth)
-        area = float(mask.sum()) if mask is not None else float((box[2] - box[0]) * (box[3] - box[1]))
+        area = float(np.count_nonzero(mask)) if mask is not None else float((box[2] - box[0]) * (box[3] - box[1]))
         visibility = self.visibility.estimate(obj.track_id, area, None if point is None else point[2])
         centroid = None
         if point is not None:
-            ys, xs = np.nonzero(mask) if mask is not None and mask.any() else ([], [])
-            cx, cy = (np.mean(xs), np.mean(ys)) if len(xs) else ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
-            centroid = np.array([cx, cy, point[2]])
+            xy = None if mask is None else mask_centroid(mask)
+            if xy is None:
+                xy = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+            centroid = np.array([xy[0], xy[1], point[2]])
         return Entity(id=obj.track_id, label=self.labels[obj.class_id], role=role, box=box, mask=mask,
                       score=float(np.clip(detections.scores[index], 0, 1)), visibility=visibility,
                       track_quality=obj.quality.value,
