@@ -385,3 +385,40 @@ def test_a_frame_indexed_far_in_the_future_does_not_block_the_streams(ros_contex
     assert [m.frame_index for m in reports] == expected
     assert node.counters.get(PREDICATES, OUT_OF_ORDER) == len(sent) - len(expected)
     assert node.counters.get(PREDICATES, RESTARTS) == int(first)
+
+
+@pytest.mark.parametrize("topic", ["predicates", "reference", "entities", "reference_entities"])
+def test_a_message_beyond_the_bounds_is_refused_at_once_and_the_bounds_change_at_runtime(
+        ros_context, ros_executor, scenario, topic):
+    """A PredicateArray or EntityArray with more items than the node's bound is counted too_large
+    unread (the predicate node spent 13.5 s on 300 entities before there were bounds), the frames
+    after it are processed, and a lower bound set at runtime refuses the next normal frame."""
+    import time
+
+    from predrel_ros.ros.kit.frame_counters import TOO_LARGE
+
+    frames, _, _ = scenario
+    node, publishers, reports, _ = start(ros_context, ros_executor, reference_mode="clean_twin")
+    parts = {"predicates": "degraded", "reference": "clean", "entities": "degraded_entities",
+             "reference_entities": "clean_entities"}
+
+    def send(k, crowd=False):
+        for part, field in parts.items():
+            msg = copy.deepcopy(getattr(frames[k], field))
+            if crowd and part == topic:
+                items = "entities" if "entities" in part else "predicates"
+                setattr(msg, items, list(getattr(msg, items)) * 20_000)
+            publishers[part].publish(msg)
+
+    started = time.monotonic()
+    send(10, crowd=True)
+    run_until(ros_executor, lambda: node.counters.get(topic, TOO_LARGE) == 1, 10, "the crowd to be refused")
+    assert time.monotonic() - started < 5.0
+    send(11)
+    run_until(ros_executor, lambda: [m.frame_index for m in reports] == [frames[11].degraded.frame_index], 10,
+              "the next frame's report")
+    bound = "max_entities_per_message" if "entities" in topic else "max_predicates_per_message"
+    assert node.set_parameters([Parameter(bound, value=1)])[0].successful
+    send(12)
+    run_until(ros_executor, lambda: node.counters.get(topic, TOO_LARGE) == 2, 10, "a frame beyond the new bound")
+    assert node.counters.get(topic, PROCESSED) == 1

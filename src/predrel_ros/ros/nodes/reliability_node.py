@@ -43,10 +43,12 @@ section of `config`). A group's trust is the worst of its predicates'.
 /diagnostics: the node's own status (counters, rates, latency), plus one status per predicate group
 named `<node>/<group>`, whose level is the group's trust (STALE while no frame was processed for
 `stale_after_s`). Frame accounting: each evaluated frame ends in `predicates.processed`, `.unmatched`
-(the rest of its frame never came), `.out_of_order`, `.malformed` or `.failed`; each reference frame
-in `reference.processed`, `.unmatched` (no evaluated twin: e.g. dropped by the degradation),
-`.out_of_order` or `.malformed`; entity frames likewise under `entities.*` and
-`reference_entities.*`. Frames still waiting at shutdown are counted unmatched.
+(the rest of its frame never came), `.out_of_order`, `.malformed`, `.too_large` (more predicates
+than `max_predicates_per_message`, refused unread) or `.failed`; each reference frame in
+`reference.processed`, `.unmatched` (no evaluated twin: e.g. dropped by the degradation),
+`.out_of_order`, `.malformed` or `.too_large`; entity frames likewise under `entities.*` and
+`reference_entities.*` (bound: `max_entities_per_message`). Frames still waiting at shutdown are
+counted unmatched.
 
     ros2 run predrel_ros reliability_node --ros-args -p reference_mode:=clean_twin \\
         -r predicates:=degraded/predicates -r reference:=clean/predicates \\
@@ -71,6 +73,7 @@ from predrel_ros.ros.kit import diagnostics
 from predrel_ros.ros.kit.frame_counters import OUT_OF_ORDER, PROCESSED, UNMATCHED
 from predrel_ros.ros.kit.frame_order import RESTARTS, restart_after_parameter
 from predrel_ros.ros.kit.health import WARN
+from predrel_ros.ros.kit.message_bounds import MAX_ENTITIES, MAX_PREDICATES
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import STREAM_QOS
@@ -143,6 +146,8 @@ PARAMETERS = (
                   "but not judged", minimum=0, maximum=100_000),
     ParameterSpec("stale_after_s", 2.0, "with no frame processed for this long, the group statuses on /diagnostics "
                   "are STALE and the node warns", minimum=0.1, maximum=3600.0),
+    MAX_PREDICATES,
+    MAX_ENTITIES,
 )
 
 TOPICS = (
@@ -227,24 +232,31 @@ class ReliabilityNode(PredrelNode):
     # -- input: the parts of a frame ----------------------------------------------------------------
     def _on_predicates(self, msg: PredicateArray) -> None:
         start = time.perf_counter()
-        estimates = predicates_from_msg(msg)                 # ValueError: counted malformed
+        estimates = predicates_from_msg(msg, self.params["max_predicates_per_message"])  # counted malformed
         info = checked_degradation_from_msg(msg.degradation)
         self._fed(self.monitor.add_evaluated(msg.frame_index, estimates, info.kind, info.severity,
                                              tag=(msg.header, msg.degradation)), start)
 
     def _on_reference(self, msg: PredicateArray) -> None:
         start = time.perf_counter()
-        references = predicates_from_msg(msg)               # ValueError: counted malformed
+        references = predicates_from_msg(msg, self.params["max_predicates_per_message"])  # counted malformed
         checked_degradation_from_msg(msg.degradation)
         self._fed(self.monitor.add_reference(msg.frame_index, references), start)
 
     def _on_entities(self, msg: EntityArray) -> None:
         start = time.perf_counter()
-        self._fed(self.monitor.add_evaluated_entities(msg.frame_index, _entities(msg)), start)
+        self._fed(self.monitor.add_evaluated_entities(msg.frame_index, self._entities(msg)), start)
 
     def _on_reference_entities(self, msg: EntityArray) -> None:
         start = time.perf_counter()
-        self._fed(self.monitor.add_reference_entities(msg.frame_index, _entities(msg)), start)
+        self._fed(self.monitor.add_reference_entities(msg.frame_index, self._entities(msg)), start)
+
+    def _entities(self, msg: EntityArray) -> list:
+        """The entities of an EntityArray without their masks: association and identity switches read
+        boxes, classes and visibility only (ValueError, counted malformed, for a bad message)."""
+        entities = entities_from_msg(msg, decode_masks=False, max_entities=self.params["max_entities_per_message"])
+        checked_degradation_from_msg(msg.degradation)
+        return entities
 
     def _fed(self, processed: bool, start: float) -> None:
         """After a part went to the monitor: account for it, and report when it completed a frame."""
@@ -336,14 +348,6 @@ class ReliabilityNode(PredrelNode):
             statuses.append(diagnostics.status(name, TRUST_CODES[record.trust],
                                                record.reason or record.trust, values))
         return statuses
-
-
-def _entities(msg: EntityArray) -> list:
-    """The entities of an EntityArray without their masks: association and identity switches read
-    boxes, classes and visibility only (ValueError, counted malformed, for a bad message)."""
-    entities = entities_from_msg(msg, decode_masks=False)
-    checked_degradation_from_msg(msg.degradation)
-    return entities
 
 
 def main(args: list[str] | None = None) -> int:
