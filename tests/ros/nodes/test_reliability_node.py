@@ -396,6 +396,7 @@ def test_a_message_beyond_the_bounds_is_refused_at_once_and_the_bounds_change_at
     import time
 
     from predrel_ros.ros.kit.frame_counters import TOO_LARGE
+    from predrel_ros.ros.messages.fields import MAX_ENTITIES_PER_MESSAGE, MAX_PREDICATES_PER_MESSAGE
 
     frames, _, _ = scenario
     node, publishers, reports, _ = start(ros_context, ros_executor, reference_mode="clean_twin")
@@ -407,7 +408,8 @@ def test_a_message_beyond_the_bounds_is_refused_at_once_and_the_bounds_change_at
             msg = copy.deepcopy(getattr(frames[k], field))
             if crowd and part == topic:
                 items = "entities" if "entities" in part else "predicates"
-                setattr(msg, items, list(getattr(msg, items)) * 20_000)
+                bound = MAX_ENTITIES_PER_MESSAGE if "entities" in part else MAX_PREDICATES_PER_MESSAGE
+                setattr(msg, items, list(getattr(msg, items)) * (bound // len(getattr(msg, items)) + 1))
             publishers[part].publish(msg)
 
     started = time.monotonic()
