@@ -8,6 +8,8 @@ pytest.ini puts tests/helpers on sys.path).
 - `run_until(executor, condition, timeout_s)`: spin, failing the test with a message on timeout;
 - `activated(node, executor)`: spin a lifecycle node (autostart) until it is active, failing the test
   with its transition error if it ends anywhere else;
+- `call(executor, client, request)`: one service call over DDS, with how long it took;
+  `set_parameters(executor, probe, node, values)`: what `ros2 param set` does (SetParameters);
 - `fuzz(...)`: publish malformed messages one at a time, each until the node counted it;
 - `entity_msg(frame)`, `malformed_entities(frames, count)`: EntityArrays of dataset frames, good and
   malformed in many ways (for every node that subscribes to entities);
@@ -83,6 +85,33 @@ def activated(node, executor, timeout_s: float = 30.0):
     if node.lifecycle_state != "active":
         raise AssertionError(f"{node.get_name()}: {node.last_transition_error} (state {node.lifecycle_state})")
     return node
+
+
+def call(executor, client, request, timeout_s=10.0):
+    """(response, seconds) of one service call over DDS."""
+    import time
+
+    run_until(executor, lambda: client.service_is_ready(), 10, f"service {client.srv_name}")
+    start = time.monotonic()
+    future = client.call_async(request)
+    run_until(executor, future.done, timeout_s, f"the response of {client.srv_name}")
+    return future.result(), time.monotonic() - start
+
+
+def set_parameters(executor, probe: Probe, node_name: str, values: dict) -> list:
+    """The SetParametersResults of setting `values` on node `node_name` (fully qualified) over its
+    set_parameters service, one parameter per call as `ros2 param set` does."""
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+
+    client = probe.node.create_client(SetParameters, f"{node_name}/set_parameters")
+    results = []
+    for name, value in values.items():
+        response, _ = call(executor, client, SetParameters.Request(
+            parameters=[Parameter(name, value=value).to_parameter_msg()]))
+        results.append(response.results[0])
+    probe.node.destroy_client(client)
+    return results
 
 
 def fuzz(executor, publisher, messages: Sequence, counted: Callable[[], int], burst: int = 1,

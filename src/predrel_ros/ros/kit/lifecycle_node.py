@@ -48,7 +48,8 @@ from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 #: the parameter every lifecycle node declares (added when the node's list lacks it)
 AUTOSTART = ParameterSpec(
     "autostart", True, "configure and activate at start (predrel run, the launch files); false: stay unconfigured "
-    "for a lifecycle manager (ros2 lifecycle set <node> configure, then activate). Read-only: it acts at start")
+    "for a lifecycle manager (ros2 lifecycle set <node> configure, then activate)",
+    fixed_because="it acts once, when the node starts; the lifecycle transitions decide afterwards")
 #: how long destroy_node waits for a configure still running in its thread
 CONFIGURE_JOIN_S = 10.0
 #: health condition keys

@@ -58,20 +58,26 @@ PREDICATES, RELIABILITY = "predicates", "reliability"
 #: counted per estimate published with trusted = false (an event, not an input outcome)
 UNTRUSTED = "action.untrusted"
 
+#: why the parameters that choose the recognizer are read-only
+RECOGNIZER_FIXED = "the recognizer and its model are loaded at start; its temporal window was filled by them"
+
 PARAMETERS = (
     ParameterSpec("config", "action.yaml", "YAML whose `action` section configures the recognizer and its trust gate "
                   "(model, min_probability, reliance_share, untrusted_levels, require_trust); a bare file name is "
-                  "looked up in the package's config/ folder"),
+                  "looked up in the package's config/ folder", fixed_because=RECOGNIZER_FIXED),
     ParameterSpec("model", "", "primitive model file (JSON, `predrel action fit`); empty: the config's (empty there: "
-                  "the packaged model)"),
+                  "the packaged model)", fixed_because=RECOGNIZER_FIXED),
     ParameterSpec("use_confidence", True, "weight the predicates by their confidence; false: the paper's "
-                  "'without confidence' ablation, with the packaged model trained that way unless `model` is set"),
+                  "'without confidence' ablation, with the packaged model trained that way unless `model` is set",
+                  fixed_because=RECOGNIZER_FIXED),
     ParameterSpec("use_reliability", True, "gate on the trust levels of the `reliability` reports; estimates are "
-                  "untrusted while no report is fresh. false: no reliability node (probability gate only)"),
+                  "untrusted while no report is fresh. false: no reliability node (probability gate only)",
+                  fixed_because="it decides the reliability subscription, made at start"),
     ParameterSpec("reliability_timeout_s", 2.0, "a report older than this no longer counts (the estimates become "
-                  "untrusted until the next)", minimum=0.05, maximum=3600.0),
+                  "untrusted until the next)", minimum=0.05, maximum=3600.0, runtime=True),
     restart_after_parameter("predicate", "the temporal window"),
-    ParameterSpec("lazy", True, "skip recognition while nobody subscribes to action (counted no_subscribers)"),
+    ParameterSpec("lazy", True, "skip recognition while nobody subscribes to action (counted no_subscribers)",
+                  runtime=True),
     MAX_PREDICATES,
 )
 
@@ -110,7 +116,7 @@ def load_recognizer(params: Mapping[str, object], order: StreamOrder | None = No
 
 class ActionNode(PredrelNode):
     def __init__(self, **kwargs) -> None:
-        super().__init__(NODE_NAME, PARAMETERS, **kwargs)
+        super().__init__(NODE_NAME, PARAMETERS, on_parameters=self._on_parameters, **kwargs)
         p = self.params
         self.order = StreamOrder(p["restart_after"])
         self.recognizer = load_recognizer(p.values, self.order)
@@ -131,6 +137,10 @@ class ActionNode(PredrelNode):
         self.subscription(PredicateArray, "predicates", self._on_predicates, STREAM_QOS, stream=PREDICATES)
         if p["use_reliability"]:
             self.subscription(ReliabilityReport, "reliability", self._on_reliability, STREAM_QOS, stream=RELIABILITY)
+
+    def _on_parameters(self, changed: Mapping[str, object]) -> None:
+        if "restart_after" in changed:
+            self.order.restart_after = self.report_order.restart_after = int(changed["restart_after"])
 
     def _on_reliability(self, msg: ReliabilityReport) -> None:
         report = reliability_report_from_msg(msg)            # ValueError: counted malformed

@@ -56,6 +56,7 @@ counted unmatched.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from typing import Mapping
@@ -113,39 +114,54 @@ def frame_outcomes(parts) -> dict[str, list[tuple[str, str]]]:
             outcomes[f"duplicate_{part}"] = [(STREAMS[part], OUT_OF_ORDER)]
     return outcomes
 
+
+#: why the parameters that decide what the node subscribes to are read-only
+SUBSCRIPTIONS_FIXED = "it decides the monitor's parts and the subscriptions, made at start"
+#: the parameters that change settings of the monitor (read at every frame) at runtime
+MONITOR_RUNTIME = ("match_iou", "min_rule_checks", "restart_after")
+
 PARAMETERS = (
     ParameterSpec("reference_mode", SELF, "what the predicates are compared with: ground_truth or clean_twin (the "
-                  "`reference` topic), or self (no reference: reference-free trust)", choices=REFERENCE_MODES),
+                  "`reference` topic), or self (no reference: reference-free trust)", choices=REFERENCE_MODES,
+                  fixed_because=SUBSCRIPTIONS_FIXED),
     ParameterSpec("window", 30, "frames of the rolling window (metrics, violation rates, PDS)", minimum=2,
-                  maximum=100_000),
+                  maximum=100_000, fixed_because="the rolling windows are sized by it at start, and a clean profile "
+                  "is measured over windows of one size"),
     ParameterSpec("config", "predicates.yaml", "YAML with the `trust` section (trust bounds, min_frames) and the "
                   "`predicates` section (the logic rules look back event_memory frames and use the extractor's "
-                  "window); a bare file name is looked up in the package's config/ folder"),
+                  "window); a bare file name is looked up in the package's config/ folder",
+                  fixed_because="the trust bounds and logic rules are loaded at start; the windows so far were "
+                  "judged by them"),
     ParameterSpec("clean_profile", "", "clean profile (JSON or YAML, `predrel profile` with this window): the worst "
                   "confidence, TPC-S, UNK and violation rates of clean windows, and the calibration; trust then judges "
-                  "what is worse than clean data gets. Empty: absolute bounds only"),
+                  "what is worse than clean data gets. Empty: absolute bounds only",
+                  fixed_because="it is loaded at start and checked against the window"),
     ParameterSpec("publish_every_n_frames", 1, "publish a report after every n-th processed frame", minimum=1,
-                  maximum=100_000),
+                  maximum=100_000, runtime=True),
     ParameterSpec("report_streams", True, "besides one entry per predicate name, one entry per predicate stream "
-                  "(name, subject, object) in the report"),
+                  "(name, subject, object) in the report", runtime=True),
     ParameterSpec("match_buffer", 64, "frames per part (predicates, reference, entities) waiting for the rest of "
-                  "their frame; older ones are counted unmatched", minimum=1, maximum=100_000),
+                  "their frame; older ones are counted unmatched", minimum=1, maximum=100_000,
+                  fixed_because="the frame matcher's buffers are made at start"),
     ParameterSpec("associate", True, "reference modes: associate the evaluated with the reference entities every "
                   "frame (topics `entities`, `reference_entities`) and compare predicates about the same objects; "
-                  "false: match predicate streams by the ids each side gives (only right when both share ids)"),
+                  "false: match predicate streams by the ids each side gives (only right when both share ids)",
+                  fixed_because=SUBSCRIPTIONS_FIXED),
     ParameterSpec("match_iou", MIN_IOU, "box IoU an evaluated entity needs with a reference entity of its class to be "
-                  "associated", minimum=0.0, maximum=1.0),
+                  "associated; a change applies from the next frame", minimum=0.0, maximum=1.0, runtime=True),
     ParameterSpec("skip_replaced_tracks", True, "self mode: leave out the predicates of a track replaced by a new "
-                  "track of the same class (an identity switch; needs `entities`)"),
+                  "track of the same class (an identity switch; needs `entities`)", fixed_because=SUBSCRIPTIONS_FIXED),
     restart_after_parameter("evaluated", "the rolling window"),
     ParameterSpec("tpc_tolerance", 2, "frames within which a transition matches a reference transition (TPC)",
-                  minimum=0, maximum=100),
+                  minimum=0, maximum=100, fixed_because="the rolling TPC matches transitions as they come: another "
+                  "tolerance would mix two in one window"),
     ParameterSpec("pds_mode", "endpoint", "PDS over the severities in the window: endpoint (first to last) or "
-                  "mean_step", choices=("endpoint", "mean_step")),
+                  "mean_step", choices=("endpoint", "mean_step"), fixed_because="the rolling PDS is made with it at "
+                  "start"),
     ParameterSpec("min_rule_checks", 5, "logic-rule checks in the window below which a violation rate is reported "
-                  "but not judged", minimum=0, maximum=100_000),
+                  "but not judged", minimum=0, maximum=100_000, runtime=True),
     ParameterSpec("stale_after_s", 2.0, "with no frame processed for this long, the group statuses on /diagnostics "
-                  "are STALE and the node warns", minimum=0.1, maximum=3600.0),
+                  "are STALE and the node warns", minimum=0.1, maximum=3600.0, runtime=True),
     MAX_PREDICATES,
     MAX_ENTITIES,
 )
@@ -202,7 +218,7 @@ def load_monitor(params: Mapping[str, object]) -> ReliabilityMonitor:
 
 class ReliabilityNode(PredrelNode):
     def __init__(self, **kwargs) -> None:
-        super().__init__(NODE_NAME, PARAMETERS, **kwargs)
+        super().__init__(NODE_NAME, PARAMETERS, on_parameters=self._on_parameters, **kwargs)
         p = self.params
         self.monitor = load_monitor(p.values)
         self.get_logger().info(
@@ -228,6 +244,12 @@ class ReliabilityNode(PredrelNode):
                 EntityArray, "reference_entities", self._on_reference_entities, STREAM_QOS, stream=REFERENCE_ENTITIES)
         self.create_timer(STALE_CHECK_PERIOD_S, self._check_stale)
         self.on_destroy(self._count_waiting_frames)
+
+    def _on_parameters(self, changed: Mapping[str, object]) -> None:
+        settings = {name: value for name, value in changed.items() if name in MONITOR_RUNTIME}
+        if settings:
+            self.monitor.config = dataclasses.replace(self.monitor.config, **settings)
+            self.monitor.order.restart_after = self.monitor.config.restart_after
 
     # -- input: the parts of a frame ----------------------------------------------------------------
     def _on_predicates(self, msg: PredicateArray) -> None:
