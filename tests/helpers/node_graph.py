@@ -11,6 +11,8 @@ pytest.ini puts tests/helpers on sys.path).
 - `call(executor, client, request)`: one service call over DDS, with how long it took;
   `set_parameters(executor, probe, node, values)`: what `ros2 param set` does (SetParameters);
 - `fuzz(...)`: publish malformed messages one at a time, each until the node counted it;
+  `resident_bytes()`, `assert_memory_bounded(before, what)`: the fuzz goal of at most
+  FUZZ_MEMORY_BOUND growth of the resident memory (the nodes under test run in this process);
 - `entity_msg(frame)`, `malformed_entities(frames, count)`: EntityArrays of dataset frames, good and
   malformed in many ways (for every node that subscribes to entities);
 - `FAR_STAMP_NS`, `FAR_INDEX`, `with_far_future(...)`: a stream with one value far in the future, and
@@ -128,6 +130,33 @@ def fuzz(executor, publisher, messages: Sequence, counted: Callable[[], int], bu
                   f"messages {start}..{start + len(chunk) - 1} to be counted on {publisher.topic_name}")
         sent += len(chunk)
     return sent
+
+
+#: issue 15: how much the resident memory may grow while a node takes 1,000 malformed messages per topic
+FUZZ_MEMORY_BOUND = 50 * 2**20
+
+
+def resident_bytes() -> int:
+    """This process's resident set size (Linux /proc/self/statm) after a garbage collection."""
+    import gc
+    import os
+
+    gc.collect()
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def assert_memory_bounded(before: int, what: str) -> int:
+    """The growth since `before` (resident_bytes()), printed for the record; fails beyond
+    FUZZ_MEMORY_BOUND. Measure `before` after building the messages, so that only what the node
+    (and DDS) keeps counts."""
+    import sys
+
+    growth = resident_bytes() - before
+    # the process's own stderr: a test may have replaced sys.stdout (the dashboard's display)
+    print(f"resident memory growth, {what}: {growth / 2**20:+.1f} MiB", file=sys.__stderr__)
+    assert growth < FUZZ_MEMORY_BOUND, f"{what}: resident memory grew {growth / 2**20:.1f} MiB"
+    return growth
 
 
 def entity_msg(frame, index=None, degradation=None):

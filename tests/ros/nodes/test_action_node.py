@@ -11,7 +11,16 @@ from ros_testing import require_ros
 
 require_ros()
 
-from node_graph import FAR_INDEX, PROBE_QOS, Probe, fuzz, run_until, with_far_future  # noqa: E402
+from node_graph import (  # noqa: E402
+    FAR_INDEX,
+    PROBE_QOS,
+    Probe,
+    assert_memory_bounded,
+    fuzz,
+    resident_bytes,
+    run_until,
+    with_far_future,
+)
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from reliability_scenarios import occlusion_run, oracle_profile  # noqa: E402
@@ -217,8 +226,10 @@ def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context,
     else:
         bad = list(malformed_reports(report, 900, 10_000))
         old = [ReliabilityReport(frame_index=i) for i in range(100)]
+    before = resident_bytes()
     assert fuzz(ros_executor, publishers[topic], bad, counted, burst=20) + \
         fuzz(ros_executor, publishers[topic], old, counted, burst=20) == 1000
+    assert_memory_bounded(before, f"action node, 1000 malformed or stale messages on {topic}")
     later = copy.deepcopy(predicates)
     later.frame_index = 20_000
     publishers["predicates"].publish(later)

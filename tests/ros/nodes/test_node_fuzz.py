@@ -11,7 +11,16 @@ from ros_testing import require_ros
 
 require_ros()
 
-from node_graph import PROBE_QOS, Probe, activated, fuzz, run_until, scene_model  # noqa: E402
+from node_graph import (  # noqa: E402
+    PROBE_QOS,
+    Probe,
+    activated,
+    assert_memory_bounded,
+    fuzz,
+    resident_bytes,
+    run_until,
+    scene_model,
+)
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
 
@@ -136,11 +145,14 @@ def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_ex
     publishers["frame_info"].publish(frame_info_to_msg(
         header(10**6), 0, "fuzz", "drop", 0, degradation_to_msg("frame_drop", 5)))
     run_until(ros_executor, lambda: node.counters.get(FRAMES, "dropped_by_degradation") == 1, 5, "the FrameInfo")
-    for topic, generator, burst in [("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2),
-                                    ("camera_info", bad_camera_infos, 2), ("frame_info", bad_frame_infos, 20)]:
-        assert fuzz(ros_executor, publishers[topic], cycle(generator, per_topic), rejected(node, topic),
-                    burst=burst) == per_topic
+    bursts = [(topic, cycle(generator, per_topic), burst) for topic, generator, burst in [
+        ("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2), ("camera_info", bad_camera_infos, 2),
+        ("frame_info", bad_frame_infos, 20)]]
+    before = resident_bytes()
+    for topic, messages, burst in bursts:
+        assert fuzz(ros_executor, publishers[topic], messages, rejected(node, topic), burst=burst) == per_topic
         assert rejected(node, topic)() == per_topic, topic
+    assert_memory_bounded(before, f"perception node, {per_topic} malformed messages on each of 4 topics")
     assert node.counters.get("frame_info", OUT_OF_ORDER) == per_topic // 6 + 1
     assert_nothing_failed(node)
     # still alive: a good frame with its FrameInfo is processed
@@ -160,11 +172,14 @@ def test_degrade_node_survives_and_counts_malformed_input(ros_context, ros_execu
     for n in (node, probe.node):
         ros_executor.add_node(n)
     run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publishers.values()), 10, "the node")
-    for topic, generator, burst in [("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2),
-                                    ("camera_info", bad_camera_infos, 2), ("clean/entities", bad_entities, 20)]:
-        assert fuzz(ros_executor, publishers[topic], cycle(generator, per_topic), rejected(node, topic),
-                    burst=burst) == per_topic
+    bursts = [(topic, cycle(generator, per_topic), burst) for topic, generator, burst in [
+        ("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2), ("camera_info", bad_camera_infos, 2),
+        ("clean/entities", bad_entities, 20)]]
+    before = resident_bytes()
+    for topic, messages, burst in bursts:
+        assert fuzz(ros_executor, publishers[topic], messages, rejected(node, topic), burst=burst) == per_topic
         assert rejected(node, topic)() == per_topic, topic
+    assert_memory_bounded(before, f"degrade node, {per_topic} malformed messages on each of 4 topics")
     assert node.counters.get(CAMERA, MALFORMED) == per_topic  # each bad image is also a lost camera frame
     good = EntityArray(header=header(0), image_width=W, image_height=H,
                        entities=[EntityMsg(id=1, label="cube", role="manipulated_object")])
@@ -186,7 +201,9 @@ def test_replay_node_counts_stale_pace_messages(ros_context, ros_executor, tiny_
     run_until(ros_executor, lambda: pace.get_subscription_count() > 0 and node.finished.is_set(), 10, "the replay")
     pace.publish(PredicateArray(frame_index=5))
     stale = [PredicateArray(frame_index=k % 6) for k in range(per_topic)]  # none newer than 5
+    before = resident_bytes()
     assert fuzz(ros_executor, pace, stale, lambda: node.counters.get("pace", OUT_OF_ORDER), burst=20) == per_topic
+    assert_memory_bounded(before, f"replay node, {per_topic} stale pace messages")
     assert_nothing_failed(node)
 
 
@@ -287,12 +304,14 @@ def test_dashboard_survives_and_counts_malformed_input(ros_context, ros_executor
     run_until(ros_executor, lambda: all(node.counters.get(t, PROCESSED) == 1 for t in (
         "action", "ground_truth/action", "reliability")), 10, "the first valid frames")
 
-    for topic, _, generator, _, burst in topics:
-        assert fuzz(ros_executor, publishers[topic], cycle(generator, per_topic), refused(topic),
-                    burst=burst) == per_topic
-        assert refused(topic)() == per_topic, (topic, node.counters.stream(topic))
+    bursts = [(topic, cycle(generator, per_topic), burst) for topic, _, generator, _, burst in topics]
     far = ReliabilityReport(frame_index=2**64 - 1, reference_mode="clean_twin")
+    before = resident_bytes()
+    for topic, messages, burst in bursts:
+        assert fuzz(ros_executor, publishers[topic], messages, refused(topic), burst=burst) == per_topic
+        assert refused(topic)() == per_topic, (topic, node.counters.stream(topic))
     assert fuzz(ros_executor, reports, [far] * per_topic, refused("reliability"), burst=20) == per_topic
+    assert_memory_bounded(before, f"dashboard node, {per_topic} malformed messages on each of 6 topics")
     assert node.counters.get("clean/predicates", TOO_LARGE) == per_topic // 4
     assert_nothing_failed(node)
     # still alive: valid input is processed

@@ -7,7 +7,18 @@ from ros_testing import require_ros
 
 require_ros()
 
-from node_graph import FAR_INDEX, PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until, with_far_future  # noqa: E402
+from node_graph import (  # noqa: E402
+    FAR_INDEX,
+    PROBE_QOS,
+    Probe,
+    assert_memory_bounded,
+    entity_msg,
+    fuzz,
+    malformed_entities,
+    resident_bytes,
+    run_until,
+    with_far_future,
+)
 from rclpy.parameter import Parameter  # noqa: E402
 
 from predrel_ros.core.errors import UserError  # noqa: E402
@@ -102,9 +113,11 @@ def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context,
     publisher.publish(entity_msg(episode[5], index=50_000))
     run_until(ros_executor, lambda: len(received) == 1, 10, "the first frame")
     counted = lambda: node.counters.total(ENTITIES)  # noqa: E731
-    malformed = fuzz(ros_executor, publisher, list(malformed_entities(episode, 900)), counted, burst=20)
-    old = fuzz(ros_executor, publisher, [entity_msg(episode[i % len(episode)], index=i) for i in range(100)], counted,
-               burst=20)
+    bad, stale = list(malformed_entities(episode, 900)), [entity_msg(episode[i % len(episode)], i) for i in range(100)]
+    before = resident_bytes()
+    malformed = fuzz(ros_executor, publisher, bad, counted, burst=20)
+    old = fuzz(ros_executor, publisher, stale, counted, burst=20)
+    assert_memory_bounded(before, "predicate node, 1000 malformed or stale EntityArrays")
     publisher.publish(entity_msg(episode[6], index=50_001))
     run_until(ros_executor, lambda: len(received) == 2, 10, "a good frame after the fuzz")
     assert malformed + old == 1000

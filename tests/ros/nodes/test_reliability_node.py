@@ -14,7 +14,18 @@ from ros_testing import require_ros
 require_ros()
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from node_graph import FAR_INDEX, PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until, with_far_future  # noqa: E402
+from node_graph import (  # noqa: E402
+    FAR_INDEX,
+    PROBE_QOS,
+    Probe,
+    assert_memory_bounded,
+    entity_msg,
+    fuzz,
+    malformed_entities,
+    resident_bytes,
+    run_until,
+    with_far_future,
+)
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from reliability_scenarios import occlusion_run, oracle_profile  # noqa: E402
@@ -357,8 +368,10 @@ def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context,
     else:
         bad = list(malformed_entities(episode, 900))
         old = [entity_msg(episode[i % len(episode)], index=i) for i in range(100)]
+    before = resident_bytes()
     malformed = fuzz(ros_executor, publishers[topic], bad, counted, burst=20)
     old = fuzz(ros_executor, publishers[topic], old, counted, burst=20)
+    assert_memory_bounded(before, f"reliability node, 1000 malformed or stale messages on {topic}")
     frame(5001)
     run_until(ros_executor, lambda: len(reports) == 2, 10, "a report after the fuzz")
     assert malformed + old == 1000
