@@ -131,6 +131,17 @@ def camera_publishers(probe, extra=()):
     return {topic: probe.node.create_publisher(msg_type, topic, PROBE_QOS) for topic, msg_type in topics}
 
 
+def fuzz_camera_topics(executor, node, publishers, topics, per_topic, what):
+    """Each (topic, generator, burst) of `topics`: per_topic malformed messages, every one counted
+    rejected, and the resident memory bounded over them all."""
+    bursts = [(topic, cycle(generator, per_topic), burst) for topic, generator, burst in topics]
+    before = resident_bytes()
+    for topic, messages, burst in bursts:
+        assert fuzz(executor, publishers[topic], messages, rejected(node, topic), burst=burst) == per_topic
+        assert rejected(node, topic)() == per_topic, topic
+    assert_memory_bounded(before, f"{what}, {per_topic} malformed messages on each of {len(topics)} topics")
+
+
 def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_executor, tmp_path, per_topic):
     node = PerceptionNode(context=ros_context, parameter_overrides=[
         Parameter("model_path", value=str(scene_model(tmp_path / "model"))), Parameter("use_depth", value=True),
@@ -145,14 +156,9 @@ def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_ex
     publishers["frame_info"].publish(frame_info_to_msg(
         header(10**6), 0, "fuzz", "drop", 0, degradation_to_msg("frame_drop", 5)))
     run_until(ros_executor, lambda: node.counters.get(FRAMES, "dropped_by_degradation") == 1, 5, "the FrameInfo")
-    bursts = [(topic, cycle(generator, per_topic), burst) for topic, generator, burst in [
+    fuzz_camera_topics(ros_executor, node, publishers, [
         ("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2), ("camera_info", bad_camera_infos, 2),
-        ("frame_info", bad_frame_infos, 20)]]
-    before = resident_bytes()
-    for topic, messages, burst in bursts:
-        assert fuzz(ros_executor, publishers[topic], messages, rejected(node, topic), burst=burst) == per_topic
-        assert rejected(node, topic)() == per_topic, topic
-    assert_memory_bounded(before, f"perception node, {per_topic} malformed messages on each of 4 topics")
+        ("frame_info", bad_frame_infos, 20)], per_topic, "perception node")
     assert node.counters.get("frame_info", OUT_OF_ORDER) == per_topic // 6 + 1
     assert_nothing_failed(node)
     # still alive: a good frame with its FrameInfo is processed
@@ -172,14 +178,9 @@ def test_degrade_node_survives_and_counts_malformed_input(ros_context, ros_execu
     for n in (node, probe.node):
         ros_executor.add_node(n)
     run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publishers.values()), 10, "the node")
-    bursts = [(topic, cycle(generator, per_topic), burst) for topic, generator, burst in [
+    fuzz_camera_topics(ros_executor, node, publishers, [
         ("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2), ("camera_info", bad_camera_infos, 2),
-        ("clean/entities", bad_entities, 20)]]
-    before = resident_bytes()
-    for topic, messages, burst in bursts:
-        assert fuzz(ros_executor, publishers[topic], messages, rejected(node, topic), burst=burst) == per_topic
-        assert rejected(node, topic)() == per_topic, topic
-    assert_memory_bounded(before, f"degrade node, {per_topic} malformed messages on each of 4 topics")
+        ("clean/entities", bad_entities, 20)], per_topic, "degrade node")
     assert node.counters.get(CAMERA, MALFORMED) == per_topic  # each bad image is also a lost camera frame
     good = EntityArray(header=header(0), image_width=W, image_height=H,
                        entities=[EntityMsg(id=1, label="cube", role="manipulated_object")])
