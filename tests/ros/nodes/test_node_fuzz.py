@@ -1,7 +1,8 @@
-"""Malformed messages on each input topic of the replay, degrade, perception and dashboard nodes
-(100 per topic in `make test`, 1,000 under `slow`; the predicate, reliability and action nodes'
-fuzz tests are in their own test modules): the nodes stay alive, count every one, and still process
-a good frame afterwards."""
+"""Malformed messages on each input topic of the replay, degrade, perception and dashboard nodes,
+the camera nodes with raw and with compressed transports (100 per topic in `make test`, 1,000
+under `slow`; the predicate, reliability and action nodes' fuzz tests are in their own test
+modules): the nodes stay alive, count every one, their resident memory grows under 50 MB, and they
+still process a good frame afterwards."""
 import itertools
 import math
 
@@ -321,3 +322,75 @@ def test_dashboard_survives_and_counts_malformed_input(ros_context, ros_executor
     run_until(ros_executor, lambda: node.counters.get("action", PROCESSED) == 2 and
               node.counters.get("degradation", PROCESSED) == 1, 10, "valid input to be processed")
     assert node.state.action.primitive == "grasp"
+
+
+def bad_compressed_images(stamp):
+    import cv2
+    from sensor_msgs.msg import CompressedImage
+
+    _, jpeg = cv2.imencode(".jpg", np.zeros((H, W, 3), np.uint8))
+    _, line = cv2.imencode(".png", np.zeros((8, 2000, 3), np.uint8))
+    yield CompressedImage(header=stamp, format="jpeg", data=b"not an image at all")
+    yield CompressedImage(header=stamp, format="rgb8; jpeg compressed bgr8", data=jpeg.tobytes()[:40])  # truncated
+    yield CompressedImage(header=stamp, format="png", data=line.tobytes())                               # degenerate
+    yield CompressedImage(header=stamp, format="h264", data=jpeg.tobytes())                              # unsupported
+    yield CompressedImage(header=stamp, format="16UC1; compressedDepth png", data=jpeg.tobytes())        # depth
+
+
+def bad_compressed_depths(stamp):
+    import struct
+
+    import cv2
+    from sensor_msgs.msg import CompressedImage
+
+    def rvl(width, height, stream):
+        return CompressedImage(header=stamp, format="16UC1; compressedDepth rvl",
+                               data=struct.pack("<iffII", 0, 0, 0, width, height) + stream)
+    _, colour = cv2.imencode(".png", np.zeros((H, W, 3), np.uint8))
+    yield rvl(16384, 16384, bytes(64))                                       # a 512 MB image from 84 bytes
+    yield rvl(W, H, bytes(4))                                                # runs of no pixels
+    yield rvl(W, H, np.array([0x08100000], "<u4").tobytes())                 # ends inside a run
+    yield CompressedImage(header=stamp, format="16UC1; compressedDepth png",
+                          data=struct.pack("<iff", 0, 0, 0) + colour.tobytes())   # a colour png
+    yield CompressedImage(header=stamp, format="16UC1; compressedDepth zstd", data=bytes(40))
+
+
+@pytest.mark.parametrize("node_kind", ["degrade", "perception"])
+def test_compressed_transports_survive_and_count_malformed_input(ros_context, ros_executor, tmp_path, per_topic,
+                                                                 node_kind):
+    """image_transport compressed and depth_transport compressedDepth: corrupt, truncated,
+    degenerate and unsupported CompressedImages, and RVL streams that would make the reference
+    decoder read past its end, all counted malformed; a good png + rvl frame is processed after."""
+    from sensor_msgs.msg import CompressedImage
+
+    from predrel_ros.ros.messages.images import numpy_to_compressed_depth, numpy_to_compressed_image
+
+    transports = [Parameter("use_depth", value=True), Parameter("image_qos", value="reliable"),
+                  Parameter("image_transport", value="compressed"),
+                  Parameter("depth_transport", value="compressedDepth")]
+    if node_kind == "degrade":
+        node, processed = DegradeNode(context=ros_context, parameter_overrides=transports), (CAMERA, PROCESSED)
+    else:
+        node = activated(PerceptionNode(context=ros_context, parameter_overrides=transports + [
+            Parameter("model_path", value=str(scene_model(tmp_path / "model"))),
+            Parameter("use_frame_info", value=False)]), ros_executor)
+        processed = (FRAMES, PROCESSED)
+    probe = Probe(ros_context)
+    publishers = {stream: probe.node.create_publisher(kind, topic, PROBE_QOS) for stream, kind, topic in (
+        ("image_raw", CompressedImage, "image_raw/compressed"),
+        ("depth/image_raw", CompressedImage, "depth/image_raw/compressedDepth"), ("camera_info", CameraInfo,
+                                                                                  "camera_info"))}
+    for n in {node, probe.node}:
+        if n not in ros_executor.get_nodes():
+            ros_executor.add_node(n)
+    run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publishers.values()), 10, "the node")
+    fuzz_camera_topics(ros_executor, node, publishers, [("image_raw", bad_compressed_images, 2),
+                                                        ("depth/image_raw", bad_compressed_depths, 2)],
+                       per_topic, f"{node_kind} node (compressed transports)")
+    assert_nothing_failed(node)
+    stamp = header(10**6)
+    publishers["camera_info"].publish(intrinsics_to_camera_info(CAMERA_MODEL, stamp))
+    publishers["depth/image_raw"].publish(numpy_to_compressed_depth(np.ones((H, W), np.float32), "16UC1", stamp,
+                                                                    compression="rvl"))
+    publishers["image_raw"].publish(numpy_to_compressed_image(np.zeros((H, W, 3), np.uint8), "png", stamp))
+    run_until(ros_executor, lambda: node.counters.get(*processed) == 1, 10, "a good compressed frame")
