@@ -11,6 +11,8 @@ pytest.ini puts tests/helpers on sys.path).
 - `call(executor, client, request)`: one service call over DDS, with how long it took;
   `set_parameters(executor, probe, node, values)`: what `ros2 param set` does (SetParameters);
 - `fuzz(...)`: publish malformed messages one at a time, each until the node counted it;
+  `frames_to_recover(...)`: how many good frames a node needs after a malformed burst to process
+  one again (the fuzz goal: at most FUZZ_RECOVERY_FRAMES);
   `resident_bytes()`, `assert_memory_bounded(before, what)`: the fuzz goal of at most
   FUZZ_MEMORY_BOUND growth of the resident memory (the nodes under test run in this process);
 - `entity_msg(frame)`, `malformed_entities(frames, count)`: EntityArrays of dataset frames, good and
@@ -130,6 +132,25 @@ def fuzz(executor, publisher, messages: Sequence, counted: Callable[[], int], bu
                   f"messages {start}..{start + len(chunk) - 1} to be counted on {publisher.topic_name}")
         sent += len(chunk)
     return sent
+
+
+#: issue 15: a node processes a valid frame again within this many frames after a malformed burst
+FUZZ_RECOVERY_FRAMES = 10
+
+
+def frames_to_recover(executor, publish_good: Callable[[int], None], processed: Callable[[], int],
+                      what: str) -> int:
+    """Publish good frames (`publish_good(n)`, n = 0, 1, ...) one at a time until `processed()`
+    grows; returns how many it took, failing beyond FUZZ_RECOVERY_FRAMES."""
+    import sys
+
+    before = processed()
+    for n in range(FUZZ_RECOVERY_FRAMES):
+        publish_good(n)
+        if spin_until(executor, lambda: processed() > before, 2.0):
+            print(f"{what}: a good frame processed after {n + 1}", file=sys.__stderr__)
+            return n + 1
+    raise AssertionError(f"{what}: no good frame processed in {FUZZ_RECOVERY_FRAMES} after a malformed burst")
 
 
 #: issue 15: how much the resident memory may grow while a node takes 1,000 malformed messages per topic

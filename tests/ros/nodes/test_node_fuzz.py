@@ -17,6 +17,7 @@ from node_graph import (  # noqa: E402
     Probe,
     activated,
     assert_memory_bounded,
+    frames_to_recover,
     fuzz,
     resident_bytes,
     run_until,
@@ -132,14 +133,19 @@ def camera_publishers(probe, extra=()):
     return {topic: probe.node.create_publisher(msg_type, topic, PROBE_QOS) for topic, msg_type in topics}
 
 
-def fuzz_camera_topics(executor, node, publishers, topics, per_topic, what):
+def fuzz_camera_topics(executor, node, publishers, topics, per_topic, what, good_frame=None, processed=None):
     """Each (topic, generator, burst) of `topics`: per_topic malformed messages, every one counted
-    rejected, and the resident memory bounded over them all."""
+    rejected, and the resident memory bounded over them all; with `good_frame(k)` (publishes a good
+    camera frame, stamps growing with k) and `processed()`, a good frame is processed within
+    FUZZ_RECOVERY_FRAMES after each topic's burst."""
     bursts = [(topic, cycle(generator, per_topic), burst) for topic, generator, burst in topics]
     before = resident_bytes()
-    for topic, messages, burst in bursts:
+    for number, (topic, messages, burst) in enumerate(bursts):
         assert fuzz(executor, publishers[topic], messages, rejected(node, topic), burst=burst) == per_topic
         assert rejected(node, topic)() == per_topic, topic
+        if good_frame is not None:
+            frames_to_recover(executor, lambda n, base=10_000 * (number + 1): good_frame(base + n), processed,
+                              f"{what} after {per_topic} malformed on {topic}")
     assert_memory_bounded(before, f"{what}, {per_topic} malformed messages on each of {len(topics)} topics")
 
 
@@ -181,16 +187,18 @@ def test_degrade_node_survives_and_counts_malformed_input(ros_context, ros_execu
     run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publishers.values()), 10, "the node")
     fuzz_camera_topics(ros_executor, node, publishers, [
         ("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2), ("camera_info", bad_camera_infos, 2),
-        ("clean/entities", bad_entities, 20)], per_topic, "degrade node")
+        ("clean/entities", bad_entities, 20)], per_topic, "degrade node",
+        lambda k: publish_good_frame(publishers, k), lambda: node.counters.get(CAMERA, PROCESSED))
     assert node.counters.get(CAMERA, MALFORMED) == per_topic  # each bad image is also a lost camera frame
+    recovered = node.counters.get(CAMERA, PROCESSED)
     good = EntityArray(header=header(0), image_width=W, image_height=H,
                        entities=[EntityMsg(id=1, label="cube", role="manipulated_object")])
     assert fuzz(ros_executor, publishers["clean/entities"], [good] * 20,
                 lambda: node.counters.get("clean/entities", PROCESSED), burst=20) == 20  # valid ones counted too
     assert_nothing_failed(node)
-    publish_good_frame(publishers, 5000)
-    run_until(ros_executor, lambda: len(infos) == 1 and node.counters.get(CAMERA, PROCESSED) == 1, 10,
-              "a good frame to be degraded")
+    publish_good_frame(publishers, 50_000)
+    run_until(ros_executor, lambda: len(infos) == recovered + 1 and node.counters.get(CAMERA, PROCESSED) ==
+              recovered + 1, 10, "a good frame to be degraded")
 
 
 def test_replay_node_counts_stale_pace_messages(ros_context, ros_executor, tiny_bag, per_topic):
@@ -384,13 +392,15 @@ def test_compressed_transports_survive_and_count_malformed_input(ros_context, ro
         if n not in ros_executor.get_nodes():
             ros_executor.add_node(n)
     run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publishers.values()), 10, "the node")
+    def good_frame(k):
+        """A good png + rvl frame."""
+        stamp = header(k)
+        publishers["camera_info"].publish(intrinsics_to_camera_info(CAMERA_MODEL, stamp))
+        publishers["depth/image_raw"].publish(numpy_to_compressed_depth(np.ones((H, W), np.float32), "16UC1",
+                                                                        stamp, compression="rvl"))
+        publishers["image_raw"].publish(numpy_to_compressed_image(np.zeros((H, W, 3), np.uint8), "png", stamp))
     fuzz_camera_topics(ros_executor, node, publishers, [("image_raw", bad_compressed_images, 2),
                                                         ("depth/image_raw", bad_compressed_depths, 2)],
-                       per_topic, f"{node_kind} node (compressed transports)")
+                       per_topic, f"{node_kind} node (compressed transports)", good_frame,
+                       lambda: node.counters.get(*processed))
     assert_nothing_failed(node)
-    stamp = header(10**6)
-    publishers["camera_info"].publish(intrinsics_to_camera_info(CAMERA_MODEL, stamp))
-    publishers["depth/image_raw"].publish(numpy_to_compressed_depth(np.ones((H, W), np.float32), "16UC1", stamp,
-                                                                    compression="rvl"))
-    publishers["image_raw"].publish(numpy_to_compressed_image(np.zeros((H, W, 3), np.uint8), "png", stamp))
-    run_until(ros_executor, lambda: node.counters.get(*processed) == 1, 10, "a good compressed frame")
