@@ -58,7 +58,7 @@ def words(*nibbles):
     (words(0, 0), 4, "a run of no pixels"),                                  # would loop for ever
     (words(5, 0), 4, "more than the image's 4 pixels"),
     (words(0, 8, 1), 8, "ends inside a run"),                                # 8 non-zeros, 5 codes
-    (words(*[8] * 11, 1), 1, "code of 12 nibbles"),
+    (words(*[8] * 11, 1), 1, "code of more than 11 nibbles"),
     (words(0, 1, 8 + 7, 8 + 7, 8 + 7, 8 + 7, 8 + 7, 7), 1, "difference code"),  # 2**18 - 1 > 2 * 65535
 ])
 def test_malformed_streams_are_value_errors(stream, pixels, match):

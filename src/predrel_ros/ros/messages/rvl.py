@@ -79,48 +79,56 @@ def _pack(numbers: np.ndarray) -> bytes:
 def _unpack(data: bytes) -> np.ndarray:
     """The numbers of a stream of nibble codes (an unterminated code at the end is left out)."""
     words = np.frombuffer(data, "<u4", count=len(data) // 4)
-    nibbles = ((words[:, None] >> _SHIFTS) & 0xF).reshape(-1).astype(np.int64)
+    nibbles = ((words[:, None] >> _SHIFTS) & 0xF).reshape(-1).astype(np.int32)
     ends = np.flatnonzero((nibbles & 8) == 0)
     if len(ends) == 0:
         return np.zeros(0, np.int64)
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    count = ends - starts + 1
-    if count.max() > _MAX_NIBBLES:
-        raise ValueError(f"RVL stream holds a code of {count.max()} nibbles; a 32-bit value needs at most "
-                         f"{_MAX_NIBBLES}")
-    position = np.arange(ends[-1] + 1) - np.repeat(starts, count)
-    return np.add.reduceat((nibbles[:ends[-1] + 1] & 7) << (3 * position), starts)
+    used = int(ends[-1]) + 1
+    first = np.zeros(used, np.int32)                      # each nibble's code starts at first[i]
+    first[ends[:-1] + 1] = ends[:-1] + 1
+    np.maximum.accumulate(first, out=first)
+    position = np.arange(used, dtype=np.int32) - first
+    if position.max() >= _MAX_NIBBLES:
+        raise ValueError(f"RVL stream holds a code of more than {_MAX_NIBBLES} nibbles; a 32-bit value needs at "
+                         f"most {_MAX_NIBBLES}")
+    total = np.cumsum((nibbles[:used] & 7).astype(np.int64) << (3 * position))
+    numbers = total[ends]
+    numbers[1:] -= total[ends[:-1]]
+    return numbers
 
 
 def decode(data: bytes, pixels: int) -> np.ndarray:
     """The `pixels` uint16 values (row-major) of an RVL stream; ValueError when it is malformed."""
     numbers = _unpack(bytes(data))
     listed = numbers.tolist()
-    heads, run_pixels, run_counts = [], [], []
-    at, done = 0, 0
-    while done < pixels:
-        if at + 2 > len(listed):
-            raise ValueError(f"RVL stream ends after {done} of {pixels} pixels")
-        zeros, count = listed[at], listed[at + 1]
-        if zeros + count == 0:
-            raise ValueError(f"RVL stream holds a run of no pixels after {done} of {pixels} pixels")
-        if done + zeros + count > pixels:
-            raise ValueError(f"RVL runs cover more than the image's {pixels} pixels")
-        if at + 2 + count > len(listed):
-            raise ValueError(f"RVL stream ends inside a run, after {done} of {pixels} pixels")
-        heads.append(at + 2)
-        run_pixels.append(done + zeros)
-        run_counts.append(count)
-        done += zeros + count
+    # the one sequential step: where each run's pair of lengths is (a run of no pixels, which would
+    # loop the reference decoder for ever, only moves `at` on here, and is refused below)
+    heads, at, done, available = [], 0, 0, len(listed) - 1
+    while done < pixels and at < available:
+        heads.append(at)
+        count = listed[at + 1]
+        done += listed[at] + count
         at += 2 + count
     image = np.zeros(pixels, np.uint16)
-    if not heads:
+    if pixels == 0:
         return image
-    counts = np.array(run_counts, np.int64)
-    codes = numbers[_ranges(np.array(heads, np.int64), counts)]
+    heads = np.array(heads, np.int64)
+    zeros, counts = numbers[heads], numbers[heads + 1]
+    covered = np.cumsum(zeros + counts)
+    empty = np.flatnonzero(zeros + counts == 0)
+    if len(empty) and (len(covered) == 0 or covered[empty[0]] < pixels):
+        raise ValueError(f"RVL stream holds a run of no pixels after {covered[empty[0]]} of {pixels} pixels")
+    if done < pixels:
+        raise ValueError(f"RVL stream ends after {done} of {pixels} pixels")
+    if done > pixels:
+        raise ValueError(f"RVL runs cover more than the image's {pixels} pixels")
+    if at > len(listed):
+        raise ValueError(f"RVL stream ends inside a run, after {covered[-2] if len(covered) > 1 else 0} of "
+                         f"{pixels} pixels")
+    codes = numbers[_ranges(heads + 2, counts)]
     if codes.size and codes.max() > _MAX_CODE:
         raise ValueError(f"RVL stream holds the difference code {codes.max()}; 16-bit pixels differ by at most "
                          f"{_MAX_CODE // 2}")
     delta = (codes >> 1) ^ -(codes & 1)
-    image[_ranges(np.array(run_pixels, np.int64), counts)] = np.cumsum(delta) & 0xFFFF
+    image[_ranges(covered - counts, counts)] = np.cumsum(delta) & 0xFFFF
     return image
