@@ -9,6 +9,7 @@ require_ros()
 from node_graph import Probe, run_until, set_parameters  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
+from predrel_ros.action.model import DEFAULT_MODEL  # noqa: E402
 from predrel_ros.core.package_files import config_path  # noqa: E402
 from predrel_ros.ros.nodes import (  # noqa: E402
     action_node,
@@ -28,20 +29,22 @@ NODES = {
     "degrade": (degrade_node, degrade_node.DegradeNode, {}, "seed"),
     "predicate": (predicate_node, predicate_node.PredicateNode, {}, None),
     "reliability": (reliability_node, reliability_node.ReliabilityNode, {}, "window"),
-    "action": (action_node, action_node.ActionNode, {}, "model"),
+    "action": (action_node, action_node.ActionNode, {}, "use_reliability"),
     "dashboard": (dashboard_node, dashboard_node.DashboardNode, {"display": "lines"}, "reliability_topics"),
 }
 #: valid values of string parameters other than their defaults
 STRINGS = {"schedule": "blur:2", "source_name": "renamed", "title": "a title",
-           "config": str(config_path("predicates.yaml"))}        # the same file, named another way
+           # the same files, named another way
+           "predicate.config": str(config_path("predicates.yaml")), "action.config": str(config_path("action.yaml")),
+           "action.model": str(DEFAULT_MODEL)}
 
 
-def other_value(spec):
-    """A valid value of `spec` other than its default."""
+def other_value(spec, which):
+    """A valid value of `spec` (a parameter of node `which`) other than its default."""
     if spec.type == "bool":
         return not spec.default
     if spec.type == "str":
-        return STRINGS[spec.name]
+        return STRINGS.get(f"{which}.{spec.name}", STRINGS.get(spec.name))
     if spec.type == "int":
         return spec.default + 1 if spec.maximum is None or spec.default < spec.maximum else spec.default - 1
     high = spec.maximum if spec.maximum is not None else 2 * spec.default + 1
@@ -59,7 +62,9 @@ def applied(node, name):
         "refresh_hz": lambda: 1e9 / node.refresh.timer_period_ns,
         "line_period_s": lambda: node.display.line_period_s,
         "schedule": lambda: node.twin.degrader.schedule,
-        "config": lambda: node.extractor,                       # the predicate node's, loaded anew
+        # loaded anew: the predicate node's extractor, the action node's recognizer
+        **{name: lambda: getattr(node, "extractor", None) or node.recognizer
+           for name in ("config", "model", "use_confidence")},
     }
     return effects[name]() if name in effects else None
 
@@ -81,7 +86,7 @@ def test_runtime_parameters_change_over_dds_and_the_others_say_why_not(
     runtime = [spec for spec in module.PARAMETERS if spec.runtime]
     assert runtime, f"{which} has no runtime parameter"
     before = {spec.name: applied(node, spec.name) for spec in runtime}
-    values = {spec.name: other_value(spec) for spec in runtime}
+    values = {spec.name: other_value(spec, which) for spec in runtime}
     results = set_parameters(ros_executor, probe, name, values)
     assert [(n, r.successful, r.reason) for n, r in zip(values, results)] == [(n, True, "") for n in values]
     for spec in runtime:

@@ -116,6 +116,8 @@ class NodeParameters:
                 self._check_change(values)
             except (ValueError, UserError) as error:
                 reasons.append(str(error))
+            except Exception as error:  # a change the node cannot take is refused, never an error in the service
+                reasons.append(f"the node could not take it: {error!r}")
         return SetParametersResult(successful=not reasons, reason="; ".join(reasons))
 
     def _applied(self, parameters: list[Parameter]) -> None:
