@@ -437,3 +437,31 @@ def test_a_message_beyond_the_bounds_is_refused_at_once_and_the_bounds_change_at
     send(12)
     run_until(ros_executor, lambda: node.counters.get(topic, TOO_LARGE) == 2, 10, "a frame beyond the new bound")
     assert node.counters.get(topic, PROCESSED) == 1
+
+
+def test_a_new_window_at_runtime_builds_the_monitor_anew_and_a_profile_of_another_window_is_refused(
+        ros_context, ros_executor, scenario, tmp_path):
+    """SetParameters over DDS: window 10 takes effect from the next frame (the reports say so, the
+    frame still waiting for its reference is counted unmatched); a clean profile measured over 30
+    frames is then refused with the reason, and nothing changes."""
+    from node_graph import set_parameters
+
+    frames, _, profile = scenario
+    node, publishers, reports, _ = start(ros_context, ros_executor, reference_mode="clean_twin", associate=False)
+    probe = Probe(ros_context, name="setter")
+    ros_executor.add_node(probe.node)
+    for frame in frames[:3]:
+        publishers["reference"].publish(frame.clean)
+        publishers["predicates"].publish(frame.degraded)
+    publishers["predicates"].publish(frames[3].degraded)                 # its reference never comes
+    run_until(ros_executor, lambda: len(reports) == 3 and accounted(node, PREDICATES) == 4, 10, "three reports")
+    accepted, = set_parameters(ros_executor, probe, "/reliability", {"window": 10})
+    assert accepted.successful and node.monitor.config.window == 10
+    assert node.counters.get(PREDICATES, "unmatched") == 1
+    refused, = set_parameters(ros_executor, probe, "/reliability", {"clean_profile": str(profile)})
+    assert not refused.successful and "window" in refused.reason and node.params["clean_profile"] == ""
+    for frame in frames[4:6]:
+        publishers["reference"].publish(frame.clean)
+        publishers["predicates"].publish(frame.degraded)
+    run_until(ros_executor, lambda: len(reports) == 5, 10, "reports after the change")
+    assert [m.window for m in reports] == [WINDOW] * 3 + [10] * 2

@@ -28,7 +28,7 @@ NODES = {
     "replay": (replay_node, replay_node.ReplayNode, {"max_frames": 1}, "seed"),
     "degrade": (degrade_node, degrade_node.DegradeNode, {}, "seed"),
     "predicate": (predicate_node, predicate_node.PredicateNode, {}, None),
-    "reliability": (reliability_node, reliability_node.ReliabilityNode, {}, "window"),
+    "reliability": (reliability_node, reliability_node.ReliabilityNode, {}, "reference_mode"),
     "action": (action_node, action_node.ActionNode, {}, "use_reliability"),
     "dashboard": (dashboard_node, dashboard_node.DashboardNode, {"display": "lines"}, "reliability_topics"),
 }
@@ -36,7 +36,9 @@ NODES = {
 STRINGS = {"schedule": "blur:2", "source_name": "renamed", "title": "a title",
            # the same files, named another way
            "predicate.config": str(config_path("predicates.yaml")), "action.config": str(config_path("action.yaml")),
-           "action.model": str(DEFAULT_MODEL)}
+           "action.model": str(DEFAULT_MODEL), "reliability.config": str(config_path("predicates.yaml")),
+           "reliability.clean_profile": "",                # set in the test: a profile of the changed window
+           "reliability.pds_mode": "mean_step"}
 
 
 def other_value(spec, which):
@@ -63,15 +65,17 @@ def applied(node, name):
         "line_period_s": lambda: node.display.line_period_s,
         "schedule": lambda: node.twin.degrader.schedule,
         # loaded anew: the predicate node's extractor, the action node's recognizer
-        **{name: lambda: getattr(node, "extractor", None) or node.recognizer
+        **{name: lambda: getattr(node, "extractor", None) or getattr(node, "recognizer", None) or node.monitor
            for name in ("config", "model", "use_confidence")},
+        **{name: lambda: node.monitor for name in ("window", "clean_profile", "match_buffer", "tpc_tolerance",
+                                                   "pds_mode")},
     }
     return effects[name]() if name in effects else None
 
 
 @pytest.mark.parametrize("which", list(NODES))
 def test_runtime_parameters_change_over_dds_and_the_others_say_why_not(
-        ros_context, ros_executor, tiny_bag, monkeypatch, which):
+        ros_context, ros_executor, tiny_bag, monkeypatch, tmp_path, which):
     import io
 
     monkeypatch.setattr("sys.stdout", io.StringIO())        # the dashboard's lines
@@ -87,6 +91,11 @@ def test_runtime_parameters_change_over_dds_and_the_others_say_why_not(
     assert runtime, f"{which} has no runtime parameter"
     before = {spec.name: applied(node, spec.name) for spec in runtime}
     values = {spec.name: other_value(spec, which) for spec in runtime}
+    if which == "reliability":                              # a clean profile measured over the new window
+        from predrel_ros.reliability.trust import CleanProfile
+
+        CleanProfile({}, window=values["window"]).save(tmp_path / "profile.json")
+        values["clean_profile"] = str(tmp_path / "profile.json")
     results = set_parameters(ros_executor, probe, name, values)
     assert [(n, r.successful, r.reason) for n, r in zip(values, results)] == [(n, True, "") for n in values]
     for spec in runtime:

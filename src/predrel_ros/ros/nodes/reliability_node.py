@@ -119,30 +119,31 @@ def frame_outcomes(parts) -> dict[str, list[tuple[str, str]]]:
 SUBSCRIPTIONS_FIXED = "it decides the monitor's parts and the subscriptions, made at start"
 #: the parameters that change settings of the monitor (read at every frame) at runtime
 MONITOR_RUNTIME = ("match_iou", "min_rule_checks", "restart_after")
+#: the parameters a runtime change of which builds the monitor anew (its windows start empty)
+MONITOR_REBUILT = ("window", "config", "clean_profile", "match_buffer", "tpc_tolerance", "pds_mode")
+#: what such a change does, in their descriptions
+REBUILT = ("; a change at runtime builds the monitor anew (refused when it cannot be built, e.g. a clean profile of "
+           "another window): the frames waiting are counted unmatched and the windows start empty")
 
 PARAMETERS = (
     ParameterSpec("reference_mode", SELF, "what the predicates are compared with: ground_truth or clean_twin (the "
                   "`reference` topic), or self (no reference: reference-free trust)", choices=REFERENCE_MODES,
                   fixed_because=SUBSCRIPTIONS_FIXED),
-    ParameterSpec("window", 30, "frames of the rolling window (metrics, violation rates, PDS)", minimum=2,
-                  maximum=100_000, fixed_because="the rolling windows are sized by it at start, and a clean profile "
-                  "is measured over windows of one size"),
+    ParameterSpec("window", 30, "frames of the rolling window (metrics, violation rates, PDS)" + REBUILT, minimum=2,
+                  maximum=100_000, runtime=True),
     ParameterSpec("config", "predicates.yaml", "YAML with the `trust` section (trust bounds, min_frames) and the "
                   "`predicates` section (the logic rules look back event_memory frames and use the extractor's "
-                  "window); a bare file name is looked up in the package's config/ folder",
-                  fixed_because="the trust bounds and logic rules are loaded at start; the windows so far were "
-                  "judged by them"),
+                  "window); a bare file name is looked up in the package's config/ folder" + REBUILT, runtime=True),
     ParameterSpec("clean_profile", "", "clean profile (JSON or YAML, `predrel profile` with this window): the worst "
                   "confidence, TPC-S, UNK and violation rates of clean windows, and the calibration; trust then judges "
-                  "what is worse than clean data gets. Empty: absolute bounds only",
-                  fixed_because="it is loaded at start and checked against the window"),
+                  "what is worse than clean data gets. Empty: absolute bounds only" + REBUILT, runtime=True),
     ParameterSpec("publish_every_n_frames", 1, "publish a report after every n-th processed frame", minimum=1,
                   maximum=100_000, runtime=True),
     ParameterSpec("report_streams", True, "besides one entry per predicate name, one entry per predicate stream "
                   "(name, subject, object) in the report", runtime=True),
     ParameterSpec("match_buffer", 64, "frames per part (predicates, reference, entities) waiting for the rest of "
-                  "their frame; older ones are counted unmatched", minimum=1, maximum=100_000,
-                  fixed_because="the frame matcher's buffers are made at start"),
+                  "their frame; older ones are counted unmatched" + REBUILT, minimum=1, maximum=100_000,
+                  runtime=True),
     ParameterSpec("associate", True, "reference modes: associate the evaluated with the reference entities every "
                   "frame (topics `entities`, `reference_entities`) and compare predicates about the same objects; "
                   "false: match predicate streams by the ids each side gives (only right when both share ids)",
@@ -152,12 +153,10 @@ PARAMETERS = (
     ParameterSpec("skip_replaced_tracks", True, "self mode: leave out the predicates of a track replaced by a new "
                   "track of the same class (an identity switch; needs `entities`)", fixed_because=SUBSCRIPTIONS_FIXED),
     restart_after_parameter("evaluated", "the rolling window"),
-    ParameterSpec("tpc_tolerance", 2, "frames within which a transition matches a reference transition (TPC)",
-                  minimum=0, maximum=100, fixed_because="the rolling TPC matches transitions as they come: another "
-                  "tolerance would mix two in one window"),
+    ParameterSpec("tpc_tolerance", 2, "frames within which a transition matches a reference transition (TPC)"
+                  + REBUILT, minimum=0, maximum=100, runtime=True),
     ParameterSpec("pds_mode", "endpoint", "PDS over the severities in the window: endpoint (first to last) or "
-                  "mean_step", choices=("endpoint", "mean_step"), fixed_because="the rolling PDS is made with it at "
-                  "start"),
+                  "mean_step" + REBUILT, choices=("endpoint", "mean_step"), runtime=True),
     ParameterSpec("min_rule_checks", 5, "logic-rule checks in the window below which a violation rate is reported "
                   "but not judged", minimum=0, maximum=100_000, runtime=True),
     ParameterSpec("stale_after_s", 2.0, "with no frame processed for this long, the group statuses on /diagnostics "
@@ -218,9 +217,11 @@ def load_monitor(params: Mapping[str, object]) -> ReliabilityMonitor:
 
 class ReliabilityNode(PredrelNode):
     def __init__(self, **kwargs) -> None:
-        super().__init__(NODE_NAME, PARAMETERS, on_parameters=self._on_parameters, **kwargs)
+        super().__init__(NODE_NAME, PARAMETERS, on_parameters=self._on_parameters,
+                         check_parameters=self._check_parameters, **kwargs)
         p = self.params
         self.monitor = load_monitor(p.values)
+        self._loaded: ReliabilityMonitor | None = None   # a new monitor, built while its change is checked
         self.get_logger().info(
             f"reference mode {p['reference_mode']}, window {p['window']} frames, clean profile "
             f"{p['clean_profile'] or 'none (absolute trust bounds)'}")
@@ -245,7 +246,18 @@ class ReliabilityNode(PredrelNode):
         self.create_timer(STALE_CHECK_PERIOD_S, self._check_stale)
         self.on_destroy(self._count_waiting_frames)
 
+    def _check_parameters(self, values: Mapping[str, object]) -> None:
+        """A change that rebuilds the monitor must give one (UserError: refused, with why)."""
+        if any(name in values for name in MONITOR_REBUILT):
+            self._loaded = load_monitor({**self.params.values, **values})
+
     def _on_parameters(self, changed: Mapping[str, object]) -> None:
+        if any(name in changed for name in MONITOR_REBUILT):
+            self._count_waiting_frames()
+            self.monitor, self._loaded = self._loaded, None
+            self._counted = self.monitor.snapshot_counters()
+            self.get_logger().info(f"monitor built anew ({', '.join(sorted(set(changed) & set(MONITOR_REBUILT)))}): "
+                                   f"the windows start with the next frame")
         settings = {name: value for name, value in changed.items() if name in MONITOR_RUNTIME}
         if settings:
             self.monitor.config = dataclasses.replace(self.monitor.config, **settings)
