@@ -8,7 +8,13 @@ pytest.ini puts tests/helpers on sys.path).
 - `run_until(executor, condition, timeout_s)`: spin, failing the test with a message on timeout;
 - `activated(node, executor)`: spin a lifecycle node (autostart) until it is active, failing the test
   with its transition error if it ends anywhere else;
+- `call(executor, client, request)`: one service call over DDS, with how long it took;
+  `set_parameters(executor, probe, node, values)`: what `ros2 param set` does (SetParameters);
 - `fuzz(...)`: publish malformed messages one at a time, each until the node counted it;
+  `frames_to_recover(...)`: how many good frames a node needs after a malformed burst to process
+  one again (the fuzz goal: at most FUZZ_RECOVERY_FRAMES);
+  `resident_bytes()`, `assert_memory_bounded(before, what)`: the fuzz goal of at most
+  FUZZ_MEMORY_BOUND growth of the resident memory (the nodes under test run in this process);
 - `entity_msg(frame)`, `malformed_entities(frames, count)`: EntityArrays of dataset frames, good and
   malformed in many ways (for every node that subscribes to entities);
 - `FAR_STAMP_NS`, `FAR_INDEX`, `with_far_future(...)`: a stream with one value far in the future, and
@@ -85,6 +91,33 @@ def activated(node, executor, timeout_s: float = 30.0):
     return node
 
 
+def call(executor, client, request, timeout_s=10.0):
+    """(response, seconds) of one service call over DDS."""
+    import time
+
+    run_until(executor, lambda: client.service_is_ready(), 10, f"service {client.srv_name}")
+    start = time.monotonic()
+    future = client.call_async(request)
+    run_until(executor, future.done, timeout_s, f"the response of {client.srv_name}")
+    return future.result(), time.monotonic() - start
+
+
+def set_parameters(executor, probe: Probe, node_name: str, values: dict) -> list:
+    """The SetParametersResults of setting `values` on node `node_name` (fully qualified) over its
+    set_parameters service, one parameter per call as `ros2 param set` does."""
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+
+    client = probe.node.create_client(SetParameters, f"{node_name}/set_parameters")
+    results = []
+    for name, value in values.items():
+        response, _ = call(executor, client, SetParameters.Request(
+            parameters=[Parameter(name, value=value).to_parameter_msg()]))
+        results.append(response.results[0])
+    probe.node.destroy_client(client)
+    return results
+
+
 def fuzz(executor, publisher, messages: Sequence, counted: Callable[[], int], burst: int = 1,
          timeout_s: float = 5.0) -> int:
     """Publish the messages `burst` at a time (no more than the subscription's queue holds), each time
@@ -99,6 +132,52 @@ def fuzz(executor, publisher, messages: Sequence, counted: Callable[[], int], bu
                   f"messages {start}..{start + len(chunk) - 1} to be counted on {publisher.topic_name}")
         sent += len(chunk)
     return sent
+
+
+#: issue 15: a node processes a valid frame again within this many frames after a malformed burst
+FUZZ_RECOVERY_FRAMES = 10
+
+
+def frames_to_recover(executor, publish_good: Callable[[int], None], processed: Callable[[], int],
+                      what: str) -> int:
+    """Publish good frames (`publish_good(n)`, n = 0, 1, ...) one at a time until `processed()`
+    grows; returns how many it took, failing beyond FUZZ_RECOVERY_FRAMES."""
+    import sys
+
+    before = processed()
+    for n in range(FUZZ_RECOVERY_FRAMES):
+        publish_good(n)
+        if spin_until(executor, lambda: processed() > before, 2.0):
+            print(f"{what}: a good frame processed after {n + 1}", file=sys.__stderr__)
+            return n + 1
+    raise AssertionError(f"{what}: no good frame processed in {FUZZ_RECOVERY_FRAMES} after a malformed burst")
+
+
+#: issue 15: how much the resident memory may grow while a node takes 1,000 malformed messages per topic
+FUZZ_MEMORY_BOUND = 50 * 2**20
+
+
+def resident_bytes() -> int:
+    """This process's resident set size (Linux /proc/self/statm) after a garbage collection."""
+    import gc
+    import os
+
+    gc.collect()
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def assert_memory_bounded(before: int, what: str) -> int:
+    """The growth since `before` (resident_bytes()), printed for the record; fails beyond
+    FUZZ_MEMORY_BOUND. Measure `before` after building the messages, so that only what the node
+    (and DDS) keeps counts."""
+    import sys
+
+    growth = resident_bytes() - before
+    # the process's own stderr: a test may have replaced sys.stdout (the dashboard's display)
+    print(f"resident memory growth, {what}: {growth / 2**20:+.1f} MiB", file=sys.__stderr__)
+    assert growth < FUZZ_MEMORY_BOUND, f"{what}: resident memory grew {growth / 2**20:.1f} MiB"
+    return growth
 
 
 def entity_msg(frame, index=None, degradation=None):

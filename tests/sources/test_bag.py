@@ -106,13 +106,14 @@ def test_writer_and_reader_refuse_bad_paths(tmp_path, synthetic):
         BagReader(tmp_path / "bag", camera=CameraTopics(image="/other"))
 
 
-def test_bag_of_another_driver_with_compressed_topics_reads_without_renaming(tmp_path, synthetic):
-    """/camera/image_raw/compressed (png) and /camera/depth/image_raw/compressedDepth: found by type,
-    camera info found beside the image."""
+@pytest.mark.parametrize("depth_compression", ["png", "rvl"])
+def test_bag_of_another_driver_with_compressed_topics_reads_without_renaming(tmp_path, synthetic, depth_compression):
+    """/camera/image_raw/compressed (png) and /camera/depth/image_raw/compressedDepth (png or rvl):
+    found by type, camera info found beside the image."""
     frames = synthetic.make_frames(3)
     topics = BagTopics(color="/camera/image_raw/compressed", depth="/camera/depth/image_raw/compressedDepth",
                        color_info="/camera/camera_info", depth_info="/camera/depth/camera_info")
-    with BagWriter(tmp_path / "bag", topics=topics, image_codec="png", compressed_depth=True) as writer:
+    with BagWriter(tmp_path / "bag", topics=topics, image_codec="png", compressed_depth=depth_compression) as writer:
         for frame in frames:
             writer.write(frame)
     reader = BagReader(tmp_path / "bag")

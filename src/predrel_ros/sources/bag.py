@@ -49,6 +49,7 @@ from predrel_ros.ros.messages.entities import entities_from_msg, entities_to_msg
 from predrel_ros.ros.messages.fields import header_at, stamp_to_ns
 from predrel_ros.ros.messages.images import (
     COMPRESSED_CODECS,
+    DEPTH_COMPRESSIONS,
     depth_image_to_metres,
     image_to_rgb8,
     numpy_to_compressed_depth,
@@ -177,11 +178,12 @@ class BagWriter:
     storage "mcap" (chunks compressed with zstd, as `ros2 bag record -s mcap
     --compression-mode ...` would read them) or "sqlite3" (uncompressed). image_codec "raw" writes
     rgb8 Images, "jpeg" or "png" CompressedImages (name the topics `.../compressed` as
-    image_transport does); compressed_depth writes depth as 16UC1 compressedDepth png.
+    image_transport does); compressed_depth "png" or "rvl" writes depth as a 16UC1 compressedDepth
+    CompressedImage of that compression ("": 32FC1 Images).
     """
 
     def __init__(self, path: Path | str, storage: str = "mcap", meta: EpisodeMeta | None = None,
-                 topics: BagTopics = BagTopics(), image_codec: str = "raw", compressed_depth: bool = False) -> None:
+                 topics: BagTopics = BagTopics(), image_codec: str = "raw", compressed_depth: str = "") -> None:
         from rosbags.rosbag2 import StoragePlugin, Writer
         from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
@@ -194,7 +196,10 @@ class BagWriter:
             raise UserError(f"unknown image codec {image_codec!r}; expected raw or one of {tuple(COMPRESSED_CODECS)}")
         self.topics = topics
         self.image_codec = image_codec
-        self.compressed_depth = bool(compressed_depth)
+        if compressed_depth not in ("",) + DEPTH_COMPRESSIONS:
+            raise UserError(f"unknown depth compression {compressed_depth!r}; expected one of {DEPTH_COMPRESSIONS} "
+                            f"or '' (raw)")
+        self.compressed_depth = compressed_depth
         self.store = typestore()
         plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
         self._writer = Writer(self.path, version=9, storage_plugin=plugin)
@@ -229,7 +234,8 @@ class BagWriter:
             self._write(topics.color_info, info, stamp)
         if frame.depth is not None:
             if self.compressed_depth:
-                depth = numpy_to_compressed_depth(frame.depth, "16UC1", header, classes=ROSBAGS)
+                depth = numpy_to_compressed_depth(frame.depth, "16UC1", header, compression=self.compressed_depth,
+                                                  classes=ROSBAGS)
             else:
                 depth = numpy_to_image(frame.depth, "32FC1", header, classes=ROSBAGS)
             self._write(topics.depth, depth, stamp)

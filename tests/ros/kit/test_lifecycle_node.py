@@ -92,3 +92,18 @@ def test_a_callback_that_raises_ends_unconfigured_and_says_why(ros_context, ros_
     assert status.level == bytes([ERROR]) and "activating failed: activate broke" in status.message
     err = capfd.readouterr().err
     assert "activating failed" in err and "RuntimeError: activate broke" in err   # with its traceback
+
+
+def test_impossible_transition_requests_are_refused_and_logged_rate_limited(ros_context, ros_executor, capfd):
+    """A client retrying a transition that cannot happen in a loop: every request answered (success
+    false), one log line for the lot."""
+    from node_graph import call
+
+    node = make(ros_context)
+    probe = Probe(ros_context)
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    client, req = request(probe, "activate")             # unconfigured: activate does not exist here
+    answers = [call(ros_executor, client, req)[0].success for _ in range(20)]
+    assert answers == [False] * 20 and node.lifecycle_state == "unconfigured"
+    assert capfd.readouterr().err.count("no transition 'activate'") == 1

@@ -30,6 +30,17 @@ def test_node_doc_tables_are_up_to_date():
         "docs/nodes.md node tables are out of date: python -m predrel_ros.ros.kit.node_docs docs/nodes.md"
 
 
+def test_every_parameter_changes_at_runtime_or_says_why_it_cannot():
+    """Issue 15: what can change at runtime does, the rest are read-only and say why (in the descriptor
+    `ros2 param describe` shows and in docs/nodes.md)."""
+    import importlib
+
+    silent = [f"{node}.{spec.name}" for node in node_docs.DOCUMENTED_NODES
+              for spec in importlib.import_module(f"predrel_ros.ros.nodes.{node}").PARAMETERS
+              if not spec.runtime and not spec.fixed_because]
+    assert silent == []
+
+
 def test_the_readme_holds_no_generated_tables():
     assert "<!-- BEGIN generated:" not in (ROOT / "README.md").read_text()
 

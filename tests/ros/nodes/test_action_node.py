@@ -11,7 +11,16 @@ from ros_testing import require_ros
 
 require_ros()
 
-from node_graph import FAR_INDEX, PROBE_QOS, Probe, fuzz, run_until, with_far_future  # noqa: E402
+from node_graph import (  # noqa: E402
+    FAR_INDEX,
+    PROBE_QOS,
+    Probe,
+    assert_memory_bounded,
+    fuzz,
+    resident_bytes,
+    run_until,
+    with_far_future,
+)
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from reliability_scenarios import occlusion_run, oracle_profile  # noqa: E402
@@ -217,8 +226,10 @@ def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context,
     else:
         bad = list(malformed_reports(report, 900, 10_000))
         old = [ReliabilityReport(frame_index=i) for i in range(100)]
+    before = resident_bytes()
     assert fuzz(ros_executor, publishers[topic], bad, counted, burst=20) + \
         fuzz(ros_executor, publishers[topic], old, counted, burst=20) == 1000
+    assert_memory_bounded(before, f"action node, 1000 malformed or stale messages on {topic}")
     later = copy.deepcopy(predicates)
     later.frame_index = 20_000
     publishers["predicates"].publish(later)
@@ -261,3 +272,37 @@ def test_restarts_of_the_report_stream_are_counted_and_logged_rate_limited(ros_c
     assert node.report.frame_index == 9
     restart_lines = [text for text in warnings if "restarted" in text]
     assert 1 <= len(restart_lines) <= 2, warnings     # at most one per 5 s, saying how many were held back
+
+
+def test_a_new_config_or_model_at_runtime_loads_the_recognizer_anew_and_a_broken_one_is_refused(
+        ros_context, ros_executor, scenario, tmp_path):
+    """SetParameters over DDS: a config with another min_probability gives, from the next frame, what a
+    fresh recognizer of it gives; a model file that does not exist is refused and changes nothing."""
+    import dataclasses
+
+    from node_graph import set_parameters
+
+    from predrel_ros.core.config_io import write_data
+
+    frames, _ = scenario
+    node, publishers, actions = start(ros_context, ros_executor, use_reliability=False)
+    probe = Probe(ros_context, name="setter")
+    ros_executor.add_node(probe.node)
+    tuned = dataclasses.replace(ActionConfig.load(config_file("action.yaml"), section="action"), min_probability=0.9)
+    path = write_data(tmp_path / "strict.yaml", {"action": tuned.to_dict()})
+    for k, (predicates, _) in enumerate(frames[:5]):
+        publishers["predicates"].publish(predicates)
+        run_until(ros_executor, lambda: len(actions) == k + 1, 5, f"action {k}")
+    before = node.recognizer
+    refused, = set_parameters(ros_executor, probe, "/action", {"model": str(tmp_path / "missing.json")})
+    assert not refused.successful and "missing.json" in refused.reason and node.recognizer is before
+    accepted, = set_parameters(ros_executor, probe, "/action", {"config": str(path)})
+    assert accepted.successful and node.recognizer.config.min_probability == 0.9
+    fresh = ActionRecognizer(PrimitiveModel.load(), tuned)
+    for k, (predicates, _) in enumerate(frames[5:40], start=5):
+        publishers["predicates"].publish(predicates)
+        run_until(ros_executor, lambda: len(actions) == k + 1, 5, f"action {k}")
+        expected = fresh.update(predicates.frame_index, predicates_from_msg(delivered(predicates)), None)
+        assert (actions[k].primitive, actions[k].trusted, actions[k].reason) == (
+            expected.primitive, expected.trusted, expected.reason)
+    assert any("probability" in a.reason for a in actions[5:])            # the stricter gate shows

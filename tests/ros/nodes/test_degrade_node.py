@@ -142,3 +142,32 @@ def test_a_compressed_transport_subscribes_after_the_remapped_base_name(ros_cont
     camera.publish(numpy_to_compressed_image(rgb, "png", header_at(10**9, "cam")))
     run_until(ros_executor, lambda: len(images) == 1, 10, "the degraded image")
     assert image_to_numpy(images[0]).shape == (24, 32, 3) and node.counters.get(CAMERA, "processed") == 1
+
+
+@pytest.mark.parametrize("compression", ["png", "rvl"])
+def test_a_live_compressed_depth_topic_is_decoded_png_or_rvl(ros_context, ros_executor, compression):
+    """depth_transport compressedDepth subscribes depth/image_raw/compressedDepth; the clean twin's
+    depth is the camera's (16UC1 millimetres) whichever compression the publisher chose."""
+    from sensor_msgs.msg import CompressedImage
+
+    from predrel_ros.ros.messages.images import depth_image_to_metres, numpy_to_compressed_depth
+
+    node = DegradeNode(context=ros_context, parameter_overrides=[
+        Parameter("use_depth", value=True), Parameter("depth_transport", value="compressedDepth"),
+        Parameter("image_qos", value="reliable")])
+    probe = Probe(ros_context)
+    depths = probe.watch(Image, "clean/depth/image_raw")
+    camera = {topic: probe.node.create_publisher(kind, topic, PROBE_QOS) for topic, kind in (
+        ("image_raw", Image), ("depth/image_raw/compressedDepth", CompressedImage), ("camera_info", CameraInfo))}
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: all(p.get_subscription_count() for p in camera.values()), 10, "the degrade node")
+    metres = np.random.default_rng(2).uniform(0.3, 4.0, (24, 32)).astype(np.float32).round(3)
+    metres[:5, :7] = np.nan                                         # a hole the sensor did not see
+    stamp = header_at(10**9, "cam")
+    camera["camera_info"].publish(intrinsics_to_camera_info(CameraIntrinsics(32, 24, 30.0, 30.0, 16.0, 12.0), stamp))
+    camera["depth/image_raw/compressedDepth"].publish(numpy_to_compressed_depth(metres, "16UC1", stamp,
+                                                                                compression=compression))
+    camera["image_raw"].publish(numpy_to_image(np.zeros((24, 32, 3), np.uint8), "rgb8", stamp))
+    run_until(ros_executor, lambda: len(depths) == 1, 10, "the clean depth")
+    np.testing.assert_allclose(depth_image_to_metres(depths[0]), metres, atol=0.0006, equal_nan=True)

@@ -1,7 +1,8 @@
-"""Malformed messages on each input topic of the replay, degrade, perception and dashboard nodes
-(100 per topic in `make test`, 1,000 under `slow`; the predicate, reliability and action nodes'
-fuzz tests are in their own test modules): the nodes stay alive, count every one, and still process
-a good frame afterwards."""
+"""Malformed messages on each input topic of the replay, degrade, perception and dashboard nodes,
+the camera nodes with raw and with compressed transports (100 per topic in `make test`, 1,000
+under `slow`; the predicate, reliability and action nodes' fuzz tests are in their own test
+modules): the nodes stay alive, count every one, their resident memory grows under 50 MB, and they
+still process a good frame afterwards."""
 import itertools
 import math
 
@@ -11,7 +12,17 @@ from ros_testing import require_ros
 
 require_ros()
 
-from node_graph import PROBE_QOS, Probe, activated, fuzz, run_until, scene_model  # noqa: E402
+from node_graph import (  # noqa: E402
+    PROBE_QOS,
+    Probe,
+    activated,
+    assert_memory_bounded,
+    frames_to_recover,
+    fuzz,
+    resident_bytes,
+    run_until,
+    scene_model,
+)
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import CameraInfo, Image  # noqa: E402
 
@@ -122,6 +133,22 @@ def camera_publishers(probe, extra=()):
     return {topic: probe.node.create_publisher(msg_type, topic, PROBE_QOS) for topic, msg_type in topics}
 
 
+def fuzz_camera_topics(executor, node, publishers, topics, per_topic, what, good_frame=None, processed=None):
+    """Each (topic, generator, burst) of `topics`: per_topic malformed messages, every one counted
+    rejected, and the resident memory bounded over them all; with `good_frame(k)` (publishes a good
+    camera frame, stamps growing with k) and `processed()`, a good frame is processed within
+    FUZZ_RECOVERY_FRAMES after each topic's burst."""
+    bursts = [(topic, cycle(generator, per_topic), burst) for topic, generator, burst in topics]
+    before = resident_bytes()
+    for number, (topic, messages, burst) in enumerate(bursts):
+        assert fuzz(executor, publishers[topic], messages, rejected(node, topic), burst=burst) == per_topic
+        assert rejected(node, topic)() == per_topic, topic
+        if good_frame is not None:
+            frames_to_recover(executor, lambda n, base=10_000 * (number + 1): good_frame(base + n), processed,
+                              f"{what} after {per_topic} malformed on {topic}")
+    assert_memory_bounded(before, f"{what}, {per_topic} malformed messages on each of {len(topics)} topics")
+
+
 def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_executor, tmp_path, per_topic):
     node = PerceptionNode(context=ros_context, parameter_overrides=[
         Parameter("model_path", value=str(scene_model(tmp_path / "model"))), Parameter("use_depth", value=True),
@@ -136,11 +163,9 @@ def test_perception_node_survives_and_counts_malformed_input(ros_context, ros_ex
     publishers["frame_info"].publish(frame_info_to_msg(
         header(10**6), 0, "fuzz", "drop", 0, degradation_to_msg("frame_drop", 5)))
     run_until(ros_executor, lambda: node.counters.get(FRAMES, "dropped_by_degradation") == 1, 5, "the FrameInfo")
-    for topic, generator, burst in [("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2),
-                                    ("camera_info", bad_camera_infos, 2), ("frame_info", bad_frame_infos, 20)]:
-        assert fuzz(ros_executor, publishers[topic], cycle(generator, per_topic), rejected(node, topic),
-                    burst=burst) == per_topic
-        assert rejected(node, topic)() == per_topic, topic
+    fuzz_camera_topics(ros_executor, node, publishers, [
+        ("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2), ("camera_info", bad_camera_infos, 2),
+        ("frame_info", bad_frame_infos, 20)], per_topic, "perception node")
     assert node.counters.get("frame_info", OUT_OF_ORDER) == per_topic // 6 + 1
     assert_nothing_failed(node)
     # still alive: a good frame with its FrameInfo is processed
@@ -160,20 +185,20 @@ def test_degrade_node_survives_and_counts_malformed_input(ros_context, ros_execu
     for n in (node, probe.node):
         ros_executor.add_node(n)
     run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publishers.values()), 10, "the node")
-    for topic, generator, burst in [("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2),
-                                    ("camera_info", bad_camera_infos, 2), ("clean/entities", bad_entities, 20)]:
-        assert fuzz(ros_executor, publishers[topic], cycle(generator, per_topic), rejected(node, topic),
-                    burst=burst) == per_topic
-        assert rejected(node, topic)() == per_topic, topic
+    fuzz_camera_topics(ros_executor, node, publishers, [
+        ("image_raw", bad_images, 2), ("depth/image_raw", bad_depths, 2), ("camera_info", bad_camera_infos, 2),
+        ("clean/entities", bad_entities, 20)], per_topic, "degrade node",
+        lambda k: publish_good_frame(publishers, k), lambda: node.counters.get(CAMERA, PROCESSED))
     assert node.counters.get(CAMERA, MALFORMED) == per_topic  # each bad image is also a lost camera frame
+    recovered = node.counters.get(CAMERA, PROCESSED)
     good = EntityArray(header=header(0), image_width=W, image_height=H,
                        entities=[EntityMsg(id=1, label="cube", role="manipulated_object")])
     assert fuzz(ros_executor, publishers["clean/entities"], [good] * 20,
                 lambda: node.counters.get("clean/entities", PROCESSED), burst=20) == 20  # valid ones counted too
     assert_nothing_failed(node)
-    publish_good_frame(publishers, 5000)
-    run_until(ros_executor, lambda: len(infos) == 1 and node.counters.get(CAMERA, PROCESSED) == 1, 10,
-              "a good frame to be degraded")
+    publish_good_frame(publishers, 50_000)
+    run_until(ros_executor, lambda: len(infos) == recovered + 1 and node.counters.get(CAMERA, PROCESSED) ==
+              recovered + 1, 10, "a good frame to be degraded")
 
 
 def test_replay_node_counts_stale_pace_messages(ros_context, ros_executor, tiny_bag, per_topic):
@@ -186,7 +211,9 @@ def test_replay_node_counts_stale_pace_messages(ros_context, ros_executor, tiny_
     run_until(ros_executor, lambda: pace.get_subscription_count() > 0 and node.finished.is_set(), 10, "the replay")
     pace.publish(PredicateArray(frame_index=5))
     stale = [PredicateArray(frame_index=k % 6) for k in range(per_topic)]  # none newer than 5
+    before = resident_bytes()
     assert fuzz(ros_executor, pace, stale, lambda: node.counters.get("pace", OUT_OF_ORDER), burst=20) == per_topic
+    assert_memory_bounded(before, f"replay node, {per_topic} stale pace messages")
     assert_nothing_failed(node)
 
 
@@ -287,12 +314,14 @@ def test_dashboard_survives_and_counts_malformed_input(ros_context, ros_executor
     run_until(ros_executor, lambda: all(node.counters.get(t, PROCESSED) == 1 for t in (
         "action", "ground_truth/action", "reliability")), 10, "the first valid frames")
 
-    for topic, _, generator, _, burst in topics:
-        assert fuzz(ros_executor, publishers[topic], cycle(generator, per_topic), refused(topic),
-                    burst=burst) == per_topic
-        assert refused(topic)() == per_topic, (topic, node.counters.stream(topic))
+    bursts = [(topic, cycle(generator, per_topic), burst) for topic, _, generator, _, burst in topics]
     far = ReliabilityReport(frame_index=2**64 - 1, reference_mode="clean_twin")
+    before = resident_bytes()
+    for topic, messages, burst in bursts:
+        assert fuzz(ros_executor, publishers[topic], messages, refused(topic), burst=burst) == per_topic
+        assert refused(topic)() == per_topic, (topic, node.counters.stream(topic))
     assert fuzz(ros_executor, reports, [far] * per_topic, refused("reliability"), burst=20) == per_topic
+    assert_memory_bounded(before, f"dashboard node, {per_topic} malformed messages on each of 6 topics")
     assert node.counters.get("clean/predicates", TOO_LARGE) == per_topic // 4
     assert_nothing_failed(node)
     # still alive: valid input is processed
@@ -301,3 +330,77 @@ def test_dashboard_survives_and_counts_malformed_input(ros_context, ros_executor
     run_until(ros_executor, lambda: node.counters.get("action", PROCESSED) == 2 and
               node.counters.get("degradation", PROCESSED) == 1, 10, "valid input to be processed")
     assert node.state.action.primitive == "grasp"
+
+
+def bad_compressed_images(stamp):
+    import cv2
+    from sensor_msgs.msg import CompressedImage
+
+    _, jpeg = cv2.imencode(".jpg", np.zeros((H, W, 3), np.uint8))
+    _, line = cv2.imencode(".png", np.zeros((8, 2000, 3), np.uint8))
+    yield CompressedImage(header=stamp, format="jpeg", data=b"not an image at all")
+    yield CompressedImage(header=stamp, format="rgb8; jpeg compressed bgr8", data=jpeg.tobytes()[:40])  # truncated
+    yield CompressedImage(header=stamp, format="png", data=line.tobytes())                               # degenerate
+    yield CompressedImage(header=stamp, format="h264", data=jpeg.tobytes())                              # unsupported
+    yield CompressedImage(header=stamp, format="16UC1; compressedDepth png", data=jpeg.tobytes())        # depth
+
+
+def bad_compressed_depths(stamp):
+    import struct
+
+    import cv2
+    from sensor_msgs.msg import CompressedImage
+
+    def rvl(width, height, stream):
+        return CompressedImage(header=stamp, format="16UC1; compressedDepth rvl",
+                               data=struct.pack("<iffII", 0, 0, 0, width, height) + stream)
+    _, colour = cv2.imencode(".png", np.zeros((H, W, 3), np.uint8))
+    yield rvl(16384, 16384, bytes(64))                                       # a 512 MB image from 84 bytes
+    yield rvl(W, H, bytes(4))                                                # runs of no pixels
+    yield rvl(W, H, np.array([0x08100000], "<u4").tobytes())                 # ends inside a run
+    yield CompressedImage(header=stamp, format="16UC1; compressedDepth png",
+                          data=struct.pack("<iff", 0, 0, 0) + colour.tobytes())   # a colour png
+    yield CompressedImage(header=stamp, format="16UC1; compressedDepth zstd", data=bytes(40))
+
+
+@pytest.mark.parametrize("node_kind", ["degrade", "perception"])
+def test_compressed_transports_survive_and_count_malformed_input(ros_context, ros_executor, tmp_path, per_topic,
+                                                                 node_kind):
+    """image_transport compressed and depth_transport compressedDepth: corrupt, truncated,
+    degenerate and unsupported CompressedImages, and RVL streams that would make the reference
+    decoder read past its end, all counted malformed; a good png + rvl frame is processed after."""
+    from sensor_msgs.msg import CompressedImage
+
+    from predrel_ros.ros.messages.images import numpy_to_compressed_depth, numpy_to_compressed_image
+
+    transports = [Parameter("use_depth", value=True), Parameter("image_qos", value="reliable"),
+                  Parameter("image_transport", value="compressed"),
+                  Parameter("depth_transport", value="compressedDepth")]
+    if node_kind == "degrade":
+        node, processed = DegradeNode(context=ros_context, parameter_overrides=transports), (CAMERA, PROCESSED)
+    else:
+        node = activated(PerceptionNode(context=ros_context, parameter_overrides=transports + [
+            Parameter("model_path", value=str(scene_model(tmp_path / "model"))),
+            Parameter("use_frame_info", value=False)]), ros_executor)
+        processed = (FRAMES, PROCESSED)
+    probe = Probe(ros_context)
+    publishers = {stream: probe.node.create_publisher(kind, topic, PROBE_QOS) for stream, kind, topic in (
+        ("image_raw", CompressedImage, "image_raw/compressed"),
+        ("depth/image_raw", CompressedImage, "depth/image_raw/compressedDepth"), ("camera_info", CameraInfo,
+                                                                                  "camera_info"))}
+    for n in {node, probe.node}:
+        if n not in ros_executor.get_nodes():
+            ros_executor.add_node(n)
+    run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publishers.values()), 10, "the node")
+    def good_frame(k):
+        """A good png + rvl frame."""
+        stamp = header(k)
+        publishers["camera_info"].publish(intrinsics_to_camera_info(CAMERA_MODEL, stamp))
+        publishers["depth/image_raw"].publish(numpy_to_compressed_depth(np.ones((H, W), np.float32), "16UC1",
+                                                                        stamp, compression="rvl"))
+        publishers["image_raw"].publish(numpy_to_compressed_image(np.zeros((H, W, 3), np.uint8), "png", stamp))
+    fuzz_camera_topics(ros_executor, node, publishers, [("image_raw", bad_compressed_images, 2),
+                                                        ("depth/image_raw", bad_compressed_depths, 2)],
+                       per_topic, f"{node_kind} node (compressed transports)", good_frame,
+                       lambda: node.counters.get(*processed))
+    assert_nothing_failed(node)

@@ -12,7 +12,7 @@ require_ros()
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from lifecycle_msgs.srv import ChangeState, GetState  # noqa: E402
-from node_graph import Probe, activated, run_until, scene_model  # noqa: E402
+from node_graph import Probe, activated, call, run_until, scene_model  # noqa: E402
 from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
@@ -68,15 +68,6 @@ def unconfigured(ros_context, ros_executor, model_dir):
     for n in (node, probe.node):
         ros_executor.add_node(n)
     return node, probe, entities, camera
-
-
-def call(executor, client, request, timeout_s=10.0):
-    """(response, seconds) of one service call over DDS."""
-    run_until(executor, lambda: client.service_is_ready(), 10, f"service {client.srv_name}")
-    start = time.monotonic()
-    future = client.call_async(request)
-    run_until(executor, future.done, timeout_s, f"the response of {client.srv_name}")
-    return future.result(), time.monotonic() - start
 
 
 def change_state(executor, probe, label, timeout_s=10.0):

@@ -7,7 +7,18 @@ from ros_testing import require_ros
 
 require_ros()
 
-from node_graph import FAR_INDEX, PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until, with_far_future  # noqa: E402
+from node_graph import (  # noqa: E402
+    FAR_INDEX,
+    PROBE_QOS,
+    Probe,
+    assert_memory_bounded,
+    entity_msg,
+    fuzz,
+    malformed_entities,
+    resident_bytes,
+    run_until,
+    with_far_future,
+)
 from rclpy.parameter import Parameter  # noqa: E402
 
 from predrel_ros.core.errors import UserError  # noqa: E402
@@ -102,9 +113,11 @@ def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context,
     publisher.publish(entity_msg(episode[5], index=50_000))
     run_until(ros_executor, lambda: len(received) == 1, 10, "the first frame")
     counted = lambda: node.counters.total(ENTITIES)  # noqa: E731
-    malformed = fuzz(ros_executor, publisher, list(malformed_entities(episode, 900)), counted, burst=20)
-    old = fuzz(ros_executor, publisher, [entity_msg(episode[i % len(episode)], index=i) for i in range(100)], counted,
-               burst=20)
+    bad, stale = list(malformed_entities(episode, 900)), [entity_msg(episode[i % len(episode)], i) for i in range(100)]
+    before = resident_bytes()
+    malformed = fuzz(ros_executor, publisher, bad, counted, burst=20)
+    old = fuzz(ros_executor, publisher, stale, counted, burst=20)
+    assert_memory_bounded(before, "predicate node, 1000 malformed or stale EntityArrays")
     publisher.publish(entity_msg(episode[6], index=50_001))
     run_until(ros_executor, lambda: len(received) == 2, 10, "a good frame after the fuzz")
     assert malformed + old == 1000
@@ -150,3 +163,40 @@ def test_an_entity_array_beyond_the_bound_is_refused_at_once_and_valid_frames_go
     publisher.publish(entity_msg(episode[2], 2))
     run_until(ros_executor, lambda: node.counters.get(ENTITIES, TOO_LARGE) == 2, 5, "a frame beyond the new bound")
     assert node.counters.stream(ENTITIES) == {PROCESSED: 1, TOO_LARGE: 2}
+
+
+def test_a_new_config_at_runtime_retunes_the_extractor_and_a_broken_one_is_refused(ros_context, ros_executor,
+                                                                                   episode, tmp_path):
+    """`ros2 param set /predicates config other.yaml` (SetParameters over DDS): the frames after it
+    equal a fresh extractor of the new thresholds; a file that does not load is refused with the
+    reason and changes nothing."""
+    from node_graph import set_parameters
+
+    from predrel_ros.core.config_io import write_data
+    from predrel_ros.predicates import PredicateConfig
+
+    node, publisher, received = start(ros_context, ros_executor)
+    probe = Probe(ros_context, name="setter")
+    ros_executor.add_node(probe.node)
+    tuned = PredicateConfig.from_dict({**PredicateConfig().to_dict(), "confidence": {
+        **PredicateConfig().to_dict()["confidence"], "floor": 0.6}})
+    good = write_data(tmp_path / "tuned.yaml", {"predicates": tuned.to_dict()})
+    broken = write_data(tmp_path / "broken.yaml", {"predicates": {"window": 0}})
+    for frame in episode[:5]:
+        publisher.publish(entity_msg(frame))
+    run_until(ros_executor, lambda: len(received) == 5, 10, "the first frames")
+    refused, = set_parameters(ros_executor, probe, "/predicates", {"config": str(broken)})
+    assert not refused.successful and "broken.yaml" in refused.reason and "window" in refused.reason
+    assert node.params["config"] == "predicates.yaml"
+    accepted, = set_parameters(ros_executor, probe, "/predicates", {"config": str(good)})
+    assert accepted.successful and node.extractor.config.confidence.floor == 0.6
+    for frame in episode[5:12]:
+        publisher.publish(entity_msg(frame))
+    run_until(ros_executor, lambda: len(received) == 12, 10, "the frames after the change")
+    fresh = PredicateExtractor(tuned)
+    for frame, out in zip(episode[5:12], received[5:]):
+        expected = fresh.update(frame.index, entities_from_msg(entity_msg(frame)))
+        got = predicates_from_msg(out)
+        assert [(e.name, e.subject, e.object, e.value) for e in got] == \
+               [(e.name, e.subject, e.object, e.value) for e in expected]
+        np.testing.assert_allclose([e.confidence for e in got], [e.confidence for e in expected], atol=1e-6)

@@ -14,7 +14,18 @@ from ros_testing import require_ros
 require_ros()
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from node_graph import FAR_INDEX, PROBE_QOS, Probe, entity_msg, fuzz, malformed_entities, run_until, with_far_future  # noqa: E402
+from node_graph import (  # noqa: E402
+    FAR_INDEX,
+    PROBE_QOS,
+    Probe,
+    assert_memory_bounded,
+    entity_msg,
+    fuzz,
+    malformed_entities,
+    resident_bytes,
+    run_until,
+    with_far_future,
+)
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from reliability_scenarios import occlusion_run, oracle_profile  # noqa: E402
@@ -357,8 +368,10 @@ def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context,
     else:
         bad = list(malformed_entities(episode, 900))
         old = [entity_msg(episode[i % len(episode)], index=i) for i in range(100)]
+    before = resident_bytes()
     malformed = fuzz(ros_executor, publishers[topic], bad, counted, burst=20)
     old = fuzz(ros_executor, publishers[topic], old, counted, burst=20)
+    assert_memory_bounded(before, f"reliability node, 1000 malformed or stale messages on {topic}")
     frame(5001)
     run_until(ros_executor, lambda: len(reports) == 2, 10, "a report after the fuzz")
     assert malformed + old == 1000
@@ -385,3 +398,70 @@ def test_a_frame_indexed_far_in_the_future_does_not_block_the_streams(ros_contex
     assert [m.frame_index for m in reports] == expected
     assert node.counters.get(PREDICATES, OUT_OF_ORDER) == len(sent) - len(expected)
     assert node.counters.get(PREDICATES, RESTARTS) == int(first)
+
+
+@pytest.mark.parametrize("topic", ["predicates", "reference", "entities", "reference_entities"])
+def test_a_message_beyond_the_bounds_is_refused_at_once_and_the_bounds_change_at_runtime(
+        ros_context, ros_executor, scenario, topic):
+    """A PredicateArray or EntityArray with more items than the node's bound is counted too_large
+    unread (the predicate node spent 13.5 s on 300 entities before there were bounds), the frames
+    after it are processed, and a lower bound set at runtime refuses the next normal frame."""
+    import time
+
+    from predrel_ros.ros.kit.frame_counters import TOO_LARGE
+    from predrel_ros.ros.messages.fields import MAX_ENTITIES_PER_MESSAGE, MAX_PREDICATES_PER_MESSAGE
+
+    frames, _, _ = scenario
+    node, publishers, reports, _ = start(ros_context, ros_executor, reference_mode="clean_twin")
+    parts = {"predicates": "degraded", "reference": "clean", "entities": "degraded_entities",
+             "reference_entities": "clean_entities"}
+
+    def send(k, crowd=False):
+        for part, field in parts.items():
+            msg = copy.deepcopy(getattr(frames[k], field))
+            if crowd and part == topic:
+                items = "entities" if "entities" in part else "predicates"
+                bound = MAX_ENTITIES_PER_MESSAGE if "entities" in part else MAX_PREDICATES_PER_MESSAGE
+                setattr(msg, items, list(getattr(msg, items)) * (bound // len(getattr(msg, items)) + 1))
+            publishers[part].publish(msg)
+
+    started = time.monotonic()
+    send(10, crowd=True)
+    run_until(ros_executor, lambda: node.counters.get(topic, TOO_LARGE) == 1, 10, "the crowd to be refused")
+    assert time.monotonic() - started < 5.0
+    send(11)
+    run_until(ros_executor, lambda: [m.frame_index for m in reports] == [frames[11].degraded.frame_index], 10,
+              "the next frame's report")
+    bound = "max_entities_per_message" if "entities" in topic else "max_predicates_per_message"
+    assert node.set_parameters([Parameter(bound, value=1)])[0].successful
+    send(12)
+    run_until(ros_executor, lambda: node.counters.get(topic, TOO_LARGE) == 2, 10, "a frame beyond the new bound")
+    assert node.counters.get(topic, PROCESSED) == 1
+
+
+def test_a_new_window_at_runtime_builds_the_monitor_anew_and_a_profile_of_another_window_is_refused(
+        ros_context, ros_executor, scenario, tmp_path):
+    """SetParameters over DDS: window 10 takes effect from the next frame (the reports say so, the
+    frame still waiting for its reference is counted unmatched); a clean profile measured over 30
+    frames is then refused with the reason, and nothing changes."""
+    from node_graph import set_parameters
+
+    frames, _, profile = scenario
+    node, publishers, reports, _ = start(ros_context, ros_executor, reference_mode="clean_twin", associate=False)
+    probe = Probe(ros_context, name="setter")
+    ros_executor.add_node(probe.node)
+    for frame in frames[:3]:
+        publishers["reference"].publish(frame.clean)
+        publishers["predicates"].publish(frame.degraded)
+    publishers["predicates"].publish(frames[3].degraded)                 # its reference never comes
+    run_until(ros_executor, lambda: len(reports) == 3 and accounted(node, PREDICATES) == 4, 10, "three reports")
+    accepted, = set_parameters(ros_executor, probe, "/reliability", {"window": 10})
+    assert accepted.successful and node.monitor.config.window == 10
+    assert node.counters.get(PREDICATES, "unmatched") == 1
+    refused, = set_parameters(ros_executor, probe, "/reliability", {"clean_profile": str(profile)})
+    assert not refused.successful and "window" in refused.reason and node.params["clean_profile"] == ""
+    for frame in frames[4:6]:
+        publishers["reference"].publish(frame.clean)
+        publishers["predicates"].publish(frame.degraded)
+    run_until(ros_executor, lambda: len(reports) == 5, 10, "reports after the change")
+    assert [m.window for m in reports] == [WINDOW] * 3 + [10] * 2

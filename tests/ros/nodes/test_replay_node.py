@@ -190,7 +190,7 @@ def test_a_compressed_bag_on_camera_image_raw_plays_with_its_camera_info(ros_con
                     depth=np.full((24, 32), 0.5 + k, np.float32), camera=camera) for k in range(3)]
     topics = BagTopics(color="/camera/image_raw/compressed", depth="/camera/depth/image_raw/compressedDepth",
                        color_info="/camera/camera_info", depth_info="/camera/depth/camera_info")
-    with BagWriter(tmp_path / "bag", topics=topics, image_codec="png", compressed_depth=True) as writer:
+    with BagWriter(tmp_path / "bag", topics=topics, image_codec="png", compressed_depth="png") as writer:
         for frame in frames:
             writer.write(frame)
     probe = Probe(ros_context)

@@ -17,3 +17,5 @@ def test_conversion_benchmark_runs(tmp_path, capsys):
     result = json.loads(out.read_text())["result"]
     assert set(result["images"]) == {"rgb8", "bgra8", "mono8", "16UC1", "32FC1"}
     assert result["images"]["rgb8"]["encode"]["n"] == 3
+    depth = result["compressed_depth"]
+    assert set(depth) == {"png", "rvl"} and all(0 < case["bytes"] < case["raw_bytes"] + 40 for case in depth.values())

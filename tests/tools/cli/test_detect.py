@@ -109,3 +109,22 @@ def test_errors_are_reported_without_traceback(scene_model_dir, tmp_path, capsys
     bad.write_text("tracker:\n  lost_bufer: 3\n")
     assert cli.main(["detect", "--input", str(tmp_path), "--out", str(tmp_path / "o"), "--config", str(bad)]) == 1
     assert "unknown key" in capsys.readouterr().err
+
+
+def test_a_dataset_imported_from_a_robot_bag_detects_per_episode(scene_model_dir, tmp_path):
+    """`predrel dataset import` of a compressed bag on a driver's own topics, then detect on the
+    dataset root: one output folder per episode, every frame."""
+    from predrel_ros.sources.bag import BagTopics, BagWriter
+
+    topics = BagTopics(color="/head_camera/rgb/image_raw/compressed", depth=None,
+                       color_info="/head_camera/rgb/camera_info", depth_info=None)
+    camera = CameraIntrinsics(width=320, height=240, fx=250.0, fy=250.0, cx=160.0, cy=120.0)
+    with BagWriter(tmp_path / "robot_run", topics=topics, image_codec="png") as writer:
+        for i in range(3):
+            writer.write(Frame(index=i, stamp_ns=(i + 1) * 100_000_000, rgb=np.zeros((240, 320, 3), np.uint8),
+                               camera=camera))
+    assert cli.main(["dataset", "import", str(tmp_path / "robot_run"), "--out", str(tmp_path / "data")]) == 0
+    out = tmp_path / "out"
+    assert cli.main(["detect", "--input", str(tmp_path / "data"), "--out", str(out), "--model", str(scene_model_dir),
+                     "--no-overlays"] + BACKEND) == 0
+    assert json.loads((out / "robot_run" / "summary.json").read_text())["frames"] == 3

@@ -48,7 +48,7 @@ PARAMETERS = (
                   "or compressed (CompressedImage, jpeg or png, on image_raw/compressed)",
                   choices=tuple(IMAGE_TRANSPORTS), fixed_because=INPUTS_FIXED),
     ParameterSpec("depth_transport", "raw", "with use_depth: raw (Image on depth/image_raw) or compressedDepth "
-                  "(CompressedImage, png, on depth/image_raw/compressedDepth)", choices=tuple(DEPTH_TRANSPORTS),
+                  "(CompressedImage, png or rvl, on depth/image_raw/compressedDepth)", choices=tuple(DEPTH_TRANSPORTS),
                   fixed_because=INPUTS_FIXED),
     ParameterSpec("use_depth", False, "subscribe depth/image_raw (aligned to the colour image, 32FC1 metres or "
                   "16UC1 millimetres) and camera_info, synchronised with the image; needed for 3D points",
@@ -67,7 +67,8 @@ TOPICS = (
     TopicSpec(DEPTH, "sensor_msgs/Image", SUBSCRIBES, IMAGE_QOS_TEXT + ", depth <= 2",
               "aligned depth (32FC1 metres, 16UC1 millimetres)", "use_depth, depth_transport raw"),
     TopicSpec(DEPTH + "/compressedDepth", "sensor_msgs/CompressedImage", SUBSCRIBES, IMAGE_QOS_TEXT + ", depth <= 2",
-              "aligned depth, compressedDepth png (16UC1 or 32FC1)", "use_depth, depth_transport compressedDepth"),
+              "aligned depth, compressedDepth png or rvl (16UC1 or 32FC1)",
+              "use_depth, depth_transport compressedDepth"),
     TopicSpec(INFO, "sensor_msgs/CameraInfo", SUBSCRIBES, IMAGE_QOS_TEXT + ", depth <= 2",
               "intrinsics of the colour image (synchronised with use_depth, else the latest)"),
 )

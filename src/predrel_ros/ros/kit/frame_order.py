@@ -23,10 +23,11 @@ RESTARTS = "restarts"
 
 
 def restart_after_parameter(stream: str, state: str) -> ParameterSpec:
-    """The `restart_after` parameter of a node whose `state` restarts with its input `stream`."""
+    """The `restart_after` parameter of a node whose `state` restarts with its input `stream`
+    (runtime: the node sets it on its StreamOrders, which read it at every frame)."""
     return ParameterSpec("restart_after", RESTART_AFTER, f"consecutive out-of-order frames after which the {stream} "
                          f"stream is taken to have restarted its numbering ({state} starts anew); 0: never",
-                         minimum=0, maximum=1000)
+                         minimum=0, maximum=1000, runtime=True)
 
 
 def admit(node, order: StreamOrder, stream: str, position: int, work: str, reset: Callable[[], None] = lambda: None,

@@ -17,7 +17,8 @@ executor thread: while `on_configure` loads a model, no parameter request is ans
   back to unconfigured; a callback returning FAILURE is held on /diagnostics too (`transition_failed`);
 - a node that is not active starts its /diagnostics message with its state ("unconfigured, not
   processing", level OK unless something is wrong);
-- one transition at a time: a request while one runs is refused (success false, logged);
+- one transition at a time: a request while one runs is refused (success false, logged); refused
+  and impossible requests are logged rate-limited (a client retrying in a loop does not flood the log);
 - parameter `autostart` (default true): configure then activate once the node is spun, the way
   `predrel run` and the launch files want it; false leaves it unconfigured for a lifecycle manager
   (`ros2 lifecycle set /perception configure`, nav2's lifecycle_manager);
@@ -48,7 +49,8 @@ from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 #: the parameter every lifecycle node declares (added when the node's list lacks it)
 AUTOSTART = ParameterSpec(
     "autostart", True, "configure and activate at start (predrel run, the launch files); false: stay unconfigured "
-    "for a lifecycle manager (ros2 lifecycle set <node> configure, then activate). Read-only: it acts at start")
+    "for a lifecycle manager (ros2 lifecycle set <node> configure, then activate)",
+    fixed_because="it acts once, when the node starts; the lifecycle transitions decide afterwards")
 #: how long destroy_node waits for a configure still running in its thread
 CONFIGURE_JOIN_S = 10.0
 #: health condition keys
@@ -140,15 +142,16 @@ class PredrelLifecycleNode(LifecycleNodeMixin, PredrelNode):
         a quick one, on the executor thread when a threaded one ends. False: refused at once."""
         on_done = on_done or (lambda ok: None)
         if self._busy:
-            self.get_logger().error(f"transition {transition_id} refused: another transition is running "
-                                    f"(state {self.lifecycle_state})")
+            self.log_throttled("lifecycle.refused", f"transition {transition_id} refused: another transition is "
+                               f"running (state {self.lifecycle_state})", error=True)
             on_done(False)
             return False
         initial = self._state_machine.current_state
         try:
             self._state_machine.trigger_transition_by_id(transition_id, True)
         except _rclpy.RCLError:
-            self.get_logger().error(f"transition {transition_id} is not possible from state {initial[1]}")
+            self.log_throttled("lifecycle.impossible", f"transition {transition_id} is not possible from state "
+                               f"{initial[1]}", error=True)
             on_done(False)
             return False
         previous = LifecycleState(state_id=initial[0], label=initial[1])
@@ -231,8 +234,8 @@ class PredrelLifecycleNode(LifecycleNodeMixin, PredrelNode):
             try:
                 transition_id = self._state_machine.get_transition_by_label(request.transition.label)
             except _rclpy.RCLError:
-                self.get_logger().error(f"change_state: no transition {request.transition.label!r} "
-                                        f"from state {self.lifecycle_state}")
+                self.log_throttled("lifecycle.unknown", f"change_state: no transition {request.transition.label!r} "
+                                   f"from state {self.lifecycle_state}", error=True)
                 response.success = False
                 return response
         service = self._service_change_state

@@ -68,7 +68,8 @@ def wanted(publisher) -> bool:
 
 class PredrelNode(Node):
     def __init__(self, node_name: str, parameters: Sequence[ParameterSpec], *,
-                 on_parameters: Callable[[dict[str, Any]], None] | None = None, **node_kwargs) -> None:
+                 on_parameters: Callable[[dict[str, Any]], None] | None = None,
+                 check_parameters: Callable[[dict[str, Any]], None] | None = None, **node_kwargs) -> None:
         super().__init__(node_name, **node_kwargs)
         self.exit_code: int | None = None
         self._log_handlers: list[tuple[logging.Logger, logging.Handler]] = []
@@ -77,7 +78,7 @@ class PredrelNode(Node):
         self.latency = LatencyWindow()
         self.health = Health()
         self._throttle = LogThrottle(REJECT_LOG_PERIOD_S)
-        self.params = NodeParameters(self, parameters, on_change=on_parameters)
+        self.params = NodeParameters(self, parameters, on_change=on_parameters, check_change=check_parameters)
         self.diagnostics = NodeDiagnostics(self, self.counters, self.health, self.latency,
                                            values=self.diagnostic_values,
                                            extra_statuses=self.extra_diagnostic_statuses)

@@ -6,7 +6,9 @@
 At start every value (from `--ros-args -p`, a params file, or the default) is validated; all invalid
 values are reported in one `UserError` (`run_node`: printed, exit 1). Parameters whose spec says
 `runtime` may change later (`ros2 param set`, rqt_reconfigure): the new values are validated first
-(a refused change gets `successful=False` and the reason), then `on_change({name: value})` runs.
+by their specs, then by the node's `check_change({name: value})` when it has one (what only the node
+can judge, e.g. whether a config file loads; its ValueError or UserError refuses the change), and a
+refused change gets `successful=False` and the reason; then `on_change({name: value})` runs.
 The others are declared read-only. Integers are accepted for float parameters. Parameters set for
 the node but not declared by it (a typo in a params file) are logged as a warning.
 """
@@ -17,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.parameter import Parameter
 
+from predrel_ros.core.errors import UserError
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec, check_unique, resolve_values
 
 _PARAMETER_TYPES = {
@@ -51,10 +54,12 @@ class NodeParameters:
     """The validated values of a node's parameters, kept current when runtime parameters change."""
 
     def __init__(self, node, specs: Sequence[ParameterSpec],
-                 on_change: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 on_change: Callable[[dict[str, Any]], None] | None = None,
+                 check_change: Callable[[dict[str, Any]], None] | None = None) -> None:
         self._node = node
         self.specs = {spec.name: spec for spec in check_unique(specs)}
         self._on_change = on_change
+        self._check_change = None               # set once declared: declaring is no change
         overrides = self._overrides()
         self.values: dict[str, Any] = resolve_values(list(self.specs.values()), overrides)
         unknown = sorted(set(overrides) - set(self.specs) - _BUILTIN)
@@ -67,6 +72,7 @@ class NodeParameters:
         for spec in self.specs.values():
             node.declare_parameter(spec.name, self.values[spec.name], descriptor(spec), ignore_override=True)
         node.add_post_set_parameters_callback(self._applied)  # after declaring: that is no change
+        self._check_change = check_change
 
     def _overrides(self) -> dict[str, Any]:
         """The values given for this node on the command line or in params files.
@@ -96,15 +102,22 @@ class NodeParameters:
         return coerced
 
     def _validate(self, parameters: list[Parameter]) -> SetParametersResult:
-        reasons = []
+        reasons, values = [], {}
         for parameter in parameters:
             spec = self.specs.get(parameter.name)
             if spec is None:
                 continue
             try:
-                spec.validate(_plain(parameter.value))
+                values[parameter.name] = spec.validate(_plain(parameter.value))
             except ValueError as error:
                 reasons.append(str(error))
+        if not reasons and values and self._check_change is not None:
+            try:
+                self._check_change(values)
+            except (ValueError, UserError) as error:
+                reasons.append(str(error))
+            except Exception as error:  # a change the node cannot take is refused, never an error in the service
+                reasons.append(f"the node could not take it: {error!r}")
         return SetParametersResult(successful=not reasons, reason="; ".join(reasons))
 
     def _applied(self, parameters: list[Parameter]) -> None:

@@ -12,10 +12,11 @@ its own first step:
 sensor_msgs/CompressedImage (duck-typed: a message with `format` and no `encoding`) has its own
 first step, `compressed_image_to_numpy(msg)`: jpeg or png (the `compressed` transport of
 image_transport, whose `format` reads "rgb8; jpeg compressed bgr8", or a driver's plain "jpeg"),
-and the `compressedDepth` transport's png ("16UC1; compressedDepth png": a 12-byte header, then a
-16-bit png; for 32FC1 the png holds quantised inverse depth, decoded with the header's two
-parameters as compressed_depth_image_transport does). `image_to_rgb8` and `depth_image_to_metres`
-take either message. Other codecs (rvl, theora, h264) raise `UnsupportedEncoding`.
+and the `compressedDepth` transport's png and rvl ("16UC1; compressedDepth png": a 12-byte header,
+then a 16-bit png; "...; compressedDepth rvl": the header, uint32 width and height, then the RVL
+stream of `ros.messages.rvl`; for 32FC1 the 16-bit image holds quantised inverse depth, decoded
+with the header's two parameters as compressed_depth_image_transport does). `image_to_rgb8` and
+`depth_image_to_metres` take either message. Other codecs (theora, h264) raise `UnsupportedEncoding`.
 
 `numpy_to_image` builds an Image with one copy of the pixels; `numpy_to_compressed_image` and
 `numpy_to_compressed_depth` build the compressed messages the two transports would publish. No
@@ -37,7 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from predrel_ros.core.errors import UserError
-from predrel_ros.ros.messages.fields import header_or_default
+from predrel_ros.ros.messages import rvl
+from predrel_ros.ros.messages.fields import MAX_IMAGE_SIDE, header_or_default
 from predrel_ros.ros.messages.message_classes import COMPRESSED_IMAGE, IMAGE, RCLPY, Message, MessageClasses
 
 
@@ -197,6 +199,12 @@ COMPRESSED_CODECS = {"jpeg": b"\xff\xd8\xff", "png": b"\x89PNG\r\n\x1a\n"}
 _CODEC_SPELLINGS = {"jpeg": "jpeg", "jpg": "jpeg", "png": "png"}
 #: the `compressedDepth` transport's header: int32 format (0: inverse depth), float32 depthQuantA, depthQuantB
 _DEPTH_HEADER = struct.Struct("<iff")
+#: the compressions of the `compressedDepth` transport (its `format` parameter)
+DEPTH_COMPRESSIONS = ("png", "rvl")
+#: what precedes an RVL stream: uint32 width, height
+_RVL_SIZE = struct.Struct("<II")
+#: the most pixels per byte of an RVL stream compressed_depth_image_transport accepts (more: corrupt data)
+_RVL_MAX_PIXELS_PER_BYTE = 5
 #: compressed_depth_image_transport's defaults for 32FC1 (parameters depth_max, depth_quantization)
 DEPTH_MAX = 10.0
 DEPTH_QUANTIZATION = 100.0
@@ -257,15 +265,19 @@ def compressed_depth_to_metres(msg: Message) -> np.ndarray:
     if encoding not in ("16UC1", "mono16", "32FC1"):
         raise UnsupportedEncoding(f"unsupported image encoding: compressedDepth format {fmt!r} has depth "
                                   f"encoding {encoding!r}; expected 16UC1, mono16 or 32FC1")
-    if any(word.lower() == "rvl" for word in words):
-        raise UnsupportedEncoding(f"unsupported image encoding: compressedDepth format {fmt!r} uses rvl; "
-                                  f"set the publisher's format parameter to png")
+    compression = _depth_compression(words)
+    if compression not in DEPTH_COMPRESSIONS:
+        raise UnsupportedEncoding(f"unsupported image encoding: compressedDepth format {fmt!r} uses {compression!r}; "
+                                  f"expected one of {DEPTH_COMPRESSIONS}")
     data = bytes(msg.data)
     if len(data) <= _DEPTH_HEADER.size:
         raise ValueError(f"compressedDepth CompressedImage.data has {len(data)} bytes, less than its "
                          f"{_DEPTH_HEADER.size}-byte header and an image")
     _, quant_a, quant_b = _DEPTH_HEADER.unpack_from(data)
-    pixels = _decode(data[_DEPTH_HEADER.size:], "compressedDepth CompressedImage.data", fmt)
+    if compression == "rvl":
+        pixels = _decode_rvl(data[_DEPTH_HEADER.size:], len(data), fmt)
+    else:
+        pixels = _decode(data[_DEPTH_HEADER.size:], "compressedDepth CompressedImage.data", fmt)
     if pixels.ndim != 2 or pixels.dtype != np.uint16:
         raise ValueError(f"compressedDepth CompressedImage (format {fmt!r}) decodes to {pixels.dtype} "
                          f"{pixels.shape}; expected a one-channel 16-bit png")
@@ -279,6 +291,34 @@ def compressed_depth_to_metres(msg: Message) -> np.ndarray:
         depth = np.float32(quant_a) / (inverse - np.float32(quant_b))
     depth[pixels == 0] = np.nan
     return depth
+
+
+def _depth_compression(words: list[str]) -> str:
+    """The word after `compressedDepth` in a format; png when none follows (older transports)."""
+    lowered = [word.lower() for word in words]
+    at = lowered.index("compresseddepth") if "compresseddepth" in lowered else len(lowered)
+    return lowered[at + 1] if at + 1 < len(lowered) else "png"
+
+
+def _decode_rvl(data: bytes, message_bytes: int, fmt: str) -> np.ndarray:
+    """The H x W uint16 pixels of a compressedDepth rvl payload (after the header); like
+    compressed_depth_image_transport, an image of more than 5 pixels per byte of the message is
+    taken for corrupt data (and no huge image is allocated for a small message)."""
+    if len(data) < _RVL_SIZE.size:
+        raise ValueError(f"compressedDepth rvl data (format {fmt!r}) has {len(data)} bytes after the header, "
+                         f"less than its width and height")
+    width, height = _RVL_SIZE.unpack_from(data)
+    if not (0 < width <= MAX_IMAGE_SIDE and 0 < height <= MAX_IMAGE_SIDE):
+        raise ValueError(f"compressedDepth rvl data declares a {width}x{height} image; expected sides in "
+                         f"1..{MAX_IMAGE_SIDE}")
+    stream = data[_RVL_SIZE.size:]
+    if width * height > _RVL_MAX_PIXELS_PER_BYTE * message_bytes:
+        raise ValueError(f"compressedDepth rvl data declares a {width}x{height} image in a {message_bytes}-byte "
+                         f"message; more than {_RVL_MAX_PIXELS_PER_BYTE} pixels per byte is taken for corrupt data")
+    try:
+        return rvl.decode(stream, width * height).reshape(height, width)
+    except ValueError as error:
+        raise ValueError(f"compressedDepth rvl data (format {fmt!r}, {width}x{height}): {error}") from None
 
 
 def numpy_to_compressed_image(rgb: np.ndarray, codec: str = "jpeg", header: Message | None = None, *,
@@ -302,11 +342,14 @@ def numpy_to_compressed_image(rgb: np.ndarray, codec: str = "jpeg", header: Mess
 
 def numpy_to_compressed_depth(metres: np.ndarray, encoding: str = "16UC1", header: Message | None = None, *,
                               depth_max: float = DEPTH_MAX, depth_quantization: float = DEPTH_QUANTIZATION,
-                              classes: MessageClasses = RCLPY) -> Message:
+                              compression: str = "png", classes: MessageClasses = RCLPY) -> Message:
     """A CompressedImage of H x W depth in metres (NaN unknown) as the `compressedDepth` transport
-    publishes a 16UC1 (millimetres) or 32FC1 (quantised inverse depth) Image."""
+    publishes a 16UC1 (millimetres) or 32FC1 (quantised inverse depth) Image, its 16-bit image
+    compressed as png or rvl."""
     import cv2
 
+    if compression not in DEPTH_COMPRESSIONS:
+        raise ValueError(f"compressedDepth compresses with one of {DEPTH_COMPRESSIONS}, not {compression!r}")
     metres = np.asarray(metres, np.float32)
     if metres.ndim != 2:
         raise ValueError(f"expected H x W depth in metres, got shape {metres.shape}")
@@ -323,12 +366,16 @@ def numpy_to_compressed_depth(metres: np.ndarray, encoding: str = "16UC1", heade
         pixels = np.clip(inverse, 0, 65535).astype(np.uint16)
     else:
         raise ValueError(f"compressedDepth encodes 16UC1 or 32FC1, not {encoding!r}")
-    ok, png = cv2.imencode(".png", pixels)
-    if not ok:
-        raise ValueError(f"OpenCV could not encode a {pixels.shape} depth image as png")
-    data = _DEPTH_HEADER.pack(0, quant_a, quant_b) + png.tobytes()
+    if compression == "rvl":
+        payload = _RVL_SIZE.pack(pixels.shape[1], pixels.shape[0]) + rvl.encode(pixels)
+    else:
+        ok, png = cv2.imencode(".png", pixels)
+        if not ok:
+            raise ValueError(f"OpenCV could not encode a {pixels.shape} depth image as png")
+        payload = png.tobytes()
+    data = _DEPTH_HEADER.pack(0, quant_a, quant_b) + payload
     return classes.build(COMPRESSED_IMAGE, header=header_or_default(header, classes),
-                         format=f"{encoding}; compressedDepth png",
+                         format=f"{encoding}; compressedDepth {compression}",
                          data=classes.sequence(np.frombuffer(data, np.uint8), np.uint8))
 
 

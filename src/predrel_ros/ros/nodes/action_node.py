@@ -58,20 +58,29 @@ PREDICATES, RELIABILITY = "predicates", "reliability"
 #: counted per estimate published with trusted = false (an event, not an input outcome)
 UNTRUSTED = "action.untrusted"
 
+#: what a runtime change of the parameters that choose the recognizer does
+RECOGNIZER_RUNTIME = ("; a change at runtime loads the recognizer anew (refused when it does not load), its temporal "
+                      "window starting with the next frame")
+#: the parameters that choose the recognizer
+RECOGNIZER_PARAMETERS = ("config", "model", "use_confidence")
+
 PARAMETERS = (
     ParameterSpec("config", "action.yaml", "YAML whose `action` section configures the recognizer and its trust gate "
                   "(model, min_probability, reliance_share, untrusted_levels, require_trust); a bare file name is "
-                  "looked up in the package's config/ folder"),
+                  "looked up in the package's config/ folder" + RECOGNIZER_RUNTIME, runtime=True),
     ParameterSpec("model", "", "primitive model file (JSON, `predrel action fit`); empty: the config's (empty there: "
-                  "the packaged model)"),
+                  "the packaged model)" + RECOGNIZER_RUNTIME, runtime=True),
     ParameterSpec("use_confidence", True, "weight the predicates by their confidence; false: the paper's "
-                  "'without confidence' ablation, with the packaged model trained that way unless `model` is set"),
+                  "'without confidence' ablation, with the packaged model trained that way unless `model` is set"
+                  + RECOGNIZER_RUNTIME, runtime=True),
     ParameterSpec("use_reliability", True, "gate on the trust levels of the `reliability` reports; estimates are "
-                  "untrusted while no report is fresh. false: no reliability node (probability gate only)"),
+                  "untrusted while no report is fresh. false: no reliability node (probability gate only)",
+                  fixed_because="it decides the reliability subscription, made at start"),
     ParameterSpec("reliability_timeout_s", 2.0, "a report older than this no longer counts (the estimates become "
-                  "untrusted until the next)", minimum=0.05, maximum=3600.0),
+                  "untrusted until the next)", minimum=0.05, maximum=3600.0, runtime=True),
     restart_after_parameter("predicate", "the temporal window"),
-    ParameterSpec("lazy", True, "skip recognition while nobody subscribes to action (counted no_subscribers)"),
+    ParameterSpec("lazy", True, "skip recognition while nobody subscribes to action (counted no_subscribers)",
+                  runtime=True),
     MAX_PREDICATES,
 )
 
@@ -110,17 +119,14 @@ def load_recognizer(params: Mapping[str, object], order: StreamOrder | None = No
 
 class ActionNode(PredrelNode):
     def __init__(self, **kwargs) -> None:
-        super().__init__(NODE_NAME, PARAMETERS, **kwargs)
+        super().__init__(NODE_NAME, PARAMETERS, on_parameters=self._on_parameters,
+                         check_parameters=self._check_parameters, **kwargs)
         p = self.params
         self.order = StreamOrder(p["restart_after"])
-        self.recognizer = load_recognizer(p.values, self.order)
-        model = self.recognizer.model
-        if not p["use_confidence"] and model.confidence_weighted:
-            self.get_logger().warning("use_confidence is false but the model was trained with confidences: its "
-                                      "inputs are given without them (set model to one trained with --no-confidence)")
-            self.recognizer.model = dataclasses.replace(model, confidence_weighted=False)
+        self.recognizer = self._load(p.values)
+        self._loaded: ActionRecognizer | None = None     # a new recognizer, loaded while its change is checked
         self.get_logger().info(
-            f"primitives {', '.join(model.class_names)}; confidences "
+            f"primitives {', '.join(self.recognizer.model.class_names)}; confidences "
             f"{'used' if self.recognizer.model.confidence_weighted else 'not used'}; "
             f"trust from {'reliability reports' if p['use_reliability'] else 'nothing (probability gate only)'}")
         self.report_order = StreamOrder(p["restart_after"])
@@ -131,6 +137,28 @@ class ActionNode(PredrelNode):
         self.subscription(PredicateArray, "predicates", self._on_predicates, STREAM_QOS, stream=PREDICATES)
         if p["use_reliability"]:
             self.subscription(ReliabilityReport, "reliability", self._on_reliability, STREAM_QOS, stream=RELIABILITY)
+
+    def _load(self, params: Mapping[str, object]) -> ActionRecognizer:
+        """The recognizer of `params`, its model's inputs without confidences when use_confidence is false."""
+        recognizer = load_recognizer(params, self.order)
+        model = recognizer.model
+        if not params["use_confidence"] and model.confidence_weighted:
+            self.get_logger().warning("use_confidence is false but the model was trained with confidences: its "
+                                      "inputs are given without them (set model to one trained with --no-confidence)")
+            recognizer.model = dataclasses.replace(model, confidence_weighted=False)
+        return recognizer
+
+    def _check_parameters(self, values: Mapping[str, object]) -> None:
+        """A new config, model or use_confidence must give a recognizer (UserError: refused, with why)."""
+        if any(name in values for name in RECOGNIZER_PARAMETERS):
+            self._loaded = self._load({**self.params.values, **values})
+
+    def _on_parameters(self, changed: Mapping[str, object]) -> None:
+        if "restart_after" in changed:
+            self.order.restart_after = self.report_order.restart_after = int(changed["restart_after"])
+        if any(name in changed for name in RECOGNIZER_PARAMETERS):
+            self.recognizer, self._loaded = self._loaded, None
+            self.get_logger().info("recognizer loaded anew: action recognition starts with the next frame")
 
     def _on_reliability(self, msg: ReliabilityReport) -> None:
         report = reliability_report_from_msg(msg)            # ValueError: counted malformed

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Mapping
 
 from diagnostic_msgs.msg import DiagnosticArray
 
@@ -65,16 +66,19 @@ INPUTS = "in"
 
 PARAMETERS = (
     ParameterSpec("display", "auto", "auto: redraw in place on a terminal, else periodic lines; screen; lines",
-                  choices=MODES),
-    ParameterSpec("refresh_hz", 4.0, "screen redraws per second", minimum=0.2, maximum=30.0),
-    ParameterSpec("line_period_s", 5.0, "seconds between lines when not drawing a screen", minimum=0.1),
+                  choices=MODES, fixed_because="the display (screen or lines) is chosen for the terminal at start"),
+    ParameterSpec("refresh_hz", 4.0, "screen redraws per second", minimum=0.2, maximum=30.0, runtime=True),
+    ParameterSpec("line_period_s", 5.0, "seconds between lines when not drawing a screen", minimum=0.1, runtime=True),
     ParameterSpec("reliability_topics", ["reliability"], "ReliabilityReport topics to show, each as its own "
-                  "table (e.g. a clean_twin and a self-mode reliability node)", type="str[]"),
+                  "table (e.g. a clean_twin and a self-mode reliability node)", type="str[]",
+                  fixed_because="each is a subscription, made at start"),
     ParameterSpec("summary_dir", "", "where to write summary.json and sweep.png when the node stops; empty: "
-                  "no summary (and no predicate recording)"),
-    ParameterSpec("title", "", "title of the summary plot"),
+                  "no summary (and no predicate recording)", fixed_because="the summary records the run from the "
+                  "start"),
+    ParameterSpec("title", "", "title of the summary plot", runtime=True),
     ParameterSpec("config", "predicates.yaml", "YAML whose `trust` section gives the agreement limits the plot draws "
-                  "as bands; a bare file name is looked up in the package's config/ folder"),
+                  "as bands; a bare file name is looked up in the package's config/ folder",
+                  fixed_because="the trust limits are loaded at start"),
     MAX_ENTITIES,
     MAX_PREDICATES,
 )
@@ -138,7 +142,7 @@ def node_status(status) -> NodeStatus:
 
 class DashboardNode(PredrelNode):
     def __init__(self, **kwargs) -> None:
-        super().__init__(NODE_NAME, PARAMETERS, **kwargs)
+        super().__init__(NODE_NAME, PARAMETERS, on_parameters=self._on_parameters, **kwargs)
         p = self.params
         self.state = DashboardState()
         self.orders: dict[str, StreamOrder] = {}   # per stream with a frame_index
@@ -168,7 +172,13 @@ class DashboardNode(PredrelNode):
                               lambda msg, side=side: self._on_entities(side, msg), STREAM_QOS,
                               stream=f"{side}/entities")
         self.subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
-        self.create_timer(1.0 / p["refresh_hz"], lambda: self.display.update(self.state))
+        self.refresh = self.create_timer(1.0 / p["refresh_hz"], lambda: self.display.update(self.state))
+
+    def _on_parameters(self, changed: Mapping[str, object]) -> None:
+        if "refresh_hz" in changed:
+            self.refresh.timer_period_ns = round(1e9 / float(changed["refresh_hz"]))
+        if "line_period_s" in changed:
+            self.display.line_period_s = float(changed["line_period_s"])
 
     def _on_degradation(self, msg: DegradationState) -> None:
         self.state.on_degradation(condition_of(msg))

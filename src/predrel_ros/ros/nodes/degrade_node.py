@@ -47,7 +47,7 @@ from predrel_ros.ros.kit.topic_specs import (
 )
 from predrel_ros.ros.messages.degradations import degradation_to_msg
 from predrel_ros.ros.messages.entities import entities_from_msg
-from predrel_ros.ros.replay.twin_degrader import TwinDegrader
+from predrel_ros.ros.replay.twin_degrader import SEED_FIXED, TwinDegrader
 from predrel_ros.ros.replay.twin_streams import StreamPublishers, stream_topics
 
 NODE_NAME = "degrade"
@@ -63,11 +63,13 @@ PARAMETERS = (
     ParameterSpec("schedule", "none", "degradation schedule of the degraded twin: none, KIND:SEVERITY, "
                   "sweep:KINDS:PERIOD[:SEVERITIES] or segments:FRAME=COND,... (docs/degradations.md); a change "
                   "at runtime applies from the next frame, sweeps start there", runtime=True, check=_check_schedule),
-    ParameterSpec("seed", 0, "seed of the degradations' random parts", minimum=0, maximum=2**32 - 1),
+    ParameterSpec("seed", 0, "seed of the degradations' random parts", minimum=0, maximum=2**32 - 1,
+                  fixed_because=SEED_FIXED),
     ParameterSpec("occlusion_targets", "entities", "what occlusion covers: entities (the boxes of the latest "
                   "clean/entities, random zones until some arrive) or random (random zones)",
-                  choices=("entities", "random")),
-    ParameterSpec("source_name", "camera", "FrameInfo.source of the published frames"),
+                  choices=("entities", "random"), fixed_because="it decides the clean/entities subscription, "
+                  "made at start"),
+    ParameterSpec("source_name", "camera", "FrameInfo.source of the published frames", runtime=True),
     MAX_ENTITIES,
 ) + camera_inputs.PARAMETERS + IMAGE_QOS_PARAMETERS
 

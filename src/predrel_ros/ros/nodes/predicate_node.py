@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Mapping
 
 from predrel_ros.core.errors import UserError
 from predrel_ros.core.package_files import config_path
@@ -50,11 +51,14 @@ ENTITIES = "entities"
 PARAMETERS = (
     ParameterSpec("config", "predicates.yaml", "predicates YAML whose `predicates` section configures the extractor "
                   "(thresholds, window, confidence weights, pair rules); a bare file name is looked up in the "
-                  "package's config/ folder"),
+                  "package's config/ folder; a change at runtime loads the new file (refused when it does not "
+                  "load) and the extractor starts anew from the next frame (its windows and hold states were "
+                  "built with the old thresholds)", runtime=True),
     ParameterSpec("source_name", "", "PredicateArray.source of the published predicates; empty: the EntityArray's "
-                  "source (perception, ground_truth, ...)"),
+                  "source (perception, ground_truth, ...)", runtime=True),
     restart_after_parameter("entity", "the extractor"),
-    ParameterSpec("lazy", True, "skip extraction while nobody subscribes to predicates (counted no_subscribers)"),
+    ParameterSpec("lazy", True, "skip extraction while nobody subscribes to predicates (counted no_subscribers)",
+                  runtime=True),
     MAX_ENTITIES,
 )
 
@@ -78,12 +82,27 @@ def load_extractor(value: str, order: StreamOrder | None = None) -> PredicateExt
 
 class PredicateNode(PredrelNode):
     def __init__(self, **kwargs) -> None:
-        super().__init__(NODE_NAME, PARAMETERS, **kwargs)
+        super().__init__(NODE_NAME, PARAMETERS, on_parameters=self._on_parameters,
+                         check_parameters=self._check_parameters, **kwargs)
         p = self.params
         self.order = StreamOrder(p["restart_after"])
         self.extractor = load_extractor(p["config"], self.order)
+        self._loaded: PredicateExtractor | None = None   # a new config, loaded while its change is checked
         self.predicates_publisher = self.publisher(PredicateArray, "predicates", STREAM_QOS)
         self.subscription(EntityArray, "entities", self._on_entities, STREAM_QOS, stream=ENTITIES)
+
+    def _check_parameters(self, values: Mapping[str, object]) -> None:
+        """A new config must load (UserError: the change is refused with the reason)."""
+        if "config" in values:
+            self._loaded = load_extractor(str(values["config"]), self.order)
+
+    def _on_parameters(self, changed: Mapping[str, object]) -> None:
+        if "restart_after" in changed:
+            self.order.restart_after = int(changed["restart_after"])
+        if "config" in changed:
+            self.extractor, self._loaded = self._loaded, None
+            self.get_logger().info(f"config {changed['config']}: predicate extraction starts anew from the next "
+                                   f"frame")
 
     def _on_entities(self, msg: EntityArray) -> None:
         start = time.perf_counter()

@@ -43,10 +43,12 @@ section of `config`). A group's trust is the worst of its predicates'.
 /diagnostics: the node's own status (counters, rates, latency), plus one status per predicate group
 named `<node>/<group>`, whose level is the group's trust (STALE while no frame was processed for
 `stale_after_s`). Frame accounting: each evaluated frame ends in `predicates.processed`, `.unmatched`
-(the rest of its frame never came), `.out_of_order`, `.malformed` or `.failed`; each reference frame
-in `reference.processed`, `.unmatched` (no evaluated twin: e.g. dropped by the degradation),
-`.out_of_order` or `.malformed`; entity frames likewise under `entities.*` and
-`reference_entities.*`. Frames still waiting at shutdown are counted unmatched.
+(the rest of its frame never came), `.out_of_order`, `.malformed`, `.too_large` (more predicates
+than `max_predicates_per_message`, refused unread) or `.failed`; each reference frame in
+`reference.processed`, `.unmatched` (no evaluated twin: e.g. dropped by the degradation),
+`.out_of_order`, `.malformed` or `.too_large`; entity frames likewise under `entities.*` and
+`reference_entities.*` (bound: `max_entities_per_message`). Frames still waiting at shutdown are
+counted unmatched.
 
     ros2 run predrel_ros reliability_node --ros-args -p reference_mode:=clean_twin \\
         -r predicates:=degraded/predicates -r reference:=clean/predicates \\
@@ -54,6 +56,7 @@ in `reference.processed`, `.unmatched` (no evaluated twin: e.g. dropped by the d
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from typing import Mapping
@@ -71,6 +74,7 @@ from predrel_ros.ros.kit import diagnostics
 from predrel_ros.ros.kit.frame_counters import OUT_OF_ORDER, PROCESSED, UNMATCHED
 from predrel_ros.ros.kit.frame_order import RESTARTS, restart_after_parameter
 from predrel_ros.ros.kit.health import WARN
+from predrel_ros.ros.kit.message_bounds import MAX_ENTITIES, MAX_PREDICATES
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
 from predrel_ros.ros.kit.qos import STREAM_QOS
@@ -110,39 +114,55 @@ def frame_outcomes(parts) -> dict[str, list[tuple[str, str]]]:
             outcomes[f"duplicate_{part}"] = [(STREAMS[part], OUT_OF_ORDER)]
     return outcomes
 
+
+#: why the parameters that decide what the node subscribes to are read-only
+SUBSCRIPTIONS_FIXED = "it decides the monitor's parts and the subscriptions, made at start"
+#: the parameters that change settings of the monitor (read at every frame) at runtime
+MONITOR_RUNTIME = ("match_iou", "min_rule_checks", "restart_after")
+#: the parameters a runtime change of which builds the monitor anew (its windows start empty)
+MONITOR_REBUILT = ("window", "config", "clean_profile", "match_buffer", "tpc_tolerance", "pds_mode")
+#: what such a change does, in their descriptions
+REBUILT = ("; a change at runtime builds the monitor anew (refused when it cannot be built, e.g. a clean profile of "
+           "another window): the frames waiting are counted unmatched and the windows start empty")
+
 PARAMETERS = (
     ParameterSpec("reference_mode", SELF, "what the predicates are compared with: ground_truth or clean_twin (the "
-                  "`reference` topic), or self (no reference: reference-free trust)", choices=REFERENCE_MODES),
-    ParameterSpec("window", 30, "frames of the rolling window (metrics, violation rates, PDS)", minimum=2,
-                  maximum=100_000),
+                  "`reference` topic), or self (no reference: reference-free trust)", choices=REFERENCE_MODES,
+                  fixed_because=SUBSCRIPTIONS_FIXED),
+    ParameterSpec("window", 30, "frames of the rolling window (metrics, violation rates, PDS)" + REBUILT, minimum=2,
+                  maximum=100_000, runtime=True),
     ParameterSpec("config", "predicates.yaml", "YAML with the `trust` section (trust bounds, min_frames) and the "
                   "`predicates` section (the logic rules look back event_memory frames and use the extractor's "
-                  "window); a bare file name is looked up in the package's config/ folder"),
+                  "window); a bare file name is looked up in the package's config/ folder" + REBUILT, runtime=True),
     ParameterSpec("clean_profile", "", "clean profile (JSON or YAML, `predrel profile` with this window): the worst "
                   "confidence, TPC-S, UNK and violation rates of clean windows, and the calibration; trust then judges "
-                  "what is worse than clean data gets. Empty: absolute bounds only"),
+                  "what is worse than clean data gets. Empty: absolute bounds only" + REBUILT, runtime=True),
     ParameterSpec("publish_every_n_frames", 1, "publish a report after every n-th processed frame", minimum=1,
-                  maximum=100_000),
+                  maximum=100_000, runtime=True),
     ParameterSpec("report_streams", True, "besides one entry per predicate name, one entry per predicate stream "
-                  "(name, subject, object) in the report"),
+                  "(name, subject, object) in the report", runtime=True),
     ParameterSpec("match_buffer", 64, "frames per part (predicates, reference, entities) waiting for the rest of "
-                  "their frame; older ones are counted unmatched", minimum=1, maximum=100_000),
+                  "their frame; older ones are counted unmatched" + REBUILT, minimum=1, maximum=100_000,
+                  runtime=True),
     ParameterSpec("associate", True, "reference modes: associate the evaluated with the reference entities every "
                   "frame (topics `entities`, `reference_entities`) and compare predicates about the same objects; "
-                  "false: match predicate streams by the ids each side gives (only right when both share ids)"),
+                  "false: match predicate streams by the ids each side gives (only right when both share ids)",
+                  fixed_because=SUBSCRIPTIONS_FIXED),
     ParameterSpec("match_iou", MIN_IOU, "box IoU an evaluated entity needs with a reference entity of its class to be "
-                  "associated", minimum=0.0, maximum=1.0),
+                  "associated; a change applies from the next frame", minimum=0.0, maximum=1.0, runtime=True),
     ParameterSpec("skip_replaced_tracks", True, "self mode: leave out the predicates of a track replaced by a new "
-                  "track of the same class (an identity switch; needs `entities`)"),
+                  "track of the same class (an identity switch; needs `entities`)", fixed_because=SUBSCRIPTIONS_FIXED),
     restart_after_parameter("evaluated", "the rolling window"),
-    ParameterSpec("tpc_tolerance", 2, "frames within which a transition matches a reference transition (TPC)",
-                  minimum=0, maximum=100),
+    ParameterSpec("tpc_tolerance", 2, "frames within which a transition matches a reference transition (TPC)"
+                  + REBUILT, minimum=0, maximum=100, runtime=True),
     ParameterSpec("pds_mode", "endpoint", "PDS over the severities in the window: endpoint (first to last) or "
-                  "mean_step", choices=("endpoint", "mean_step")),
+                  "mean_step" + REBUILT, choices=("endpoint", "mean_step"), runtime=True),
     ParameterSpec("min_rule_checks", 5, "logic-rule checks in the window below which a violation rate is reported "
-                  "but not judged", minimum=0, maximum=100_000),
+                  "but not judged", minimum=0, maximum=100_000, runtime=True),
     ParameterSpec("stale_after_s", 2.0, "with no frame processed for this long, the group statuses on /diagnostics "
-                  "are STALE and the node warns", minimum=0.1, maximum=3600.0),
+                  "are STALE and the node warns", minimum=0.1, maximum=3600.0, runtime=True),
+    MAX_PREDICATES,
+    MAX_ENTITIES,
 )
 
 TOPICS = (
@@ -197,9 +217,11 @@ def load_monitor(params: Mapping[str, object]) -> ReliabilityMonitor:
 
 class ReliabilityNode(PredrelNode):
     def __init__(self, **kwargs) -> None:
-        super().__init__(NODE_NAME, PARAMETERS, **kwargs)
+        super().__init__(NODE_NAME, PARAMETERS, on_parameters=self._on_parameters,
+                         check_parameters=self._check_parameters, **kwargs)
         p = self.params
         self.monitor = load_monitor(p.values)
+        self._loaded: ReliabilityMonitor | None = None   # a new monitor, built while its change is checked
         self.get_logger().info(
             f"reference mode {p['reference_mode']}, window {p['window']} frames, clean profile "
             f"{p['clean_profile'] or 'none (absolute trust bounds)'}")
@@ -224,27 +246,51 @@ class ReliabilityNode(PredrelNode):
         self.create_timer(STALE_CHECK_PERIOD_S, self._check_stale)
         self.on_destroy(self._count_waiting_frames)
 
+    def _check_parameters(self, values: Mapping[str, object]) -> None:
+        """A change that rebuilds the monitor must give one (UserError: refused, with why)."""
+        if any(name in values for name in MONITOR_REBUILT):
+            self._loaded = load_monitor({**self.params.values, **values})
+
+    def _on_parameters(self, changed: Mapping[str, object]) -> None:
+        if any(name in changed for name in MONITOR_REBUILT):
+            self._count_waiting_frames()
+            self.monitor, self._loaded = self._loaded, None
+            self._counted = self.monitor.snapshot_counters()
+            self.get_logger().info(f"monitor built anew ({', '.join(sorted(set(changed) & set(MONITOR_REBUILT)))}): "
+                                   f"the windows start with the next frame")
+        settings = {name: value for name, value in changed.items() if name in MONITOR_RUNTIME}
+        if settings:
+            self.monitor.config = dataclasses.replace(self.monitor.config, **settings)
+            self.monitor.order.restart_after = self.monitor.config.restart_after
+
     # -- input: the parts of a frame ----------------------------------------------------------------
     def _on_predicates(self, msg: PredicateArray) -> None:
         start = time.perf_counter()
-        estimates = predicates_from_msg(msg)                 # ValueError: counted malformed
+        estimates = predicates_from_msg(msg, self.params["max_predicates_per_message"])  # counted malformed
         info = checked_degradation_from_msg(msg.degradation)
         self._fed(self.monitor.add_evaluated(msg.frame_index, estimates, info.kind, info.severity,
                                              tag=(msg.header, msg.degradation)), start)
 
     def _on_reference(self, msg: PredicateArray) -> None:
         start = time.perf_counter()
-        references = predicates_from_msg(msg)               # ValueError: counted malformed
+        references = predicates_from_msg(msg, self.params["max_predicates_per_message"])  # counted malformed
         checked_degradation_from_msg(msg.degradation)
         self._fed(self.monitor.add_reference(msg.frame_index, references), start)
 
     def _on_entities(self, msg: EntityArray) -> None:
         start = time.perf_counter()
-        self._fed(self.monitor.add_evaluated_entities(msg.frame_index, _entities(msg)), start)
+        self._fed(self.monitor.add_evaluated_entities(msg.frame_index, self._entities(msg)), start)
 
     def _on_reference_entities(self, msg: EntityArray) -> None:
         start = time.perf_counter()
-        self._fed(self.monitor.add_reference_entities(msg.frame_index, _entities(msg)), start)
+        self._fed(self.monitor.add_reference_entities(msg.frame_index, self._entities(msg)), start)
+
+    def _entities(self, msg: EntityArray) -> list:
+        """The entities of an EntityArray without their masks: association and identity switches read
+        boxes, classes and visibility only (ValueError, counted malformed, for a bad message)."""
+        entities = entities_from_msg(msg, decode_masks=False, max_entities=self.params["max_entities_per_message"])
+        checked_degradation_from_msg(msg.degradation)
+        return entities
 
     def _fed(self, processed: bool, start: float) -> None:
         """After a part went to the monitor: account for it, and report when it completed a frame."""
@@ -336,14 +382,6 @@ class ReliabilityNode(PredrelNode):
             statuses.append(diagnostics.status(name, TRUST_CODES[record.trust],
                                                record.reason or record.trust, values))
         return statuses
-
-
-def _entities(msg: EntityArray) -> list:
-    """The entities of an EntityArray without their masks: association and identity switches read
-    boxes, classes and visibility only (ValueError, counted malformed, for a bad message)."""
-    entities = entities_from_msg(msg, decode_masks=False)
-    checked_degradation_from_msg(msg.degradation)
-    return entities
 
 
 def main(args: list[str] | None = None) -> int:

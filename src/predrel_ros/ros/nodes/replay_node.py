@@ -62,7 +62,7 @@ from predrel_ros.ros.messages.fields import header_at
 from predrel_ros.ros.messages.predicates import predicates_to_msg
 from predrel_ros.ros.replay.lockstep import InFlightWindow
 from predrel_ros.ros.replay.replay_stream import Pacer, ReplayFrame, replay_frames
-from predrel_ros.ros.replay.twin_degrader import TwinDegrader
+from predrel_ros.ros.replay.twin_degrader import SEED_FIXED, TwinDegrader
 from predrel_ros.ros.replay.twin_streams import StreamPublishers, stream_topics
 from predrel_ros.sources.bag import AUTO, CameraTopics
 from predrel_ros.sources.bag import NONE as NONE_TOPIC
@@ -98,58 +98,75 @@ def _check_topic(name: str) -> None:
         raise ValueError("a topic name is required")
 
 
+#: why the parameters that decide what is played, and how it is opened, are read-only
+SOURCE_FIXED = "the source is opened and its frames planned when playing starts; another is another replay"
+#: why the parameters of the wait before the first frame are read-only
+WAIT_FIXED = "it acts once, before the first frame"
+
 PARAMETERS = (
     ParameterSpec("source", "", "what to play: a rosbag2 bag (folder, .mcap or .db3), a dataset episode folder, "
-                  "a video file or an image folder"),
+                  "a video file or an image folder", fixed_because=SOURCE_FIXED),
     ParameterSpec("rate", 1.0, "playback speed: 1.0 real time, 2.0 twice as fast; 0 = as fast as the degraded "
                   "pipeline keeps up (waits for each frame on pace_topic)", minimum=0.0, maximum=1000.0,
                   runtime=True),
     ParameterSpec("pace_topic", "degraded/predicates", "with rate 0: the topic whose message for a frame "
-                  "(matched by frame_index) releases the next frame", check=_check_topic),
-    ParameterSpec("pace_type", "predicates", "message type on pace_topic", choices=tuple(PACE_TYPES)),
+                  "(matched by frame_index) releases the next frame", check=_check_topic,
+                  fixed_because="the pace subscription is made at start"),
+    ParameterSpec("pace_type", "predicates", "message type on pace_topic", choices=tuple(PACE_TYPES),
+                  fixed_because="the pace subscription is made at start"),
     ParameterSpec("pace_timeout_s", 2.0, "with rate 0: the longest wait for a frame's pace message (then "
                   "the next frame goes out and `pace_timeout` is counted); in lockstep: how long a frame "
-                  "without its pace message stays in flight", minimum=0.01, maximum=600.0),
+                  "without its pace message stays in flight", minimum=0.01, maximum=600.0, runtime=True),
     ParameterSpec("lockstep_in_flight", 0, "with rate > 0: at most this many published frames without their "
                   "pace message; a frame due while that many are in flight is not published (counted "
                   "`source.dropped_busy`), so every pipeline behind pace_topic gets the same frames; 0: off "
                   "(every frame goes out; each pipeline drops what it cannot take)", minimum=0, maximum=64,
                   runtime=True),
-    ParameterSpec("loop", False, "play the source again and again (frame indices and stamps keep increasing)"),
+    ParameterSpec("loop", False, "play the source again and again (frame indices and stamps keep increasing)",
+                  fixed_because=SOURCE_FIXED),
     ParameterSpec("passes", 0, "with loop: stop after this many passes over the source (0: without end), e.g. one "
-                  "pass per condition of a sweep whose period is the source's length", minimum=0),
-    ParameterSpec("start_offset_s", 0.0, "skip the source's first seconds", minimum=0.0),
-    ParameterSpec("max_frames", 0, "play at most this many frames per pass (0: all)", minimum=0),
+                  "pass per condition of a sweep whose period is the source's length", minimum=0,
+                  fixed_because=SOURCE_FIXED),
+    ParameterSpec("start_offset_s", 0.0, "skip the source's first seconds", minimum=0.0, fixed_because=SOURCE_FIXED),
+    ParameterSpec("max_frames", 0, "play at most this many frames per pass (0: all)", minimum=0,
+                  fixed_because=SOURCE_FIXED),
     ParameterSpec("schedule", "none", "degradation schedule of the degraded twin: none, KIND:SEVERITY, "
                   "sweep:KINDS:PERIOD[:SEVERITIES] or segments:FRAME=COND,... (docs/degradations.md); a change "
                   "at runtime applies from the next frame, sweeps start there", runtime=True, check=_check_schedule),
     ParameterSpec("seed", 0, "seed of the degradations' random parts (same seed, same frames)", minimum=0,
-                  maximum=2**32 - 1),
-    ParameterSpec("publish_clean", True, "publish the clean twin (clean/*)"),
-    ParameterSpec("publish_ground_truth", True, "publish ground_truth/* when the source has ground truth"),
-    ParameterSpec("shutdown_when_done", False, "exit (code 0) after the last frame instead of idling"),
+                  maximum=2**32 - 1, fixed_because=SEED_FIXED),
+    ParameterSpec("publish_clean", True, "publish the clean twin (clean/*)",
+                  fixed_because="it decides the publishers, made at start"),
+    ParameterSpec("publish_ground_truth", True, "publish ground_truth/* when the source has ground truth",
+                  fixed_because="it decides the publishers, made at start"),
+    ParameterSpec("shutdown_when_done", False, "exit (code 0) after the last frame instead of idling", runtime=True),
     ParameterSpec("wait_for_subscribers", 0, "before the first frame, wait until each published image stream has "
-                  "this many subscribers (and, with rate 0, pace_topic a publisher)", minimum=0),
+                  "this many subscribers (and, with rate 0, pace_topic a publisher)", minimum=0,
+                  fixed_because=WAIT_FIXED),
     ParameterSpec("wait_for_topics", "", "before the first frame, also wait until each of these topics has other "
                   "nodes' endpoints on it: TOPIC (one) or TOPIC:COUNT publishers + subscriptions, comma-separated "
                   f"(e.g. degraded/predicates:3,degraded/action:2), then {DISCOVERY_SETTLE_S:g} s for them to "
                   "discover each other; so "
-                  "slow starters (a model loading) miss no frame", check=parse_wait_for_topics),
+                  "slow starters (a model loading) miss no frame", check=parse_wait_for_topics,
+                  fixed_because=WAIT_FIXED),
     ParameterSpec("wait_timeout_s", 10.0, "the longest wait for wait_for_subscribers (then play anyway, with a "
-                  "warning)", minimum=0.0),
+                  "warning)", minimum=0.0, fixed_because=WAIT_FIXED),
     ParameterSpec("stamps", "now", "header stamps: now (wall clock at publishing, like a live camera: "
                   "latency = receive time - stamp) or source (the recorded stamps, shifted per loop)",
-                  choices=("now", "source")),
+                  choices=("now", "source"), fixed_because="the stamps of one run come from one clock (a change "
+                  "would send them back or far ahead)"),
     ParameterSpec("frame_id", "", "header frame_id; empty: the source camera's (else "
-                  f"{CAMERA_FRAME_ID})"),
+                  f"{CAMERA_FRAME_ID})", fixed_because="the frames of one run are in one camera frame"),
     ParameterSpec("image_topic", AUTO, "a bag's colour image topic (sensor_msgs/Image or CompressedImage: jpeg, "
-                  "png); empty: the bag's one image topic that is not depth, found by message type"),
+                  "png); empty: the bag's one image topic that is not depth, found by message type",
+                  fixed_because=SOURCE_FIXED),
     ParameterSpec("depth_topic", AUTO, "a bag's depth topic (Image, or compressedDepth CompressedImage); empty: "
-                  f"the one depth image topic when there is one; {NONE_TOPIC}: no depth"),
+                  f"the one depth image topic when there is one; {NONE_TOPIC}: no depth", fixed_because=SOURCE_FIXED),
     ParameterSpec("camera_info_topic", AUTO, "a bag's CameraInfo topic; empty: the one beside the image topic "
-                  f"(image_transport's <dir>/camera_info), else the only one; {NONE_TOPIC}: none"),
+                  f"(image_transport's <dir>/camera_info), else the only one; {NONE_TOPIC}: none",
+                  fixed_because=SOURCE_FIXED),
     ParameterSpec("video_fps", 0.0, "frame rate of videos and image folders (0: the video's own, 30 for "
-                  "image folders); bags and episodes carry their stamps", minimum=0.0),
+                  "image folders); bags and episodes carry their stamps", minimum=0.0, fixed_because=SOURCE_FIXED),
 ) + IMAGE_QOS_PARAMETERS
 
 TOPICS = (
@@ -236,6 +253,8 @@ class ReplayNode(PredrelNode):
     def _on_parameters(self, changed: Mapping[str, Any]) -> None:
         if "lockstep_in_flight" in changed:
             self.lockstep = self._lockstep_window(changed["lockstep_in_flight"])
+        elif "pace_timeout_s" in changed and self.lockstep is not None:
+            self.lockstep.timeout_s = changed["pace_timeout_s"]
         if "schedule" in changed:
             self.twin.set_schedule(changed["schedule"], start_frame=self.next_index)
         if "rate" in changed:

@@ -16,6 +16,10 @@ import numpy as np
 
 from predrel_ros.degradations import DegradedFrame, FrameAction, ScheduledDegrader, degrade_stream, parse_schedule
 
+#: why the seed of a node degrading frames is read-only
+SEED_FIXED = ("the degradations draw from it from the first frame on, so that a run is reproducible; another seed is "
+              "another run")
+
 
 @dataclass(frozen=True)
 class TwinFrame:

@@ -1,9 +1,12 @@
-"""Generate and inspect the controlled manipulation set (MuJoCo scenes with exact ground truth).
+"""Generate, import and inspect datasets.
 
-`generate` simulates scripted episodes (10 task templates over 5 scenario groups), renders RGB and
-depth on the CPU and writes them with ground-truth entities, predicates and primitives as rosbag2
-MCAP bags and/or dataset folders, split 70/15/15 by episode. `stats` counts predicate values and
-transitions per scenario group.
+`generate` simulates scripted episodes of the controlled manipulation set (10 task templates over 5
+scenario groups, MuJoCo scenes with exact ground truth), renders RGB and depth on the CPU and
+writes them with ground-truth entities, predicates and primitives as rosbag2 MCAP bags and/or
+dataset folders, split 70/15/15 by episode. `import` turns bags recorded on a robot into a dataset
+folder, one episode per bag (`predrel_ros.sources.bag_import`; the camera topics found by type or
+named with the same flags as `predrel detect`). `stats` counts predicate values and transitions per
+scenario group.
 """
 from __future__ import annotations
 
@@ -13,10 +16,16 @@ import sys
 import time
 from pathlib import Path
 
+from predrel_ros.core.errors import UserError
+from predrel_ros.sources.bag import add_camera_topic_arguments, camera_topics_from_args
+from predrel_ros.sources.dataset import SPLITS
+
 EXAMPLES = """examples:
   predrel dataset generate --episodes 30 --seed 1 --out data/controlled
   predrel dataset generate --episodes 4 --seed 7 --out /tmp/tiny --size 160x120 --frames 60 --format folder
   predrel dataset generate --episodes 100 --seed 2 --out data/big --jobs 2 --templates insert,remove
+  predrel dataset import robot_run1 robot_run2.mcap --out data/robot
+  predrel dataset import kitchen_bag --out data/kitchen --image-topic /head_camera/rgb/image_raw/compressed
   predrel dataset stats data/controlled
   predrel dataset stats data/controlled --split test --json > stats.json
 
@@ -24,6 +33,8 @@ rendering uses MuJoCo's EGL backend when libEGL is present, else OSMesa; set MUJ
 to choose.
 """
 
+#: the topics `import` names in its report, of those the bag's episode was read from
+CAMERA_ROLES = ("color", "depth", "color_info")
 FORMAT_CHOICES = {"mcap": ("mcap",), "sqlite3": ("sqlite3",), "folder": ("folder",), "both": ("mcap", "folder")}
 
 
@@ -55,6 +66,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="comma-separated subset of the task templates (default: all)")
     generate.add_argument("--jobs", type=int, default=1, help="episodes generated in parallel (default 1)")
     generate.add_argument("--quiet", action="store_true", help="no progress bar")
+    imported = sub.add_parser("import", help="bags from a robot -> a dataset folder (one episode per bag)",
+                              description="Write each bag's camera frames (colour, depth, intrinsics, stamps, "
+                                          "and ground truth when the bag has it) as an episode folder of a new "
+                                          "dataset folder.",
+                              epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    imported.add_argument("bags", nargs="+", type=Path, help="rosbag2 bags (folders, .mcap or .db3)")
+    imported.add_argument("--out", type=Path, required=True, help="new or empty output folder")
+    imported.add_argument("--split", choices=SPLITS, default="test",
+                          help="the split the episodes go in (default test: what predrel eval evaluates)")
+    imported.add_argument("--max-frames", type=int, default=None, help="import at most this many frames per bag")
+    add_camera_topic_arguments(imported)
     stats = sub.add_parser("stats", help="predicate value and transition counts per scenario group",
                            description="Count predicate values and transitions per scenario group.",
                            epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -66,7 +88,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     if args.dataset_command == "generate":
         return _generate(args)
+    if args.dataset_command == "import":
+        return _import(args)
     return _stats(args)
+
+
+def _import(args: argparse.Namespace) -> int:
+    from predrel_ros.sources.bag_import import import_bags
+
+    if args.max_frames is not None and args.max_frames < 1:
+        raise UserError(f"--max-frames must be at least 1, got {args.max_frames}")
+    manifest = json.loads(import_bags(args.bags, args.out, camera_topics_from_args(args), args.split,
+                                      args.max_frames).read_text())
+    for entry in manifest["episodes"]:
+        topics = ", ".join(f"{role} {entry['topics'][role]}" for role in CAMERA_ROLES if role in entry["topics"])
+        print(f"{entry['name']}: {entry['num_frames']} frames at {entry['fps']:g} fps from {topics}"
+              f"{'; with ground truth' if entry['ground_truth'] else ''}", file=sys.stderr)
+    print(f"wrote {len(manifest['episodes'])} episode(s) to {args.out} (split {args.split})", file=sys.stderr)
+    return 0
 
 
 def _generate(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from predrel_ros.core.errors import UserError
 COMMANDS: dict[str, str] = {
     "action": "train and evaluate the manipulation-primitive recognizer (accuracy, macro-F1, confusion)",
     "bench": "measure speed and memory; results go to a JSON file",
-    "dataset": "generate the controlled manipulation set (MuJoCo) and count its predicates",
+    "dataset": "generate the controlled manipulation set (MuJoCo), import robot bags as a dataset, count predicates",
     "depth-eval": "model-free RGB-D objects on controlled episodes with sensor-noise depth: recall, surface, ms",
     "demo": "replay a controlled episode through clean and degraded pipelines: live dashboard, summary, plot",
     "eval": "degradation sweep on a dataset or bags: reliability metrics, paper tables, plots, HTML report",
