@@ -270,6 +270,8 @@ class PredicateConfig(ConfigFile):
     reference_diagonal: image diagonal (px) at which pixel thresholds are expressed.
     track_memory: frames a track that vanished keeps its pairs alive, reported as UNK.
     event_memory: frames back that containment / support events look for the prior state.
+    max_entities: entities per frame the extractor evaluates (pairs grow with its square); the
+        lowest-scoring rest of a frame is dropped, counted in `PredicateExtractor.dropped_entities`.
     grasp: the hold state behind grasp and release.
     """
 
@@ -277,6 +279,7 @@ class PredicateConfig(ConfigFile):
     reference_diagonal: float = 800.0
     track_memory: int = 15
     event_memory: int = 15
+    max_entities: int = 32
     contact: ContactConfig = field(default_factory=ContactConfig)
     static: StaticConfig = field(default_factory=StaticConfig)
     dynamic: DynamicConfig = field(default_factory=DynamicConfig)
@@ -296,6 +299,8 @@ class PredicateConfig(ConfigFile):
         for name in ("track_memory", "event_memory"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1 frame, got {getattr(self, name)}")
+        if self.max_entities < 1:
+            raise ValueError(f"max_entities must be >= 1, got {self.max_entities}")
         kinds = [rule.kind for rule in self.pair_rules]
         if len(set(kinds)) != len(kinds):
             raise ValueError(f"pair_rules: duplicate kinds in {kinds}")

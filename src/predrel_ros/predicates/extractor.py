@@ -18,8 +18,12 @@ State over frames. The extractor keeps per track the centroid samples of the las
 (the dynamic relations and q_trk continuity), per predicate stream the raw values of the window
 (q_tmp), the hold state of each hand-object pair (grasp and release, `hold_state`), and the last
 known static value of each pair (onset events).
-- A track that is not in a frame's entities keeps its pairs for `track_memory` frames, reported as
-  UNK (missing evidence); then it is forgotten.
+- Pairs exist only for tracks seen together: a pair is evaluated on the frames where both entities
+  are present and, reported as UNK (missing evidence), for `track_memory` frames after the last
+  frame they were seen together; a track not seen for `track_memory` frames is forgotten. A new
+  (or false) track never pairs with remembered tracks it never co-occurred with.
+- At most `max_entities` entities of a frame are evaluated: the lowest-scoring rest (ties: the
+  higher track id) is dropped, as if not seen this frame, and its ids are `dropped_entities`.
 - An entity whose visibility is below `confidence.min_visibility`, or whose mask is empty, gives UNK
   for all its pairs.
 - Frame indices may skip (dropped frames): a gap is missing evidence, not motion. Speeds are per
@@ -158,6 +162,8 @@ class PredicateExtractor:
         self._streams: dict[tuple[str, int, int], _Stream] = {}
         self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
         self._holds: dict[tuple[str, int, int], HoldState] = {}
+        self._together: dict[tuple[int, int], int] = {}     # evaluated pair (ids ascending) -> last frame together
+        self.dropped_entities: tuple[int, ...] = ()
         self._first_frame: int | None = None
         self.order.reset()
         self.frames_processed = 0
@@ -178,6 +184,8 @@ class PredicateExtractor:
         frame_index = int(frame_index)
         entities = list(entities)
         present = self._check_entities(entities)
+        entities, dropped = self._bounded(entities)
+        present = {entity.id: entity for entity in entities} if dropped else present
         to_ref = self._reference_scale(entities, image_size)
         if depth_m is not None:
             depth_m = np.asarray(depth_m)
@@ -193,6 +201,7 @@ class PredicateExtractor:
             self._first_frame = frame_index
         self.order.accept(frame_index)
         self.frames_processed += 1
+        self.dropped_entities = dropped
         window_start = frame_index - config.window + 1
         self._window_frames = frame_index - max(window_start, self._first_frame) + 1
         self._window_start = window_start
@@ -226,13 +235,15 @@ class PredicateExtractor:
         estimates: list[PredicateEstimate] = []
         hand_evidence: dict[int, list[tuple[rules.Truth, rules.Truth]]] = {
             track_id: [] for track_id, track in sorted(self._tracks.items()) if track.role in HAND_ROLES}
-        ids = sorted(self._tracks)
-        for index, id_a in enumerate(ids):
+        present_ids = sorted(present)
+        for index, id_a in enumerate(present_ids):
             role_a = self._tracks[id_a].role
-            for id_b in ids[index + 1:]:
-                plan = self._plan(role_a, self._tracks[id_b].role)
-                if plan is not None:
-                    self._pair(id_a, id_b, plan, estimates, hand_evidence)
+            for id_b in present_ids[index + 1:]:
+                if self._plan(role_a, self._tracks[id_b].role) is not None:
+                    self._together[(id_a, id_b)] = frame_index
+        for id_a, id_b in sorted(self._together):
+            self._pair(id_a, id_b, self._plan(self._tracks[id_a].role, self._tracks[id_b].role), estimates,
+                       hand_evidence)
         for hand_id, evidence in hand_evidence.items():
             self._active_hand(hand_id, evidence, estimates)
         return estimates
@@ -253,6 +264,15 @@ class PredicateExtractor:
             present[entity.id] = entity
         return present
 
+    def _bounded(self, entities: list[Entity]) -> tuple[list[Entity], tuple[int, ...]]:
+        """The frame's entities within `max_entities` (the highest scores, ties: lower id first), and the
+        ids of the dropped rest."""
+        limit = self.config.max_entities
+        if len(entities) <= limit:
+            return entities, ()
+        ranked = sorted(entities, key=lambda entity: (-entity.score, entity.id))
+        return ranked[:limit], tuple(sorted(entity.id for entity in ranked[limit:]))
+
     def _reference_scale(self, entities: list[Entity], image_size: tuple[int, int] | None) -> float:
         """Factor from this frame's pixels to reference pixels."""
         mask = next((e.mask for e in entities if e.mask is not None), None)
@@ -270,17 +290,27 @@ class PredicateExtractor:
         return self.config.reference_diagonal / math.hypot(width, height)
 
     def _forget_old(self, frame_index: int) -> None:
-        expired = [track_id for track_id, track in self._tracks.items()
-                   if track.last_seen < frame_index - self.config.track_memory]
+        oldest = frame_index - self.config.track_memory
+        expired = {track_id for track_id, track in self._tracks.items() if track.last_seen < oldest}
         if expired:
-            self._forget(set(expired))
+            self._forget(expired)
+        self._forget_pairs({pair for pair, last in self._together.items() if last < oldest})
 
     def _forget(self, track_ids: set[int]) -> None:
-        """Drop tracks and every stream and remembered value of their pairs."""
+        """Drop tracks and every pair they are part of."""
         for track_id in track_ids:
             self._tracks.pop(track_id, None)
+            self._streams.pop((_ACTIVE, track_id, NO_OBJECT), None)
+        self._forget_pairs({pair for pair in self._together if pair[0] in track_ids or pair[1] in track_ids})
+
+    def _forget_pairs(self, pairs: set[tuple[int, int]]) -> None:
+        """Drop pairs (ids ascending) and every stream, remembered value and hold state of theirs."""
+        if not pairs:
+            return
+        for pair in pairs:
+            del self._together[pair]
         for table in (self._streams, self._known, self._holds):
-            for key in [key for key in table if key[1] in track_ids or key[2] in track_ids]:
+            for key in [key for key in table if (min(key[1], key[2]), max(key[1], key[2])) in pairs]:
                 del table[key]
 
     def _plan(self, role_a: str, role_b: str) -> _PairPlan | None:

@@ -18,7 +18,7 @@ from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
 from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
 from predrel_ros.ros.messages.entities import entities_from_msg  # noqa: E402
 from predrel_ros.ros.messages.predicates import predicates_from_msg  # noqa: E402
-from predrel_ros.ros.nodes.predicate_node import ENTITIES, PredicateNode  # noqa: E402
+from predrel_ros.ros.nodes.predicate_node import ENTITIES, ENTITIES_DROPPED, PredicateNode  # noqa: E402
 from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -95,6 +95,25 @@ def test_bad_config_is_refused_at_start(ros_context, tmp_path):
     bad.write_text("predicates:\n  window: 0\n")
     with pytest.raises(UserError, match="window"):
         PredicateNode(context=ros_context, parameter_overrides=[Parameter("config", value=str(bad))])
+
+
+def test_entities_beyond_max_entities_are_dropped_lowest_score_first_and_counted(ros_context, ros_executor,
+                                                                                 episode, tmp_path):
+    bounded = tmp_path / "bounded.yaml"
+    bounded.write_text("predicates:\n  max_entities: 2\n")
+    node, publisher, received = start(ros_context, ros_executor, config=str(bounded))
+    sent = [entity_msg(frame) for frame in episode[:3]]
+    for msg in sent:
+        publisher.publish(msg)
+    run_until(ros_executor, lambda: len(received) == len(sent), 10, "every frame's predicates")
+    over = sum(max(0, len(msg.entities) - 2) for msg in sent)
+    assert over > 0
+    assert node.counters.get(None, ENTITIES_DROPPED) == over
+    assert node.counters.stream(ENTITIES) == {PROCESSED: len(sent)}
+    for msg, out in zip(sent, received):
+        kept = sorted(msg.entities, key=lambda e: (-e.score, e.id))[:2]
+        ids = {e.subject for e in out.predicates} | {e.object for e in out.predicates}
+        assert ids - {-1} <= {e.id for e in kept}
 
 
 def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context, ros_executor, episode):

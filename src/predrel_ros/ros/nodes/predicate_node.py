@@ -12,6 +12,10 @@ Gaps (frames dropped upstream) are
 passed through: the extractor treats them as missing evidence. Each PredicateArray carries the
 EntityArray's header, frame_index, source and degradation.
 
+A frame with more entities than the config's `max_entities` (default 32; pairs grow with its square)
+is processed without its lowest-scoring rest: each entity dropped so is counted `entities_dropped`
+and the frame logged (rate-limited).
+
 Every EntityArray ends in one outcome under `entities.*` on /diagnostics: processed, malformed
 (bad masks, NaN boxes or centroids, duplicate track ids, unknown roles, a mask that contradicts
 the image size, a bad degradation), out_of_order, no_subscribers (`lazy` and nobody listens) or
@@ -46,6 +50,8 @@ NODE_NAME = "predicates"
 PARAMS_FILE = "predicate_node.yaml"
 #: the stream every input's outcome is counted under
 ENTITIES = "entities"
+#: entities beyond the extractor's max_entities, dropped from their frame (an event, not an outcome)
+ENTITIES_DROPPED = "entities_dropped"
 
 PARAMETERS = (
     ParameterSpec("config", "predicates.yaml", "predicates YAML whose `predicates` section configures the extractor "
@@ -97,6 +103,12 @@ class PredicateNode(PredrelNode):
             return
         image_size = (int(msg.image_width), int(msg.image_height)) if msg.image_width and msg.image_height else None
         estimates = self.extractor.update(frame_index, entities, image_size)   # ValueError: nothing changed
+        dropped = self.extractor.dropped_entities
+        if dropped:
+            self.count(None, ENTITIES_DROPPED, len(dropped))
+            self.log_throttled(ENTITIES_DROPPED, f"frame {frame_index}: {len(entities)} entities, the "
+                               f"{len(dropped)} lowest-scoring beyond max_entities "
+                               f"{self.extractor.config.max_entities} dropped (track ids {list(dropped)})")
         self.predicates_publisher.publish(predicates_to_msg(
             estimates, frame_index=frame_index, source=self.params["source_name"] or msg.source, header=msg.header,
             degradation=msg.degradation))
