@@ -65,6 +65,12 @@ class ContactConfig:
       masks meet (`predicates.boundary_depth`) <= boundary_depth_gap_m.value (metres), surfaces
       included; not for an entity inside a container's or a hand's image box (the walls or the
       gripping hand hide the contact);
+    - for an object inside a hand's image box, with a depth image and the camera intrinsics: the 3D
+      separation where the masks meet (`boundary_depth.boundary_separation_m`) judged against its
+      level during the contact (`predicates.enclosed_contact`): contact ends when it rises more than
+      hold_separation_rise_m.value above the median of the last hold_separation_frames contact
+      frames, and is never T beyond hold_separation_max_m; the separation is measured over the
+      masks' pixels within separation_band reference px of each other;
     - else, or where no pixel of the boundary has a valid depth, when both entities carry a depth
       (point3d or a 3-element centroid) and neither has a role in `depth_ignored_roles`:
       |z_i - z_j| <= depth_gap.value (metres). Surfaces are ignored by default: one depth value
@@ -77,11 +83,21 @@ class ContactConfig:
     boundary_depth_gap_m: Threshold | None = field(default_factory=lambda: Threshold(0.01, 0.01))
     depth_gap: Threshold | None = field(default_factory=lambda: Threshold(0.06, 0.04))
     depth_ignored_roles: tuple[str, ...] = (SURFACE,)
+    hold_separation_rise_m: Threshold | None = field(default_factory=lambda: Threshold(0.004, 0.002))
+    hold_separation_max_m: float = 0.03
+    hold_separation_frames: int = 8
+    separation_band: float = 15.0
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:
             raise ValueError(f"distance.value must be >= 0 px, got {self.distance.value}")
-        for name in ("boundary_depth_gap_m", "depth_gap"):
+        if not self.hold_separation_max_m > 0:
+            raise ValueError(f"hold_separation_max_m must be > 0 m, got {self.hold_separation_max_m}")
+        if self.hold_separation_frames < 1:
+            raise ValueError(f"hold_separation_frames must be >= 1, got {self.hold_separation_frames}")
+        if not self.separation_band >= 1.0:
+            raise ValueError(f"separation_band must be >= 1 reference px, got {self.separation_band}")
+        for name in ("boundary_depth_gap_m", "depth_gap", "hold_separation_rise_m"):
             threshold = getattr(self, name)
             if threshold is not None and threshold.value < 0:
                 raise ValueError(f"{name}.value must be >= 0 m, got {threshold.value}")

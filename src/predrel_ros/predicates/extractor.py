@@ -44,19 +44,23 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 
 from predrel_ros.core.entities import CONTAINER, HAND_ROLES, Entity
 from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: F401  (FrameOrderError: re-exported)
 from predrel_ros.predicates import rules, vocabulary
-from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m
+from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m, boundary_separation_m
 from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det, q_tmp
 from predrel_ros.predicates.config import PairRule, PredicateConfig, Threshold
+from predrel_ros.predicates.enclosed_contact import EnclosedContact
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, inside_fraction, support_fraction
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
+
+if TYPE_CHECKING:                     # core.frame imports predicates.estimate
+    from predrel_ros.core.frame import CameraIntrinsics
 
 UNK = vocabulary.UNK
 _T = rules.T
@@ -162,6 +166,7 @@ class PredicateExtractor:
         self._streams: dict[tuple[str, int, int], _Stream] = {}
         self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
         self._holds: dict[tuple[str, int, int], HoldState] = {}
+        self._enclosed_contacts: dict[tuple[str, int, int], EnclosedContact] = {}
         self._together: dict[tuple[int, int], int] = {}     # evaluated pair (ids ascending) -> last frame together
         self.dropped_entities: tuple[int, ...] = ()
         self._first_frame: int | None = None
@@ -175,12 +180,13 @@ class PredicateExtractor:
 
     # ------------------------------------------------------------------------------------ frame
 
-    def update(self, frame_index: int, entities: Iterable[Entity],
-               image_size: tuple[int, int] | None = None, depth_m=None) -> list[PredicateEstimate]:
+    def update(self, frame_index: int, entities: Iterable[Entity], image_size: tuple[int, int] | None = None,
+               depth_m=None, camera: CameraIntrinsics | None = None) -> list[PredicateEstimate]:
         """Predicates of one frame. image_size (width, height) scales pixel thresholds; it defaults
         to the masks' size, and to the reference resolution when no entity has a mask. depth_m: the
         frame's depth image in metres (H x W, registered to the masks; NaN or <= 0 where unknown),
-        for contact at the touching boundary (`ContactConfig`)."""
+        for contact at the touching boundary (`ContactConfig`); camera: its intrinsics (of the same
+        size), for the 3D separation of an object inside a hand's image box."""
         frame_index = int(frame_index)
         entities = list(entities)
         present = self._check_entities(entities)
@@ -193,6 +199,12 @@ class PredicateExtractor:
             if depth_m.ndim != 2 or (mask is not None and depth_m.shape != mask.shape):
                 raise ValueError(f"depth_m must be an H x W image like the masks "
                                  f"{None if mask is None else mask.shape}, got shape {depth_m.shape}")
+        if camera is not None:
+            if not all(hasattr(camera, name) for name in ("width", "height", "fx", "fy", "cx", "cy")):
+                raise TypeError(f"camera must be predrel_ros.core.frame.CameraIntrinsics, got {type(camera).__name__}")
+            if depth_m is not None and depth_m.shape != (camera.height, camera.width):
+                raise ValueError(f"camera intrinsics of {camera.width}x{camera.height} do not match depth_m of "
+                                 f"{depth_m.shape[1]}x{depth_m.shape[0]}")
         self.order.admit(frame_index, self.reset)           # FrameOrderError: nothing changed
         config = self.config
         min_visibility = config.confidence.min_visibility
@@ -230,6 +242,8 @@ class PredicateExtractor:
         self._frame = frame_index
         self._to_ref = to_ref
         self._depth_m = depth_m
+        self._camera = camera
+        self._enclosed_now: set[tuple[str, int, int]] = set()
         self._present = present
         self._geometries = geometries
         estimates: list[PredicateEstimate] = []
@@ -246,6 +260,8 @@ class PredicateExtractor:
                        hand_evidence)
         for hand_id, evidence in hand_evidence.items():
             self._active_hand(hand_id, evidence, estimates)
+        for key in [key for key in self._enclosed_contacts if key not in self._enclosed_now]:
+            del self._enclosed_contacts[key]        # its history spans consecutive frames only
         return estimates
 
     def _check_entities(self, entities: list[Entity]) -> dict[int, Entity]:
@@ -309,7 +325,7 @@ class PredicateExtractor:
             return
         for pair in pairs:
             del self._together[pair]
-        for table in (self._streams, self._known, self._holds):
+        for table in (self._streams, self._known, self._holds, self._enclosed_contacts):
             for key in [key for key in table if (min(key[1], key[2]), max(key[1], key[2])) in pairs]:
                 del table[key]
 
@@ -409,14 +425,29 @@ class PredicateExtractor:
 
     def _depth_test(self, geo_i: EntityGeometry, geo_j: EntityGeometry, radius_px: float
                     ) -> tuple[float, Threshold] | None:
-        """(depth gap in m, its threshold) of a pair whose masks meet: at the touching boundary when
-        there is a depth image, else from the entities' depths; None when depth cannot tell."""
+        """(depth gap or 3D separation in m, its threshold) of a pair whose masks meet, where there is a
+        depth image: for an object inside a hand's image box the 3D separation against its hold level
+        (`enclosed_contact`), for a pair without such an enclosure the gap at the touching boundary;
+        else from the entities' depths; None when depth cannot tell."""
         contact = self.config.contact
-        if self._depth_m is not None and contact.boundary_depth_gap_m is not None \
-                and not self._enclosed(geo_i, geo_j):
-            gap = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
-            if gap is not None:
-                return gap, contact.boundary_depth_gap_m
+        if self._depth_m is not None:
+            enclosure = self._enclosure(geo_i, geo_j)
+            if enclosure is None and contact.boundary_depth_gap_m is not None:
+                gap = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
+                if gap is not None:
+                    return gap, contact.boundary_depth_gap_m
+            elif enclosure is not None and enclosure[1].entity.role in HAND_ROLES and self._camera is not None \
+                    and contact.hold_separation_rise_m is not None:
+                inner, hand = enclosure
+                separation = boundary_separation_m(inner, hand, self._depth_m, self._camera,
+                                                   contact.separation_band / self._to_ref)
+                if separation is not None:
+                    key = (_CONTACT, geo_i.entity.id, geo_j.entity.id)
+                    state = self._enclosed_contacts.get(key)
+                    if state is None:
+                        state = self._enclosed_contacts[key] = EnclosedContact(contact.hold_separation_frames)
+                    self._enclosed_now.add(key)
+                    return state.test(separation, contact)
         if contact.depth_gap is None:
             return None
         entity_i, entity_j = geo_i.entity, geo_j.entity
@@ -427,16 +458,18 @@ class PredicateExtractor:
             return None
         return abs(depth_i - depth_j), contact.depth_gap
 
-    def _enclosed(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> bool:
-        """Whether one of the pair is a container or a hand and the other lies in its image box (the
-        static In test's fraction): the container's walls or the gripping hand then hide where the
-        two touch, and the depth where their masks meet is that of the wall or hand in front, not of
-        the contact (a held object is mostly hidden behind the hand, 1-4 cm behind its pixels)."""
+    def _enclosure(self, geo_i: EntityGeometry, geo_j: EntityGeometry
+                   ) -> tuple[EntityGeometry, EntityGeometry] | None:
+        """(inner, outer) when one of the pair is a container or a hand and the other lies in its image
+        box (the static In test's fraction), else None: the container's walls or the gripping hand
+        then hide where the two touch, and the depth where their masks meet is that of the wall or
+        hand in front, not of the contact (a held object is mostly hidden behind the hand, 1-4 cm
+        behind its pixels)."""
         threshold = self.config.static.inside_fraction.value
         for inner, outer in ((geo_i, geo_j), (geo_j, geo_i)):
             if outer.entity.role in _ENCLOSING_ROLES and inside_fraction(inner, outer) >= threshold:
-                return True
-        return False
+                return inner, outer
+        return None
 
     def _static_measurements(self, g_i: EntityGeometry, g_j: EntityGeometry, contact_test: tuple[bool, float],
                              allowed: tuple[str, ...]) -> rules.StaticMeasurements:
