@@ -140,3 +140,17 @@ def test_a_held_object_is_released_on_the_frame_the_fingers_open():
     other_size = CameraIntrinsics(320, 240, 400.0, 400.0, 159.5, 119.5)
     with pytest.raises(ValueError, match="camera intrinsics of 320x240 do not match depth_m of 160x120"):
         PredicateExtractor().update(0, [hand, obj], depth_m=depth, camera=other_size)
+
+
+def test_dynamic_relations_come_from_3d_velocities_with_depth_and_intrinsics():
+    """An object receding from a still hand along the optical axis: the image sees no motion (S), the
+    depth a distance growing at 0.3 m/s (MA)."""
+    with_camera, without = PredicateExtractor(), PredicateExtractor()
+    for t in range(6):
+        hand, obj = rect(HAND, RIGHT_HAND, 20, 40, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 100, 40, 20, 20)
+        depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+        depth[hand.mask], depth[obj.mask] = 0.80, 0.80 + 0.01 * t        # 1 cm a frame at 30 Hz
+        got = {e.key: e.value for e in with_camera.update(t, [hand, obj], depth_m=depth, camera=CAMERA)}
+        image_only = {e.key: e.value for e in without.update(t, [hand, obj], depth_m=depth)}
+    assert image_only[("dynamic", HAND, OBJ)] == "S"
+    assert got[("dynamic", HAND, OBJ)] == "MA"

@@ -15,9 +15,11 @@ object-object pair. Derived predicates use the orientation of their base pair; a
 the hand as subject and `NO_OBJECT` as object.
 
 State over frames. The extractor keeps per track the centroid samples of the last `window` frames
-(the dynamic relations and q_trk continuity), per predicate stream the raw values of the window
-(q_tmp), the hold state of each hand-object pair (grasp and release, `hold_state`), and the last
-known static value of each pair (onset events).
+(the dynamic relations and q_trk continuity) and, with a depth image and camera intrinsics, its 3D
+positions (`point_sets`; the dynamic relations in metres per second, `DynamicConfig`), per predicate
+stream the raw values of the window (q_tmp), the hold state of each hand-object pair (grasp and
+release, `hold_state`) and the contact of an object inside a hand's image box (`enclosed_contact`),
+and the last known static value of each pair (onset events).
 - Pairs exist only for tracks seen together: a pair is evaluated on the frames where both entities
   are present and, reported as UNK (missing evidence), for `track_memory` frames after the last
   frame they were seen together; a track not seen for `track_memory` frames is forgotten. A new
@@ -53,11 +55,12 @@ from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: 
 from predrel_ros.predicates import rules, vocabulary
 from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m, boundary_separation_m
 from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det, q_tmp
-from predrel_ros.predicates.config import PairRule, PredicateConfig, Threshold
+from predrel_ros.predicates.config import DynamicConfig, PairRule, PredicateConfig, Threshold
 from predrel_ros.predicates.enclosed_contact import EnclosedContact
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, inside_fraction, support_fraction
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
+from predrel_ros.predicates.point_sets import position_m
 
 if TYPE_CHECKING:                     # core.frame imports predicates.estimate
     from predrel_ros.core.frame import CameraIntrinsics
@@ -74,33 +77,40 @@ _GROUPS = {name: vocabulary.group_of(name) for name in vocabulary.PREDICATES}
 ConfidenceModel = Callable[[str, Sequence[float]], float]
 
 
-class _Track:
-    """Centroid samples (reference px) of one track over the window, and when it was last seen."""
+Sample = tuple  # (frame, coordinates...): reference px in the image, or metres in 3D
 
-    __slots__ = ("role", "last_seen", "samples", "motion")
+
+class _Track:
+    """Centroid samples (reference px) and 3D positions (m) of one track over the window, and when
+    it was last seen."""
+
+    __slots__ = ("role", "last_seen", "samples", "motion", "positions", "motion3d")
 
     def __init__(self, role: str) -> None:
         self.role = role
         self.last_seen = -1
-        self.samples: deque[tuple[int, float, float]] = deque()
+        self.samples: deque[Sample] = deque()
         self.motion: _Motion | None = None
+        self.positions: deque[Sample] = deque()
+        self.motion3d: _Motion | None = None
 
 
 class _Motion:
-    """One track's motion over the current window."""
+    """One track's motion over the current window (per frame, in the samples' units)."""
 
-    __slots__ = ("frames", "vx", "vy", "speed", "early", "late")
+    __slots__ = ("frames", "velocity", "speed", "early", "late")
 
-    def __init__(self, samples: Sequence[tuple[int, float, float]]) -> None:
-        self.frames = {frame for frame, _, _ in samples}
-        self.vx, self.vy = _slope2(samples)
-        self.speed = math.hypot(self.vx, self.vy)
+    def __init__(self, samples: Sequence[Sample]) -> None:
+        self.frames = {sample[0] for sample in samples}
+        frames = [sample[0] for sample in samples]
+        self.velocity = tuple(_slope(frames, [sample[k] for sample in samples]) for k in range(1, len(samples[0])))
+        self.speed = math.hypot(*self.velocity)
         self.early = _segment_speed(samples[0], samples[1]) if len(samples) > 1 else 0.0
         self.late = _segment_speed(samples[-2], samples[-1]) if len(samples) > 1 else 0.0
 
 
-def _segment_speed(a: tuple[int, float, float], b: tuple[int, float, float]) -> float:
-    return math.hypot(b[1] - a[1], b[2] - a[2]) / (b[0] - a[0])
+def _segment_speed(a: Sample, b: Sample) -> float:
+    return math.dist(a[1:], b[1:]) / (b[0] - a[0])
 
 
 def _slope(frames: Sequence[int], values: Sequence[float]) -> float:
@@ -114,9 +124,11 @@ def _slope(frames: Sequence[int], values: Sequence[float]) -> float:
     return sum((f - mean_f) * (v - mean_v) for f, v in zip(frames, values)) / sxx
 
 
-def _slope2(samples: Sequence[tuple[int, float, float]]) -> tuple[float, float]:
-    frames = [s[0] for s in samples]
-    return _slope(frames, [s[1] for s in samples]), _slope(frames, [s[2] for s in samples])
+def _window_motion(samples: deque[Sample], window_start: int, frame_index: int) -> _Motion | None:
+    """Drop the samples before the window; the motion over it when the track has this frame's sample."""
+    while samples and samples[0][0] < window_start:
+        samples.popleft()
+    return _Motion(samples) if samples and samples[-1][0] == frame_index else None
 
 
 class _Stream:
@@ -157,6 +169,7 @@ class PredicateExtractor:
         self.confidence = confidence or GeometricMeanConfidence(self.config.confidence.weights)
         self._floor = self.config.confidence.floor
         self._motion_codes = motion_codes(self.config.grasp)
+        self._dynamic_3d = self.config.dynamic.in_metres()
         self._plans: dict[tuple[str, str], _PairPlan | None] = {}
         self.reset()
 
@@ -219,6 +232,7 @@ class PredicateExtractor:
         self._window_start = window_start
 
         geometries: dict[int, EntityGeometry] = {}
+        in_3d = depth_m is not None and camera is not None and self._dynamic_3d is not None
         for entity in entities:
             track = self._tracks.get(entity.id)
             if track is not None and track.role != entity.role:   # the id now names something else
@@ -232,12 +246,13 @@ class PredicateExtractor:
                 if not geometry.empty:
                     geometries[entity.id] = geometry
                     track.samples.append((frame_index, geometry.cx * to_ref, geometry.cy * to_ref))
+                    position = None if not in_3d else position_m(geometry, depth_m, camera)
+                    if position is not None:
+                        track.positions.append((frame_index, *position))
         self._forget_old(frame_index)
         for track in self._tracks.values():
-            samples = track.samples
-            while samples and samples[0][0] < window_start:
-                samples.popleft()
-            track.motion = _Motion(samples) if samples and samples[-1][0] == frame_index else None
+            track.motion = _window_motion(track.samples, window_start, frame_index)
+            track.motion3d = _window_motion(track.positions, window_start, frame_index)
 
         self._frame = frame_index
         self._to_ref = to_ref
@@ -397,7 +412,7 @@ class PredicateExtractor:
 
         # dynamic (unordered)
         if observed:
-            dyn_code, dyn_sp = rules.dynamic_rule(self._dynamic_measurements(subject, obj), config.dynamic)
+            dyn_code, dyn_sp = rules.dynamic_rule(*self._dynamic_test(subject, obj))
         else:
             dyn_code, dyn_sp = UNK, 0.0
         dynamic = self._emit(_DYNAMIC, subject, obj, dyn_code, dyn_sp, pair_factors, out)
@@ -447,7 +462,7 @@ class PredicateExtractor:
                     if state is None:
                         state = self._enclosed_contacts[key] = EnclosedContact(contact.hold_separation_frames)
                     self._enclosed_now.add(key)
-                    return state.test(separation, contact)
+                    return state.test(separation, inner.area, contact)
         if contact.depth_gap is None:
             return None
         entity_i, entity_j = geo_i.entity, geo_j.entity
@@ -492,25 +507,37 @@ class PredicateExtractor:
             / max(g_i.half_diagonal + g_j.half_diagonal, 1e-9),
         )
 
-    def _dynamic_measurements(self, id_i: int, id_j: int) -> rules.DynamicMeasurements:
+    def _dynamic_test(self, id_i: int, id_j: int) -> tuple[rules.DynamicMeasurements, DynamicConfig]:
+        """The pair's dynamic measurements and the config to judge them with: in 3D (m/s) when both
+        tracks have 3D positions on min_frames joint frames of the window, else in the image."""
         track_i, track_j = self._tracks[id_i], self._tracks[id_j]
-        motion_i, motion_j = track_i.motion, track_j.motion
-        positions_j = {frame: (x, y) for frame, x, y in track_j.samples}
+        if self._dynamic_3d is not None and track_i.motion3d is not None and track_j.motion3d is not None:
+            measured = self._measure(id_i, id_j, track_i.positions, track_j.positions, track_i.motion3d,
+                                     track_j.motion3d, self.config.dynamic.frame_rate_hz)
+            if measured.samples >= self._dynamic_3d.min_frames:
+                return measured, self._dynamic_3d
+        return self._measure(id_i, id_j, track_i.samples, track_j.samples, track_i.motion, track_j.motion,
+                             1.0), self.config.dynamic
+
+    def _measure(self, id_i: int, id_j: int, samples_i: deque[Sample], samples_j: deque[Sample], motion_i: _Motion,
+                 motion_j: _Motion, per_frame: float) -> rules.DynamicMeasurements:
+        """Dynamic measurements from two tracks' samples; per_frame: frames per unit of time."""
+        positions_j = {sample[0]: sample[1:] for sample in samples_j}
         frames, distances = [], []
-        for frame, x, y in track_i.samples:
-            other = positions_j.get(frame)
+        for sample in samples_i:
+            other = positions_j.get(sample[0])
             if other is not None:
-                frames.append(frame)
-                distances.append(math.hypot(x - other[0], y - other[1]))
+                frames.append(sample[0])
+                distances.append(math.dist(sample[1:], other))
         contact = self._streams.get((_CONTACT, id_i, id_j))
         touching = contact.codes.count(_T) / len(contact.codes) if contact is not None else 0.0
         return rules.DynamicMeasurements(
             samples=len(frames),
-            speed_i=motion_i.speed, speed_j=motion_j.speed,
-            early_speed_i=motion_i.early, early_speed_j=motion_j.early,
-            late_speed_i=motion_i.late, late_speed_j=motion_j.late,
-            relative_speed=math.hypot(motion_i.vx - motion_j.vx, motion_i.vy - motion_j.vy),
-            distance_rate=_slope(frames, distances),
+            speed_i=motion_i.speed * per_frame, speed_j=motion_j.speed * per_frame,
+            early_speed_i=motion_i.early * per_frame, early_speed_j=motion_j.early * per_frame,
+            late_speed_i=motion_i.late * per_frame, late_speed_j=motion_j.late * per_frame,
+            relative_speed=math.dist(motion_i.velocity, motion_j.velocity) * per_frame,
+            distance_rate=_slope(frames, distances) * per_frame,
             contact_fraction=touching,
         )
 
