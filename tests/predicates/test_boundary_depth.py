@@ -2,12 +2,14 @@ import numpy as np
 import pytest
 
 from predrel_ros.core.entities import MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
-from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m
+from predrel_ros.core.frame import CameraIntrinsics
+from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m, boundary_separation_m
 from predrel_ros.predicates.extractor import PredicateExtractor
 from predrel_ros.predicates.geometry import EntityGeometry
 
 HEIGHT, WIDTH = 120, 160
 HAND, OBJ, TABLE = 1, 2, 3
+CAMERA = CameraIntrinsics(WIDTH, HEIGHT, fx=200.0, fy=200.0, cx=79.5, cy=59.5)
 
 
 def rect(track_id, role, x, y, w, h):
@@ -93,3 +95,62 @@ def test_an_object_held_behind_the_hand_keeps_the_image_contact():
     beside = rect(OBJ, MANIPULATED_OBJECT, 90, 30, 20, 20)       # outside the hand's box: depth decides
     depth[beside.mask] = 0.73
     assert contact([hand, beside], depth)[("contact", HAND, OBJ)] == "N"
+
+
+def held_scene(object_depth):
+    """An object held behind a hand: it shows below the fingers, inside the hand's image box."""
+    hand = rect(HAND, RIGHT_HAND, 40, 20, 50, 60)
+    hand.mask[60:80, 60:72] = False
+    obj = rect(OBJ, MANIPULATED_OBJECT, 60, 60, 12, 20)
+    depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+    depth[hand.mask], depth[obj.mask] = 0.70, object_depth
+    return hand, obj, depth
+
+
+def test_boundary_separation_is_the_3d_distance_where_the_masks_meet():
+    hand, obj, depth = held_scene(0.71)
+    separation = boundary_separation_m(EntityGeometry(obj), EntityGeometry(hand), depth, CAMERA, 4.0)
+    # 1 cm behind, the nearest hand samples 3 px aside (both edges eroded by one pixel): 3 * 0.7 / 200 m
+    # across, hypot(0.0105, 0.01) = 0.0145 m at the nearest, a little more at the quantile
+    assert 0.0145 <= separation <= 0.016
+    depth[:, :] = np.nan
+    assert boundary_separation_m(EntityGeometry(obj), EntityGeometry(hand), depth, CAMERA, 4.0) is None
+
+
+def test_a_held_object_is_released_on_the_frame_the_fingers_open():
+    """The object stays in the hand's image box while the hand lets go: its 3D separation from the
+    hand rises, and contact ends (release T) on that frame; without intrinsics the image contact stays."""
+    depths = [0.71] * 8 + [0.72, 0.73]                 # frame 8: the separation rises by 1 cm
+    with_camera, without = PredicateExtractor(), PredicateExtractor()
+    for t, object_depth in enumerate(depths):
+        hand, obj, depth = held_scene(object_depth)
+        hand.centroid = obj.centroid = None
+        for entity in (hand, obj):                      # carried up together, then still
+            entity.box[[1, 3]] -= min(t, 5)
+            entity.mask = np.roll(entity.mask, -min(t, 5), axis=0)
+            entity.centroid = entity._centroid_from_geometry()
+        depth = np.roll(depth, -min(t, 5), axis=0)
+        got = {e.key: e.value for e in with_camera.update(t, [hand, obj], depth_m=depth, camera=CAMERA)}
+        kept = {e.key: e.value for e in without.update(t, [hand, obj], depth_m=depth)}
+        assert kept[("contact", HAND, OBJ)] == "T"
+        if t == 7:
+            assert got[("grasp", HAND, OBJ)] == "T"
+        if t == 8:
+            assert (got[("contact", HAND, OBJ)], got[("release", HAND, OBJ)]) == ("N", "T")
+    other_size = CameraIntrinsics(320, 240, 400.0, 400.0, 159.5, 119.5)
+    with pytest.raises(ValueError, match="camera intrinsics of 320x240 do not match depth_m of 160x120"):
+        PredicateExtractor().update(0, [hand, obj], depth_m=depth, camera=other_size)
+
+
+def test_dynamic_relations_come_from_3d_velocities_with_depth_and_intrinsics():
+    """An object receding from a still hand along the optical axis: the image sees no motion (S), the
+    depth a distance growing at 0.3 m/s (MA)."""
+    with_camera, without = PredicateExtractor(), PredicateExtractor()
+    for t in range(6):
+        hand, obj = rect(HAND, RIGHT_HAND, 20, 40, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 100, 40, 20, 20)
+        depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+        depth[hand.mask], depth[obj.mask] = 0.80, 0.80 + 0.01 * t        # 1 cm a frame at 30 Hz
+        got = {e.key: e.value for e in with_camera.update(t, [hand, obj], depth_m=depth, camera=CAMERA)}
+        image_only = {e.key: e.value for e in without.update(t, [hand, obj], depth_m=depth)}
+    assert image_only[("dynamic", HAND, OBJ)] == "S"
+    assert got[("dynamic", HAND, OBJ)] == "MA"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from predrel_ros.core.entities import CONTAINER, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
 from predrel_ros.predicates import FrameOrderError, PredicateConfig, PredicateExtractor
@@ -286,6 +288,51 @@ def test_the_stream_order_policy_refuses_far_ahead_frames_and_restarts_after_old
     for frame in list(range(10)) * 2:
         with pytest.raises(FrameOrderError):
             strict.update(frame, entities)
+
+
+# ------------------------------------------------------------------------------ hostile input
+
+def test_pairs_exist_only_for_tracks_seen_together():
+    hand, obj = rect(HAND, RIGHT_HAND, 100, 50, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 120, 50, 20, 20)
+    ghost = rect(CUBE, MANIPULATED_OBJECT, 200, 50, 20, 20)          # a false detection after OBJ vanished
+    config = PredicateConfig(track_memory=3)
+    values, _ = run([(0, [hand, obj]), (1, [hand, obj]), (2, [hand, ghost]), (3, [hand, ghost]), (4, [hand]),
+                     (5, [hand])], config)
+    assert values[2][("contact", HAND, OBJ)] == "UNK"                 # seen together at frame 1: remembered
+    assert values[2][("contact", HAND, CUBE)] == "N"
+    for t in (2, 3, 4, 5):
+        assert not any({OBJ, CUBE} == set(key[1:]) for key in values[t])   # never in one frame: no pair
+    assert ("contact", HAND, OBJ) in values[4]                        # last together at 1, memory 3
+    assert ("contact", HAND, OBJ) not in values[5]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sets(st.integers(1, 5)), min_size=1, max_size=12), st.integers(1, 4))
+def test_every_pair_was_seen_together_within_the_track_memory(presence, memory):
+    roles = {1: RIGHT_HAND, 2: MANIPULATED_OBJECT, 3: MANIPULATED_OBJECT, 4: SURFACE, 5: CONTAINER}
+    frames = [(t, [rect(i, roles[i], 30 + 50 * i, 60, 20, 20) for i in sorted(ids)]) for t, ids in enumerate(presence)]
+    values, _ = run(frames, PredicateConfig(track_memory=memory))
+    for t, keys in values.items():
+        for name, subject, obj in keys:
+            if obj == NO_OBJECT:
+                continue
+            together = [u for u in range(max(0, t - memory), t + 1) if {subject, obj} <= presence[u]]
+            assert together, (t, name, subject, obj)
+
+
+def test_entities_beyond_the_bound_are_dropped_lowest_score_first_and_reported():
+    objects = [rect(10 + i, MANIPULATED_OBJECT, 8 * i, 100, 6, 6, score=0.5 + 0.01 * i) for i in range(30)]
+    weak = rect(HAND, RIGHT_HAND, 100, 50, 20, 20, score=0.4)
+    extractor = PredicateExtractor(PredicateConfig(max_entities=28))
+    out = extractor.update(0, [weak, *objects])
+    assert extractor.dropped_entities == (HAND, 10, 11)               # the three lowest scores
+    ids = {i for e in out for i in (e.subject, e.object)} - {NO_OBJECT}
+    assert ids == {e.id for e in objects[2:]}
+    assert len({(e.subject, e.object) for e in out if e.name == "contact"}) == 28 * 27 // 2
+    extractor.update(1, objects[:3])
+    assert extractor.dropped_entities == ()
+    with pytest.raises(ValueError, match="max_entities"):
+        PredicateConfig(max_entities=0)
 
 
 def test_bad_entities_are_refused():

@@ -14,18 +14,29 @@ that recedes behind it), and returns a low quantile of gap(p) over all such pixe
 the masks touch in space when some stretch of their common boundary does. Robust to depth holes
 (NaN or <= 0: not sampled) and to mask edges (samples come from each mask eroded by one pixel, as
 edge pixels of a perceived mask often carry the depth of what lies behind it).
+
+`boundary_separation_m` measures, with the camera intrinsics, the 3D distance between the two
+masks' depth samples near their common boundary: the contact test of an object inside a hand's
+image box (`predicates.enclosed_contact`), where the gripping hand hides the contact itself.
 """
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
+from scipy.spatial import cKDTree
 
 from predrel_ros.predicates.geometry import EntityGeometry
 
+if TYPE_CHECKING:                     # core.frame imports predicates.estimate
+    from predrel_ros.core.frame import CameraIntrinsics
+
 #: share of the boundary samples that must lie within the returned gap
 TOUCHING_QUANTILE = 0.1
+#: share of i's boundary samples that must lie within the returned 3D separation of j
+SEPARATION_QUANTILE = 0.25
 
 
 def _crop_mask(geometry: EntityGeometry, x1: int, y1: int, x2: int, y2: int) -> np.ndarray:
@@ -57,26 +68,71 @@ def _gaps(depth: np.ndarray, own: np.ndarray, other: np.ndarray, kernel: np.ndar
     return np.maximum(0.0, np.maximum(low[near] - values, values - high[near]))
 
 
+class _Zone:
+    """The crop where masks i and j can meet within `reach` px, with `reach` px more around it for
+    neighbourhoods: its depth, validity and each mask's depth samples; None when they cannot meet."""
+
+    __slots__ = ("x0", "y0", "depth", "samples_i", "samples_j", "kernel")
+
+    def __init__(self, geo_i: EntityGeometry, geo_j: EntityGeometry, depth_m: np.ndarray, reach: int) -> None:
+        height, width = depth_m.shape
+        x1 = max(math.floor(max(geo_i.x1, geo_j.x1)) - reach, 0)
+        y1 = max(math.floor(max(geo_i.y1, geo_j.y1)) - reach, 0)
+        x2 = min(math.ceil(min(geo_i.x2, geo_j.x2)) + reach + 1, width)
+        y2 = min(math.ceil(min(geo_i.y2, geo_j.y2)) + reach + 1, height)
+        self.depth = None
+        if x2 <= x1 or y2 <= y1:
+            return
+        cx1, cy1, cx2, cy2 = max(x1 - reach, 0), max(y1 - reach, 0), min(x2 + reach, width), min(y2 + reach, height)
+        self.x0, self.y0 = cx1, cy1
+        self.depth = depth_m[cy1:cy2, cx1:cx2].astype(np.float32)
+        valid = np.isfinite(self.depth) & (self.depth > 0)
+        self.samples_i = _samples(_crop_mask(geo_i, cx1, cy1, cx2, cy2), valid)
+        self.samples_j = _samples(_crop_mask(geo_j, cx1, cy1, cx2, cy2), valid)
+        self.kernel = np.ones((2 * reach + 1, 2 * reach + 1), np.uint8)
+
+    def near(self, own: np.ndarray, other: np.ndarray) -> np.ndarray:
+        """`own` samples with an `other` sample within the kernel's reach."""
+        return own & (cv2.dilate(other.view(np.uint8), self.kernel) != 0)
+
+
 def boundary_depth_gap_m(geo_i: EntityGeometry, geo_j: EntityGeometry, depth_m: np.ndarray,
                          radius_px: float) -> float | None:
     """Depth gap in metres where masks i and j meet (see the module docstring), or None when no
     pixel with a valid depth lies within `radius_px` (image pixels) of the other mask."""
-    reach = math.ceil(radius_px) + 1                      # + 1: samples start one pixel inside the edges
-    height, width = depth_m.shape
-    x1 = max(math.floor(max(geo_i.x1, geo_j.x1)) - reach, 0)
-    y1 = max(math.floor(max(geo_i.y1, geo_j.y1)) - reach, 0)
-    x2 = min(math.ceil(min(geo_i.x2, geo_j.x2)) + reach + 1, width)
-    y2 = min(math.ceil(min(geo_i.y2, geo_j.y2)) + reach + 1, height)
-    if x2 <= x1 or y2 <= y1:
+    zone = _Zone(geo_i, geo_j, depth_m, math.ceil(radius_px) + 1)   # + 1: samples start one pixel inside the edges
+    if zone.depth is None:
         return None
-    # neighbourhoods reach `reach` px beyond the zone: crop that much more
-    cx1, cy1, cx2, cy2 = max(x1 - reach, 0), max(y1 - reach, 0), min(x2 + reach, width), min(y2 + reach, height)
-    depth = depth_m[cy1:cy2, cx1:cx2].astype(np.float32)
-    valid = np.isfinite(depth) & (depth > 0)
-    samples_i = _samples(_crop_mask(geo_i, cx1, cy1, cx2, cy2), valid)
-    samples_j = _samples(_crop_mask(geo_j, cx1, cy1, cx2, cy2), valid)
-    kernel = np.ones((2 * reach + 1, 2 * reach + 1), np.uint8)
-    gaps = np.concatenate((_gaps(depth, samples_i, samples_j, kernel), _gaps(depth, samples_j, samples_i, kernel)))
+    gaps = np.concatenate((_gaps(zone.depth, zone.samples_i, zone.samples_j, zone.kernel),
+                           _gaps(zone.depth, zone.samples_j, zone.samples_i, zone.kernel)))
     if not gaps.size:
         return None
     return float(np.quantile(gaps, TOUCHING_QUANTILE))
+
+
+def boundary_separation_m(geo_i: EntityGeometry, geo_j: EntityGeometry, depth_m: np.ndarray,
+                          camera: CameraIntrinsics, radius_px: float) -> float | None:
+    """3D separation in metres of i from j where their masks meet: the SEPARATION_QUANTILE of the
+    distances from i's depth samples within `radius_px` of j's to the nearest of j's within
+    `radius_px` of i's, back-projected with `camera`; None without valid samples on both sides.
+
+    Unlike the depth gap it also sees a separation across the image plane (fingers opening beside
+    an object they hide part of)."""
+    zone = _Zone(geo_i, geo_j, depth_m, math.ceil(radius_px) + 1)
+    if zone.depth is None:
+        return None
+    near_i = zone.near(zone.samples_i, zone.samples_j)
+    near_j = zone.near(zone.samples_j, zone.samples_i)
+    if not (near_i.any() and near_j.any()):
+        return None
+    distances, _ = cKDTree(_points(zone, near_j, camera)).query(_points(zone, near_i, camera))
+    return float(np.quantile(distances, SEPARATION_QUANTILE))
+
+
+def _points(zone: _Zone, samples: np.ndarray, camera: CameraIntrinsics) -> np.ndarray:
+    """N x 3 camera-frame points (m) of the zone's sample pixels."""
+    rows, columns = np.nonzero(samples)
+    z = zone.depth[rows, columns].astype(np.float64)
+    x = (columns + zone.x0 - camera.cx) * z / camera.fx
+    y = (rows + zone.y0 - camera.cy) * z / camera.fy
+    return np.stack((x, y, z), axis=1)

@@ -65,6 +65,13 @@ class ContactConfig:
       masks meet (`predicates.boundary_depth`) <= boundary_depth_gap_m.value (metres), surfaces
       included; not for an entity inside a container's or a hand's image box (the walls or the
       gripping hand hide the contact);
+    - for an object inside a hand's image box, with a depth image and the camera intrinsics: the 3D
+      separation where the masks meet (`boundary_depth.boundary_separation_m`) judged against its
+      level during the contact (`predicates.enclosed_contact`): contact ends when it rises more than
+      hold_separation_rise_m.value above the median of the last hold_separation_frames contact
+      frames, and is never T beyond hold_separation_max_m; a frame on which the object's visible
+      area changed by more than hold_separation_area_change (a fraction) starts a new level; the
+      separation is measured over the masks' pixels within separation_band reference px of each other;
     - else, or where no pixel of the boundary has a valid depth, when both entities carry a depth
       (point3d or a 3-element centroid) and neither has a role in `depth_ignored_roles`:
       |z_i - z_j| <= depth_gap.value (metres). Surfaces are ignored by default: one depth value
@@ -77,11 +84,24 @@ class ContactConfig:
     boundary_depth_gap_m: Threshold | None = field(default_factory=lambda: Threshold(0.01, 0.01))
     depth_gap: Threshold | None = field(default_factory=lambda: Threshold(0.06, 0.04))
     depth_ignored_roles: tuple[str, ...] = (SURFACE,)
+    hold_separation_rise_m: Threshold | None = field(default_factory=lambda: Threshold(0.004, 0.002))
+    hold_separation_max_m: float = 0.05
+    hold_separation_frames: int = 8
+    hold_separation_area_change: float = 0.1
+    separation_band: float = 15.0
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:
             raise ValueError(f"distance.value must be >= 0 px, got {self.distance.value}")
-        for name in ("boundary_depth_gap_m", "depth_gap"):
+        if not self.hold_separation_max_m > 0:
+            raise ValueError(f"hold_separation_max_m must be > 0 m, got {self.hold_separation_max_m}")
+        if not self.hold_separation_area_change > 0:
+            raise ValueError(f"hold_separation_area_change must be > 0, got {self.hold_separation_area_change}")
+        if self.hold_separation_frames < 1:
+            raise ValueError(f"hold_separation_frames must be >= 1, got {self.hold_separation_frames}")
+        if not self.separation_band >= 1.0:
+            raise ValueError(f"separation_band must be >= 1 reference px, got {self.separation_band}")
+        for name in ("boundary_depth_gap_m", "depth_gap", "hold_separation_rise_m"):
             threshold = getattr(self, name)
             if threshold is not None and threshold.value < 0:
                 raise ValueError(f"{name}.value must be >= 0 m, got {threshold.value}")
@@ -128,6 +148,11 @@ class DynamicConfig:
     at the start of the window, else S; both move with relative speed <= relative_speed -> MT;
     exactly one moves while contact was T on >= fmt_contact_fraction of the window -> FMT;
     centroid distance rate < -distance_rate -> GC, > distance_rate -> MA; otherwise S.
+
+    In 3D, with a depth image and the camera intrinsics, when both entities have a 3D position
+    (`predicates.point_sets`) on at least min_frames frames of the window: the same rule on 3D
+    velocities in metres per second (per-frame slopes times frame_rate_hz) against the `*_mps`
+    thresholds; None for moving_speed_mps keeps the 2D rule.
     """
 
     min_frames: int = 3
@@ -135,13 +160,28 @@ class DynamicConfig:
     relative_speed: Threshold = field(default_factory=lambda: Threshold(2.0, 0.4))
     distance_rate: Threshold = field(default_factory=lambda: Threshold(0.7, 0.4))
     fmt_contact_fraction: float = 0.5
+    frame_rate_hz: float = 30.0
+    moving_speed_mps: Threshold | None = field(default_factory=lambda: Threshold(0.08, 0.04))
+    relative_speed_mps: Threshold = field(default_factory=lambda: Threshold(0.1, 0.05))
+    distance_rate_mps: Threshold = field(default_factory=lambda: Threshold(0.05, 0.025))
 
     def __post_init__(self) -> None:
         if self.min_frames < 2:
             raise ValueError(f"min_frames must be >= 2 (a velocity needs two samples), got {self.min_frames}")
-        for name in ("moving_speed", "relative_speed", "distance_rate"):
-            if getattr(self, name).value <= 0:
-                raise ValueError(f"{name}.value must be > 0, got {getattr(self, name).value}")
+        for name in ("moving_speed", "relative_speed", "distance_rate", "moving_speed_mps", "relative_speed_mps",
+                     "distance_rate_mps"):
+            threshold = getattr(self, name)
+            if threshold is not None and threshold.value <= 0:
+                raise ValueError(f"{name}.value must be > 0, got {threshold.value}")
+        if not (math.isfinite(self.frame_rate_hz) and self.frame_rate_hz > 0):
+            raise ValueError(f"frame_rate_hz must be > 0, got {self.frame_rate_hz}")
+
+    def in_metres(self) -> "DynamicConfig | None":
+        """The 3D rule's config: the `*_mps` thresholds in place of the pixel ones (None: 2D only)."""
+        if self.moving_speed_mps is None:
+            return None
+        return dataclasses.replace(self, moving_speed=self.moving_speed_mps, relative_speed=self.relative_speed_mps,
+                                   distance_rate=self.distance_rate_mps)
         if not 0.0 < self.fmt_contact_fraction <= 1.0:
             raise ValueError(f"fmt_contact_fraction must lie in (0, 1], got {self.fmt_contact_fraction}")
 
@@ -270,6 +310,8 @@ class PredicateConfig(ConfigFile):
     reference_diagonal: image diagonal (px) at which pixel thresholds are expressed.
     track_memory: frames a track that vanished keeps its pairs alive, reported as UNK.
     event_memory: frames back that containment / support events look for the prior state.
+    max_entities: entities per frame the extractor evaluates (pairs grow with its square); the
+        lowest-scoring rest of a frame is dropped, counted in `PredicateExtractor.dropped_entities`.
     grasp: the hold state behind grasp and release.
     """
 
@@ -277,6 +319,7 @@ class PredicateConfig(ConfigFile):
     reference_diagonal: float = 800.0
     track_memory: int = 15
     event_memory: int = 15
+    max_entities: int = 32
     contact: ContactConfig = field(default_factory=ContactConfig)
     static: StaticConfig = field(default_factory=StaticConfig)
     dynamic: DynamicConfig = field(default_factory=DynamicConfig)
@@ -296,6 +339,8 @@ class PredicateConfig(ConfigFile):
         for name in ("track_memory", "event_memory"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1 frame, got {getattr(self, name)}")
+        if self.max_entities < 1:
+            raise ValueError(f"max_entities must be >= 1, got {self.max_entities}")
         kinds = [rule.kind for rule in self.pair_rules]
         if len(set(kinds)) != len(kinds):
             raise ValueError(f"pair_rules: duplicate kinds in {kinds}")

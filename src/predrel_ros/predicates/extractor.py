@@ -15,11 +15,17 @@ object-object pair. Derived predicates use the orientation of their base pair; a
 the hand as subject and `NO_OBJECT` as object.
 
 State over frames. The extractor keeps per track the centroid samples of the last `window` frames
-(the dynamic relations and q_trk continuity), per predicate stream the raw values of the window
-(q_tmp), the hold state of each hand-object pair (grasp and release, `hold_state`), and the last
-known static value of each pair (onset events).
-- A track that is not in a frame's entities keeps its pairs for `track_memory` frames, reported as
-  UNK (missing evidence); then it is forgotten.
+(the dynamic relations and q_trk continuity) and, with a depth image and camera intrinsics, its 3D
+positions (`point_sets`; the dynamic relations in metres per second, `DynamicConfig`), per predicate
+stream the raw values of the window (q_tmp), the hold state of each hand-object pair (grasp and
+release, `hold_state`) and the contact of an object inside a hand's image box (`enclosed_contact`),
+and the last known static value of each pair (onset events).
+- Pairs exist only for tracks seen together: a pair is evaluated on the frames where both entities
+  are present and, reported as UNK (missing evidence), for `track_memory` frames after the last
+  frame they were seen together; a track not seen for `track_memory` frames is forgotten. A new
+  (or false) track never pairs with remembered tracks it never co-occurred with.
+- At most `max_entities` entities of a frame are evaluated: the lowest-scoring rest (ties: the
+  higher track id) is dropped, as if not seen this frame, and its ids are `dropped_entities`.
 - An entity whose visibility is below `confidence.min_visibility`, or whose mask is empty, gives UNK
   for all its pairs.
 - Frame indices may skip (dropped frames): a gap is missing evidence, not motion. Speeds are per
@@ -40,19 +46,24 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 
 from predrel_ros.core.entities import CONTAINER, HAND_ROLES, Entity
 from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: F401  (FrameOrderError: re-exported)
 from predrel_ros.predicates import rules, vocabulary
-from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m
+from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m, boundary_separation_m
 from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det, q_tmp
-from predrel_ros.predicates.config import PairRule, PredicateConfig, Threshold
+from predrel_ros.predicates.config import DynamicConfig, PairRule, PredicateConfig, Threshold
+from predrel_ros.predicates.enclosed_contact import EnclosedContact
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, inside_fraction, support_fraction
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
+from predrel_ros.predicates.point_sets import position_m
+
+if TYPE_CHECKING:                     # core.frame imports predicates.estimate
+    from predrel_ros.core.frame import CameraIntrinsics
 
 UNK = vocabulary.UNK
 _T = rules.T
@@ -66,33 +77,40 @@ _GROUPS = {name: vocabulary.group_of(name) for name in vocabulary.PREDICATES}
 ConfidenceModel = Callable[[str, Sequence[float]], float]
 
 
-class _Track:
-    """Centroid samples (reference px) of one track over the window, and when it was last seen."""
+Sample = tuple  # (frame, coordinates...): reference px in the image, or metres in 3D
 
-    __slots__ = ("role", "last_seen", "samples", "motion")
+
+class _Track:
+    """Centroid samples (reference px) and 3D positions (m) of one track over the window, and when
+    it was last seen."""
+
+    __slots__ = ("role", "last_seen", "samples", "motion", "positions", "motion3d")
 
     def __init__(self, role: str) -> None:
         self.role = role
         self.last_seen = -1
-        self.samples: deque[tuple[int, float, float]] = deque()
+        self.samples: deque[Sample] = deque()
         self.motion: _Motion | None = None
+        self.positions: deque[Sample] = deque()
+        self.motion3d: _Motion | None = None
 
 
 class _Motion:
-    """One track's motion over the current window."""
+    """One track's motion over the current window (per frame, in the samples' units)."""
 
-    __slots__ = ("frames", "vx", "vy", "speed", "early", "late")
+    __slots__ = ("frames", "velocity", "speed", "early", "late")
 
-    def __init__(self, samples: Sequence[tuple[int, float, float]]) -> None:
-        self.frames = {frame for frame, _, _ in samples}
-        self.vx, self.vy = _slope2(samples)
-        self.speed = math.hypot(self.vx, self.vy)
+    def __init__(self, samples: Sequence[Sample]) -> None:
+        self.frames = {sample[0] for sample in samples}
+        frames = [sample[0] for sample in samples]
+        self.velocity = tuple(_slope(frames, [sample[k] for sample in samples]) for k in range(1, len(samples[0])))
+        self.speed = math.hypot(*self.velocity)
         self.early = _segment_speed(samples[0], samples[1]) if len(samples) > 1 else 0.0
         self.late = _segment_speed(samples[-2], samples[-1]) if len(samples) > 1 else 0.0
 
 
-def _segment_speed(a: tuple[int, float, float], b: tuple[int, float, float]) -> float:
-    return math.hypot(b[1] - a[1], b[2] - a[2]) / (b[0] - a[0])
+def _segment_speed(a: Sample, b: Sample) -> float:
+    return math.dist(a[1:], b[1:]) / (b[0] - a[0])
 
 
 def _slope(frames: Sequence[int], values: Sequence[float]) -> float:
@@ -106,9 +124,11 @@ def _slope(frames: Sequence[int], values: Sequence[float]) -> float:
     return sum((f - mean_f) * (v - mean_v) for f, v in zip(frames, values)) / sxx
 
 
-def _slope2(samples: Sequence[tuple[int, float, float]]) -> tuple[float, float]:
-    frames = [s[0] for s in samples]
-    return _slope(frames, [s[1] for s in samples]), _slope(frames, [s[2] for s in samples])
+def _window_motion(samples: deque[Sample], window_start: int, frame_index: int) -> _Motion | None:
+    """Drop the samples before the window; the motion over it when the track has this frame's sample."""
+    while samples and samples[0][0] < window_start:
+        samples.popleft()
+    return _Motion(samples) if samples and samples[-1][0] == frame_index else None
 
 
 class _Stream:
@@ -149,6 +169,7 @@ class PredicateExtractor:
         self.confidence = confidence or GeometricMeanConfidence(self.config.confidence.weights)
         self._floor = self.config.confidence.floor
         self._motion_codes = motion_codes(self.config.grasp)
+        self._dynamic_3d = self.config.dynamic.in_metres()
         self._plans: dict[tuple[str, str], _PairPlan | None] = {}
         self.reset()
 
@@ -158,6 +179,9 @@ class PredicateExtractor:
         self._streams: dict[tuple[str, int, int], _Stream] = {}
         self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
         self._holds: dict[tuple[str, int, int], HoldState] = {}
+        self._enclosed_contacts: dict[tuple[str, int, int], EnclosedContact] = {}
+        self._together: dict[tuple[int, int], int] = {}     # evaluated pair (ids ascending) -> last frame together
+        self.dropped_entities: tuple[int, ...] = ()
         self._first_frame: int | None = None
         self.order.reset()
         self.frames_processed = 0
@@ -169,15 +193,18 @@ class PredicateExtractor:
 
     # ------------------------------------------------------------------------------------ frame
 
-    def update(self, frame_index: int, entities: Iterable[Entity],
-               image_size: tuple[int, int] | None = None, depth_m=None) -> list[PredicateEstimate]:
+    def update(self, frame_index: int, entities: Iterable[Entity], image_size: tuple[int, int] | None = None,
+               depth_m=None, camera: CameraIntrinsics | None = None) -> list[PredicateEstimate]:
         """Predicates of one frame. image_size (width, height) scales pixel thresholds; it defaults
         to the masks' size, and to the reference resolution when no entity has a mask. depth_m: the
         frame's depth image in metres (H x W, registered to the masks; NaN or <= 0 where unknown),
-        for contact at the touching boundary (`ContactConfig`)."""
+        for contact at the touching boundary (`ContactConfig`); camera: its intrinsics (of the same
+        size), for the 3D separation of an object inside a hand's image box."""
         frame_index = int(frame_index)
         entities = list(entities)
         present = self._check_entities(entities)
+        entities, dropped = self._bounded(entities)
+        present = {entity.id: entity for entity in entities} if dropped else present
         to_ref = self._reference_scale(entities, image_size)
         if depth_m is not None:
             depth_m = np.asarray(depth_m)
@@ -185,6 +212,12 @@ class PredicateExtractor:
             if depth_m.ndim != 2 or (mask is not None and depth_m.shape != mask.shape):
                 raise ValueError(f"depth_m must be an H x W image like the masks "
                                  f"{None if mask is None else mask.shape}, got shape {depth_m.shape}")
+        if camera is not None:
+            if not all(hasattr(camera, name) for name in ("width", "height", "fx", "fy", "cx", "cy")):
+                raise TypeError(f"camera must be predrel_ros.core.frame.CameraIntrinsics, got {type(camera).__name__}")
+            if depth_m is not None and depth_m.shape != (camera.height, camera.width):
+                raise ValueError(f"camera intrinsics of {camera.width}x{camera.height} do not match depth_m of "
+                                 f"{depth_m.shape[1]}x{depth_m.shape[0]}")
         self.order.admit(frame_index, self.reset)           # FrameOrderError: nothing changed
         config = self.config
         min_visibility = config.confidence.min_visibility
@@ -193,11 +226,13 @@ class PredicateExtractor:
             self._first_frame = frame_index
         self.order.accept(frame_index)
         self.frames_processed += 1
+        self.dropped_entities = dropped
         window_start = frame_index - config.window + 1
         self._window_frames = frame_index - max(window_start, self._first_frame) + 1
         self._window_start = window_start
 
         geometries: dict[int, EntityGeometry] = {}
+        in_3d = depth_m is not None and camera is not None and self._dynamic_3d is not None
         for entity in entities:
             track = self._tracks.get(entity.id)
             if track is not None and track.role != entity.role:   # the id now names something else
@@ -211,30 +246,37 @@ class PredicateExtractor:
                 if not geometry.empty:
                     geometries[entity.id] = geometry
                     track.samples.append((frame_index, geometry.cx * to_ref, geometry.cy * to_ref))
+                    position = None if not in_3d else position_m(geometry, depth_m, camera)
+                    if position is not None:
+                        track.positions.append((frame_index, *position))
         self._forget_old(frame_index)
         for track in self._tracks.values():
-            samples = track.samples
-            while samples and samples[0][0] < window_start:
-                samples.popleft()
-            track.motion = _Motion(samples) if samples and samples[-1][0] == frame_index else None
+            track.motion = _window_motion(track.samples, window_start, frame_index)
+            track.motion3d = _window_motion(track.positions, window_start, frame_index)
 
         self._frame = frame_index
         self._to_ref = to_ref
         self._depth_m = depth_m
+        self._camera = camera
+        self._enclosed_now: set[tuple[str, int, int]] = set()
         self._present = present
         self._geometries = geometries
         estimates: list[PredicateEstimate] = []
         hand_evidence: dict[int, list[tuple[rules.Truth, rules.Truth]]] = {
             track_id: [] for track_id, track in sorted(self._tracks.items()) if track.role in HAND_ROLES}
-        ids = sorted(self._tracks)
-        for index, id_a in enumerate(ids):
+        present_ids = sorted(present)
+        for index, id_a in enumerate(present_ids):
             role_a = self._tracks[id_a].role
-            for id_b in ids[index + 1:]:
-                plan = self._plan(role_a, self._tracks[id_b].role)
-                if plan is not None:
-                    self._pair(id_a, id_b, plan, estimates, hand_evidence)
+            for id_b in present_ids[index + 1:]:
+                if self._plan(role_a, self._tracks[id_b].role) is not None:
+                    self._together[(id_a, id_b)] = frame_index
+        for id_a, id_b in sorted(self._together):
+            self._pair(id_a, id_b, self._plan(self._tracks[id_a].role, self._tracks[id_b].role), estimates,
+                       hand_evidence)
         for hand_id, evidence in hand_evidence.items():
             self._active_hand(hand_id, evidence, estimates)
+        for key in [key for key in self._enclosed_contacts if key not in self._enclosed_now]:
+            del self._enclosed_contacts[key]        # its history spans consecutive frames only
         return estimates
 
     def _check_entities(self, entities: list[Entity]) -> dict[int, Entity]:
@@ -253,6 +295,15 @@ class PredicateExtractor:
             present[entity.id] = entity
         return present
 
+    def _bounded(self, entities: list[Entity]) -> tuple[list[Entity], tuple[int, ...]]:
+        """The frame's entities within `max_entities` (the highest scores, ties: lower id first), and the
+        ids of the dropped rest."""
+        limit = self.config.max_entities
+        if len(entities) <= limit:
+            return entities, ()
+        ranked = sorted(entities, key=lambda entity: (-entity.score, entity.id))
+        return ranked[:limit], tuple(sorted(entity.id for entity in ranked[limit:]))
+
     def _reference_scale(self, entities: list[Entity], image_size: tuple[int, int] | None) -> float:
         """Factor from this frame's pixels to reference pixels."""
         mask = next((e.mask for e in entities if e.mask is not None), None)
@@ -270,17 +321,27 @@ class PredicateExtractor:
         return self.config.reference_diagonal / math.hypot(width, height)
 
     def _forget_old(self, frame_index: int) -> None:
-        expired = [track_id for track_id, track in self._tracks.items()
-                   if track.last_seen < frame_index - self.config.track_memory]
+        oldest = frame_index - self.config.track_memory
+        expired = {track_id for track_id, track in self._tracks.items() if track.last_seen < oldest}
         if expired:
-            self._forget(set(expired))
+            self._forget(expired)
+        self._forget_pairs({pair for pair, last in self._together.items() if last < oldest})
 
     def _forget(self, track_ids: set[int]) -> None:
-        """Drop tracks and every stream and remembered value of their pairs."""
+        """Drop tracks and every pair they are part of."""
         for track_id in track_ids:
             self._tracks.pop(track_id, None)
-        for table in (self._streams, self._known, self._holds):
-            for key in [key for key in table if key[1] in track_ids or key[2] in track_ids]:
+            self._streams.pop((_ACTIVE, track_id, NO_OBJECT), None)
+        self._forget_pairs({pair for pair in self._together if pair[0] in track_ids or pair[1] in track_ids})
+
+    def _forget_pairs(self, pairs: set[tuple[int, int]]) -> None:
+        """Drop pairs (ids ascending) and every stream, remembered value and hold state of theirs."""
+        if not pairs:
+            return
+        for pair in pairs:
+            del self._together[pair]
+        for table in (self._streams, self._known, self._holds, self._enclosed_contacts):
+            for key in [key for key in table if (min(key[1], key[2]), max(key[1], key[2])) in pairs]:
                 del table[key]
 
     def _plan(self, role_a: str, role_b: str) -> _PairPlan | None:
@@ -351,7 +412,7 @@ class PredicateExtractor:
 
         # dynamic (unordered)
         if observed:
-            dyn_code, dyn_sp = rules.dynamic_rule(self._dynamic_measurements(subject, obj), config.dynamic)
+            dyn_code, dyn_sp = rules.dynamic_rule(*self._dynamic_test(subject, obj))
         else:
             dyn_code, dyn_sp = UNK, 0.0
         dynamic = self._emit(_DYNAMIC, subject, obj, dyn_code, dyn_sp, pair_factors, out)
@@ -379,14 +440,29 @@ class PredicateExtractor:
 
     def _depth_test(self, geo_i: EntityGeometry, geo_j: EntityGeometry, radius_px: float
                     ) -> tuple[float, Threshold] | None:
-        """(depth gap in m, its threshold) of a pair whose masks meet: at the touching boundary when
-        there is a depth image, else from the entities' depths; None when depth cannot tell."""
+        """(depth gap or 3D separation in m, its threshold) of a pair whose masks meet, where there is a
+        depth image: for an object inside a hand's image box the 3D separation against its hold level
+        (`enclosed_contact`), for a pair without such an enclosure the gap at the touching boundary;
+        else from the entities' depths; None when depth cannot tell."""
         contact = self.config.contact
-        if self._depth_m is not None and contact.boundary_depth_gap_m is not None \
-                and not self._enclosed(geo_i, geo_j):
-            gap = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
-            if gap is not None:
-                return gap, contact.boundary_depth_gap_m
+        if self._depth_m is not None:
+            enclosure = self._enclosure(geo_i, geo_j)
+            if enclosure is None and contact.boundary_depth_gap_m is not None:
+                gap = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
+                if gap is not None:
+                    return gap, contact.boundary_depth_gap_m
+            elif enclosure is not None and enclosure[1].entity.role in HAND_ROLES and self._camera is not None \
+                    and contact.hold_separation_rise_m is not None:
+                inner, hand = enclosure
+                separation = boundary_separation_m(inner, hand, self._depth_m, self._camera,
+                                                   contact.separation_band / self._to_ref)
+                if separation is not None:
+                    key = (_CONTACT, geo_i.entity.id, geo_j.entity.id)
+                    state = self._enclosed_contacts.get(key)
+                    if state is None:
+                        state = self._enclosed_contacts[key] = EnclosedContact(contact.hold_separation_frames)
+                    self._enclosed_now.add(key)
+                    return state.test(separation, inner.area, contact)
         if contact.depth_gap is None:
             return None
         entity_i, entity_j = geo_i.entity, geo_j.entity
@@ -397,16 +473,18 @@ class PredicateExtractor:
             return None
         return abs(depth_i - depth_j), contact.depth_gap
 
-    def _enclosed(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> bool:
-        """Whether one of the pair is a container or a hand and the other lies in its image box (the
-        static In test's fraction): the container's walls or the gripping hand then hide where the
-        two touch, and the depth where their masks meet is that of the wall or hand in front, not of
-        the contact (a held object is mostly hidden behind the hand, 1-4 cm behind its pixels)."""
+    def _enclosure(self, geo_i: EntityGeometry, geo_j: EntityGeometry
+                   ) -> tuple[EntityGeometry, EntityGeometry] | None:
+        """(inner, outer) when one of the pair is a container or a hand and the other lies in its image
+        box (the static In test's fraction), else None: the container's walls or the gripping hand
+        then hide where the two touch, and the depth where their masks meet is that of the wall or
+        hand in front, not of the contact (a held object is mostly hidden behind the hand, 1-4 cm
+        behind its pixels)."""
         threshold = self.config.static.inside_fraction.value
         for inner, outer in ((geo_i, geo_j), (geo_j, geo_i)):
             if outer.entity.role in _ENCLOSING_ROLES and inside_fraction(inner, outer) >= threshold:
-                return True
-        return False
+                return inner, outer
+        return None
 
     def _static_measurements(self, g_i: EntityGeometry, g_j: EntityGeometry, contact_test: tuple[bool, float],
                              allowed: tuple[str, ...]) -> rules.StaticMeasurements:
@@ -429,25 +507,37 @@ class PredicateExtractor:
             / max(g_i.half_diagonal + g_j.half_diagonal, 1e-9),
         )
 
-    def _dynamic_measurements(self, id_i: int, id_j: int) -> rules.DynamicMeasurements:
+    def _dynamic_test(self, id_i: int, id_j: int) -> tuple[rules.DynamicMeasurements, DynamicConfig]:
+        """The pair's dynamic measurements and the config to judge them with: in 3D (m/s) when both
+        tracks have 3D positions on min_frames joint frames of the window, else in the image."""
         track_i, track_j = self._tracks[id_i], self._tracks[id_j]
-        motion_i, motion_j = track_i.motion, track_j.motion
-        positions_j = {frame: (x, y) for frame, x, y in track_j.samples}
+        if self._dynamic_3d is not None and track_i.motion3d is not None and track_j.motion3d is not None:
+            measured = self._measure(id_i, id_j, track_i.positions, track_j.positions, track_i.motion3d,
+                                     track_j.motion3d, self.config.dynamic.frame_rate_hz)
+            if measured.samples >= self._dynamic_3d.min_frames:
+                return measured, self._dynamic_3d
+        return self._measure(id_i, id_j, track_i.samples, track_j.samples, track_i.motion, track_j.motion,
+                             1.0), self.config.dynamic
+
+    def _measure(self, id_i: int, id_j: int, samples_i: deque[Sample], samples_j: deque[Sample], motion_i: _Motion,
+                 motion_j: _Motion, per_frame: float) -> rules.DynamicMeasurements:
+        """Dynamic measurements from two tracks' samples; per_frame: frames per unit of time."""
+        positions_j = {sample[0]: sample[1:] for sample in samples_j}
         frames, distances = [], []
-        for frame, x, y in track_i.samples:
-            other = positions_j.get(frame)
+        for sample in samples_i:
+            other = positions_j.get(sample[0])
             if other is not None:
-                frames.append(frame)
-                distances.append(math.hypot(x - other[0], y - other[1]))
+                frames.append(sample[0])
+                distances.append(math.dist(sample[1:], other))
         contact = self._streams.get((_CONTACT, id_i, id_j))
         touching = contact.codes.count(_T) / len(contact.codes) if contact is not None else 0.0
         return rules.DynamicMeasurements(
             samples=len(frames),
-            speed_i=motion_i.speed, speed_j=motion_j.speed,
-            early_speed_i=motion_i.early, early_speed_j=motion_j.early,
-            late_speed_i=motion_i.late, late_speed_j=motion_j.late,
-            relative_speed=math.hypot(motion_i.vx - motion_j.vx, motion_i.vy - motion_j.vy),
-            distance_rate=_slope(frames, distances),
+            speed_i=motion_i.speed * per_frame, speed_j=motion_j.speed * per_frame,
+            early_speed_i=motion_i.early * per_frame, early_speed_j=motion_j.early * per_frame,
+            late_speed_i=motion_i.late * per_frame, late_speed_j=motion_j.late * per_frame,
+            relative_speed=math.dist(motion_i.velocity, motion_j.velocity) * per_frame,
+            distance_rate=_slope(frames, distances) * per_frame,
             contact_fraction=touching,
         )
 

@@ -113,7 +113,8 @@ def test_topic_specs_are_the_real_endpoints(ros_context, ros_executor, tiny_bag,
             Parameter("use_depth", value=True), Parameter("image_transport", value="compressed"),
             Parameter("depth_transport", value="compressedDepth")])
     elif make == "predicates":
-        module, node = predicate_node, predicate_node.PredicateNode(context=ros_context, namespace="degraded")
+        module, node = predicate_node, predicate_node.PredicateNode(
+            context=ros_context, namespace="degraded", parameter_overrides=[Parameter("use_depth", value=True)])
     elif make == "action":
         module, node = action_node, action_node.ActionNode(context=ros_context)
     elif make == "dashboard":

@@ -201,6 +201,31 @@ def test_degrade_node_survives_and_counts_malformed_input(ros_context, ros_execu
               recovered + 1, 10, "a good frame to be degraded")
 
 
+def test_predicate_node_with_depth_survives_and_counts_malformed_depth_and_camera_info(ros_context, ros_executor,
+                                                                                     per_topic):
+    from predrel_ros.ros.nodes.predicate_node import ENTITIES, PredicateNode
+
+    node = PredicateNode(context=ros_context, parameter_overrides=[
+        Parameter("use_depth", value=True), Parameter("image_qos", value="reliable"), Parameter("lazy", value=False)])
+    probe = Probe(ros_context)
+    publishers = camera_publishers(probe, [("entities", EntityArray)])
+    del publishers["image_raw"]
+    for n in (node, probe.node):
+        ros_executor.add_node(n)
+    run_until(ros_executor, lambda: all(p.get_subscription_count() for p in publishers.values()), 10, "the node")
+    for topic, generator in [("depth/image_raw", bad_depths), ("camera_info", bad_camera_infos)]:
+        assert fuzz(ros_executor, publishers[topic], cycle(generator, per_topic), rejected(node, topic),
+                    burst=2) == per_topic
+        assert rejected(node, topic)() == per_topic, topic
+    assert_nothing_failed(node)
+    stamp = header(10**6)                # still alive: a good set is processed
+    publishers["camera_info"].publish(intrinsics_to_camera_info(CAMERA_MODEL, stamp))
+    publishers["depth/image_raw"].publish(numpy_to_image(np.ones((H, W), np.float32), "32FC1", stamp))
+    publishers["entities"].publish(EntityArray(header=stamp, frame_index=1, image_width=W, image_height=H,
+                                               entities=[EntityMsg(id=1, label="cube", role="manipulated_object")]))
+    run_until(ros_executor, lambda: node.counters.get(ENTITIES, PROCESSED) == 1, 10, "a good set to be processed")
+
+
 def test_replay_node_counts_stale_pace_messages(ros_context, ros_executor, tiny_bag, per_topic):
     node = ReplayNode(context=ros_context, parameter_overrides=[
         Parameter("source", value=str(tiny_bag)), Parameter("max_frames", value=1)])

@@ -29,7 +29,7 @@ from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
 from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
 from predrel_ros.ros.messages.entities import entities_from_msg  # noqa: E402
 from predrel_ros.ros.messages.predicates import predicates_from_msg  # noqa: E402
-from predrel_ros.ros.nodes.predicate_node import ENTITIES, PredicateNode  # noqa: E402
+from predrel_ros.ros.nodes.predicate_node import DEPTH, ENTITIES, ENTITIES_DROPPED, INFO, PredicateNode  # noqa: E402
 from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -106,6 +106,76 @@ def test_bad_config_is_refused_at_start(ros_context, tmp_path):
     bad.write_text("predicates:\n  window: 0\n")
     with pytest.raises(UserError, match="window"):
         PredicateNode(context=ros_context, parameter_overrides=[Parameter("config", value=str(bad))])
+
+
+def test_entities_beyond_max_entities_are_dropped_lowest_score_first_and_counted(ros_context, ros_executor,
+                                                                                 episode, tmp_path):
+    bounded = tmp_path / "bounded.yaml"
+    bounded.write_text("predicates:\n  max_entities: 2\n")
+    node, publisher, received = start(ros_context, ros_executor, config=str(bounded))
+    sent = [entity_msg(frame) for frame in episode[:3]]
+    for msg in sent:
+        publisher.publish(msg)
+    run_until(ros_executor, lambda: len(received) == len(sent), 10, "every frame's predicates")
+    over = sum(max(0, len(msg.entities) - 2) for msg in sent)
+    assert over > 0
+    assert node.counters.get(None, ENTITIES_DROPPED) == over
+    assert node.counters.stream(ENTITIES) == {PROCESSED: len(sent)}
+    for msg, out in zip(sent, received):
+        kept = sorted(msg.entities, key=lambda e: (-e.score, e.id))[:2]
+        ids = {e.subject for e in out.predicates} | {e.object for e in out.predicates}
+        assert ids - {-1} <= {e.id for e in kept}
+
+
+def test_with_depth_each_entity_array_is_matched_with_its_depth_image_and_intrinsics(ros_context, ros_executor,
+                                                                                   controlled_dataset):
+    """use_depth: the predicates equal the extractor's given the frame's depth and camera, as the
+    evaluator runs it; an EntityArray whose depth never comes is counted unsynchronised, one whose
+    depth has another size malformed."""
+    from sensor_msgs.msg import CameraInfo, Image
+
+    from predrel_ros.ros.kit.frame_counters import UNSYNCHRONISED
+    from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info
+    from predrel_ros.ros.messages.fields import header_at
+    from predrel_ros.ros.messages.images import numpy_to_image
+
+    frames = list(open_dataset(controlled_dataset).episodes()[1].frames(images=True))[:8]
+    node, publisher, received = start(ros_context, ros_executor, use_depth=True)
+    depth_publisher = node_probe_publisher(ros_executor, node, Image, DEPTH)
+    info_publisher = node_probe_publisher(ros_executor, node, CameraInfo, INFO)
+    without_depth, wrong_size = 3, 5
+    for frame in frames:
+        header = header_at(frame.index * 33_000_000, "camera_color_optical_frame")
+        msg = entity_msg(frame)
+        msg.header = header
+        if frame.index != without_depth:
+            depth = frame.depth if frame.index != wrong_size else frame.depth[:-8]
+            depth_publisher.publish(numpy_to_image(depth.astype(np.float32), "32FC1", header))
+            info_publisher.publish(intrinsics_to_camera_info(frame.camera, header))
+        publisher.publish(msg)
+    taken = [f for f in frames[:-1] if f.index not in (without_depth, wrong_size)]   # the last set waits for none
+    run_until(ros_executor, lambda: len(received) >= len(taken), 20, "the matched frames' predicates")
+    extractor, image_only = PredicateExtractor(), PredicateExtractor()
+    differs = 0
+    for frame, out in zip(taken, received):
+        expected = extractor.update(frame.index, frame.entities, depth_m=frame.depth, camera=frame.camera)
+        got = [(e.name, e.subject, e.object, e.value, round(e.confidence, 5)) for e in predicates_from_msg(out)]
+        assert out.frame_index == frame.index
+        assert got == [(e.name, e.subject, e.object, e.value, round(e.confidence, 5)) for e in expected]
+        differs += got != [(e.name, e.subject, e.object, e.value, round(e.confidence, 5))
+                           for e in image_only.update(frame.index, frame.entities)]
+    assert differs > 0            # the depth made a difference, so it was used
+    assert node.counters.get(ENTITIES, UNSYNCHRONISED) == 1
+    assert node.counters.get(ENTITIES, MALFORMED) == 1
+
+
+def node_probe_publisher(ros_executor, node, msg_type, topic):
+    """A publisher on `topic` that `node` has discovered."""
+    probe = Probe(node.context)
+    publisher = probe.node.create_publisher(msg_type, topic, PROBE_QOS)
+    ros_executor.add_node(probe.node)
+    run_until(ros_executor, lambda: publisher.get_subscription_count() > 0, 10, f"discovery of {topic}")
+    return publisher
 
 
 def test_fuzz_every_malformed_message_is_counted_and_the_node_lives(ros_context, ros_executor, episode):

@@ -46,14 +46,14 @@ def test_rolling_agreement_counts_known_frames_of_the_window():
 
 
 def _frames(episode, condition, seed):
-    """(frame_index, delivered entities or None for a dropped frame, the depth image of the frame
-    they show) of one condition, as the replay graph gives them to the degraded pipeline."""
+    """(frame_index, delivered entities or None for a dropped frame, the depth image and camera of
+    the frame they show) of one condition, as the replay graph gives them to the degraded pipeline."""
     front = OracleFrontEnd()
     clean = front.run(episode, CLEAN, seed, None, Timer())
     run = clean if condition == CLEAN else front.run(episode, condition, seed, clean, Timer())
-    delivered = {t: (entities, episode.frames[content].depth)
+    delivered = {t: (entities, episode.frames[content].depth, episode.frames[content].camera)
                  for (t, content), entities in zip(run.delivered, run.entities)}
-    return [(t, *delivered.get(t, (None, None))) for t in range(episode.num_frames)]
+    return [(t, *delivered.get(t, (None, None, None))) for t in range(episode.num_frames)]
 
 
 @pytest.mark.parametrize("condition", CONDITIONS, ids=str)
@@ -69,14 +69,14 @@ def test_ground_truth_mode_equals_the_offline_rolling_agreement(swept, controlle
     monitor = ReliabilityMonitor(MonitorConfig(reference_mode=GROUND_TRUTH, window=WINDOW), predicates=predicates)
     extractor = PredicateExtractor(predicates)
     compared = dropped = 0
-    for t, entities, depth_m in _frames(episode, condition, config.seed + source.index):
+    for t, entities, depth_m, camera in _frames(episode, condition, config.seed + source.index):
         monitor.add_reference(t, episode.frames[t].predicates)
         monitor.add_reference_entities(t, episode.gt_entities[t])
         if entities is None:
             dropped += 1
             continue
         monitor.add_evaluated_entities(t, entities)
-        assert monitor.add_evaluated(t, extractor.update(t, entities, depth_m=depth_m), condition.kind,
+        assert monitor.add_evaluated(t, extractor.update(t, entities, depth_m=depth_m, camera=camera), condition.kind,
                                      condition.severity)
         groups = {record.predicate: record.agreement for record in monitor.report(streams=False).groups}
         for group, values in truth.items():

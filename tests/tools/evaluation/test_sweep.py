@@ -212,7 +212,8 @@ def test_perception_sweep_caches_detections_and_reuses_them(controlled_dataset, 
 def test_a_bag_evaluates_like_its_episode_folder(controlled_dataset, predicate_file, tmp_path):
     """The same episode read from its rosbag2 bag and from its folder gives the same values; the
     depth precision differs between the formats (float32 in the bag, 1 mm in the folder), which
-    moves the contact margins and so the confidences a little."""
+    moves the contact margins and so the confidences a little, and can flip one frame of a dynamic
+    relation decided on 3D velocities (a 1 mm step a frame is 3 cm/s at 30 Hz)."""
     import csv
 
     rows = {}
@@ -224,9 +225,13 @@ def test_a_bag_evaluates_like_its_episode_folder(controlled_dataset, predicate_f
         with (tmp_path / name / "rows.csv").open() as handle:
             rows[name] = list(csv.DictReader(handle))
     assert len(rows["bag"]) == len(rows["folder"]) > 10
+    dynamic = {"dynamic", *vocabulary.values_of("dynamic")}
     for bag, folder in zip(rows["bag"], rows["folder"]):
-        assert (bag["kind"], bag["row"], bag["agreement"], bag["frames"]) == \
-            (folder["kind"], folder["row"], folder["agreement"], folder["frames"])
+        assert (bag["kind"], bag["row"], bag["frames"]) == (folder["kind"], folder["row"], folder["frames"])
+        if set(bag["row"].replace(" ", "").split("/")) <= dynamic and bag["agreement"]:   # 3D velocities, 1 mm steps
+            assert abs(float(bag["agreement"]) - float(folder["agreement"])) * int(bag["frames"]) <= 1 + 1e-9
+        else:
+            assert bag["agreement"] == folder["agreement"], bag["row"]
         if bag["prs"]:
             assert float(bag["prs"]) == pytest.approx(float(folder["prs"]), abs=0.01)
 

@@ -100,7 +100,7 @@ def _extract(extractor: PredicateExtractor, run: ConditionRun, episode: LoadedEp
     frames = episode.frames
     with timer.phase(phase):
         extractor.reset()
-        return [extractor.update(t, entities, depth_m=frames[content].depth)
+        return [extractor.update(t, entities, depth_m=frames[content].depth, camera=frames[content].camera)
                 for (t, content), entities in zip(run.delivered, run.entities)]
 
 

@@ -1,0 +1,40 @@
+import numpy as np
+import pytest
+
+from predrel_ros.core.entities import MANIPULATED_OBJECT, Entity
+from predrel_ros.core.frame import CameraIntrinsics
+from predrel_ros.predicates.geometry import EntityGeometry
+from predrel_ros.predicates.point_sets import position_m
+
+HEIGHT, WIDTH = 120, 160
+CAMERA = CameraIntrinsics(WIDTH, HEIGHT, fx=200.0, fy=200.0, cx=79.5, cy=59.5)
+
+
+def patch(x, y, w, h, depth_value=1.0):
+    mask = np.zeros((HEIGHT, WIDTH), bool)
+    mask[y:y + h, x:x + w] = True
+    depth = np.full((HEIGHT, WIDTH), 3.0, np.float32)            # the background, far behind
+    depth[mask] = depth_value
+    entity = Entity(id=1, label="cube", role=MANIPULATED_OBJECT, box=[x, y, x + w - 1, y + h - 1], mask=mask)
+    return EntityGeometry(entity), depth
+
+
+def test_the_position_is_the_back_projected_median_of_the_masked_depth():
+    geometry, depth = patch(100, 20, 21, 11, 1.0)                  # centre pixel (110, 25)
+    x, y, z = position_m(geometry, depth, CAMERA)
+    assert (x, y, z) == pytest.approx(((110 - 79.5) / 200, (25 - 59.5) / 200, 1.0), abs=1e-6)
+
+
+def test_holes_and_edge_pixels_of_the_background_do_not_move_it():
+    geometry, depth = patch(40, 40, 20, 20, 0.8)
+    depth[45:50, 45:50] = np.nan                                   # a hole
+    depth[40, 40:60] = 3.0                                         # the top edge carries the background's depth
+    assert position_m(geometry, depth, CAMERA)[2] == pytest.approx(0.8)
+
+
+def test_too_few_samples_or_no_mask_give_no_position():
+    geometry, depth = patch(40, 40, 20, 20)
+    depth[:] = np.nan
+    assert position_m(geometry, depth, CAMERA) is None
+    box_only = Entity(id=2, label="cube", role=MANIPULATED_OBJECT, box=[10, 10, 30, 30])
+    assert position_m(EntityGeometry(box_only), np.ones((HEIGHT, WIDTH), np.float32), CAMERA) is None
