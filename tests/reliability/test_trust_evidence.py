@@ -1,3 +1,4 @@
+import json
 import math
 
 import numpy as np
@@ -65,3 +66,13 @@ def test_reset_starts_a_new_sequence():
     evidence.reset()
     evidence.update(0, [cube(1, 100)], image_size=SIZE)
     assert evidence.features()["birth_rate"] == 1.0
+
+
+def test_image_measures_can_be_given_instead_of_the_image():
+    image = np.random.default_rng(0).integers(0, 256, (240, 320, 3), dtype=np.uint8)
+    measured, given = TrustEvidence(window=5), TrustEvidence(window=5)
+    measured.update(0, [cube(1, 100)], image=image)
+    given.update(0, [cube(1, 100)], image_size=SIZE, quality=measured.image.measure(image))
+    assert json.dumps(measured.features()) == json.dumps(given.features())      # NaN where undefined
+    with pytest.raises(ValueError, match="not both"):
+        given.update(1, [], image=image, quality={})

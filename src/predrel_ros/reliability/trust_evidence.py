@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -67,11 +67,15 @@ class TrustEvidence:
         self.timing.reset()
 
     def update(self, frame_index: int, entities: Iterable[Entity], image: np.ndarray | None = None,
-               image_size: tuple[int, int] | None = None) -> None:
+               image_size: tuple[int, int] | None = None, quality: Mapping[str, float] | None = None) -> None:
         """One delivered frame (indices increase). image: the frame the entities were detected in;
-        image_size: (width, height) when no image is given (else the last image's size is used)."""
+        image_size: (width, height) when no image is given (else the last image's size is used);
+        quality: the frame's image measures when the caller has them already (`ImageQuality.measure`,
+        e.g. an evaluation that replays a frame under several schedules), instead of the image."""
         entities = list(entities)
         if image is not None:
+            if quality is not None:
+                raise ValueError("give the image or its quality, not both")
             image_size = (int(image.shape[1]), int(image.shape[0]))
         if image_size is not None:
             self._image_size = image_size
@@ -79,7 +83,9 @@ class TrustEvidence:
             raise ValueError("the first frame needs an image or an image_size (the scene memory's image border)")
         events = self.scene.update(frame_index, entities, self._image_size)
         detections = self.detections.update(entities)
-        quality = self.image.measure(image) if image is not None else {}
+        if image is not None:
+            quality = self.image.measure(image)
+        quality = quality or {}
         remembered = events.missing + events.observed
         vector = np.array([getattr(events, name) for name in _EVENTS]
                           + [events.missing / remembered if remembered else 0.0]
