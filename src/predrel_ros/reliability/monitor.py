@@ -513,8 +513,13 @@ class ReliabilityMonitor:
 
     def group_signals(self) -> dict[str, dict[str, float]]:
         """Per group its pooled metrics over the current window (`rolling.METRIC_NAMES`, TPC left
-        NaN), e.g. the expected agreement that `predrel eval` compares with the true agreement."""
-        return self._with_gaps(self._rolling.by_group(with_tpc=False))
+        NaN), e.g. the expected agreement that `predrel eval` compares with the true agreement, and
+        `violation_rate` (NaN with fewer than `min_rule_checks` checks): what the trust estimator reads."""
+        judged = self._judged_rates(self._rule_counts(vocabulary.group_of))
+        signals = self._with_gaps(self._rolling.by_group(with_tpc=False))
+        for group, values in signals.items():
+            values["violation_rate"] = judged.get(group, math.nan)
+        return signals
 
     def _with_gaps(self, metrics: dict) -> dict:
         """The expected agreements times the share of the window's frames the evaluated stream

@@ -259,7 +259,7 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
         front = make_front_end(config.perception, config.perception_config, None)
         perception_description = front.describe()
         front.close()
-    _check_trust_profile(config)
+    _check_trust_files(config)
     log(f"evaluating {len(test)} {config.test_split} episodes of {data.description} with "
         f"{config.perception} perception, reference {config.reference}")
 
@@ -370,18 +370,22 @@ def rebuild_outputs(out_dir: str | Path, log: Log = _stderr) -> dict:
     return summary
 
 
-def _check_trust_profile(config: EvaluationConfig) -> None:
-    """A --trust-profile that does not load, or was measured over another window, fails now."""
-    if not config.trust_profile:
-        return
+def _check_trust_files(config: EvaluationConfig) -> None:
+    """A --trust-profile or --trust-model that does not load, or was made over another window, fails now."""
     from predrel_ros.reliability.trust import CleanProfile
-    try:
-        profile = CleanProfile.load(config.trust_profile)
-    except (OSError, ValueError) as error:
-        raise UserError(f"--trust-profile {config.trust_profile}: {error}") from None
-    if profile.window != config.trust_window:
-        raise UserError(f"--trust-profile {config.trust_profile} was measured over {profile.window}-frame windows and "
-                        f"--trust-window is {config.trust_window}; give --trust-window {profile.window}")
+    from predrel_ros.reliability.trust_estimator import TrustModel
+
+    for option, path, load, made in (("--trust-profile", config.trust_profile, CleanProfile.load, "measured"),
+                                     ("--trust-model", config.trust_model, TrustModel.load, "fitted")):
+        if not path:
+            continue
+        try:
+            loaded = load(path)
+        except (OSError, ValueError, KeyError) as error:
+            raise UserError(f"{option} {path}: {error}") from None
+        if loaded.window != config.trust_window:
+            raise UserError(f"{option} {path} was {made} over {loaded.window}-frame windows and --trust-window is "
+                            f"{config.trust_window}; give --trust-window {loaded.window}")
 
 
 def _trust(out: Path, results: Sequence[episode_run.EpisodeResult], window: int) -> dict | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -30,8 +30,12 @@ from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import NONE, Condition
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
+from predrel_ros.reliability.detection_statistics import DetectionStatistics
 from predrel_ros.reliability.monitor import SELF, MonitorConfig, ReliabilityMonitor
+from predrel_ros.reliability.scene_memory import SceneMemory
 from predrel_ros.reliability.trust import ERROR, STALE, WARN, CleanProfile, TrustConfig
+from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, TrustModel
+from predrel_ros.reliability.trust_evidence import FEATURES, TrustEvidence
 from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement, rolling_agreement_of
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences, save_atomically
 
@@ -45,40 +49,71 @@ SWITCH_SEVERITY = 3
 
 @dataclass
 class TrustSeries:
-    """Self-mode trust of one condition, (G, T) per group of `GROUPS` and frame."""
+    """Self-mode trust of one condition, (G, T) per group of `GROUPS` and frame, and what the trust
+    estimator reads (`trust_estimator`): the groups' window signals (G, T, len(GROUP_SIGNALS)) and
+    the window's evidence (T, len(FEATURES)); NaN where there is none (no frame yet, an old file)."""
 
     expected: np.ndarray   # expected agreement of the group (NaN: none, e.g. no calibration)
     flagged: np.ndarray    # trust WARN or ERROR
     judged: np.ndarray     # trust not STALE (a level was given)
+    signals: np.ndarray | None = None
+    features: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        groups, count = self.expected.shape
+        if self.signals is None:
+            self.signals = np.full((groups, count, len(GROUP_SIGNALS)), np.nan)
+        if self.features is None:
+            self.features = np.full((count, len(FEATURES)), np.nan)
 
 
-def self_trust(frames: Sequence[tuple[int, Sequence[PredicateEstimate], Sequence[Entity]]], count: int, window: int,
+#: a delivered frame: (frame index, the pipeline's estimates, its entities, the image measures of the
+#: frame perception saw (`ImageQuality.measure`) or None)
+TrustFrame = tuple[int, Sequence[PredicateEstimate], Sequence[Entity], Mapping[str, float] | None]
+
+
+def self_trust(frames: Sequence[TrustFrame], count: int, window: int, image_size: tuple[int, int],
                trust: TrustConfig | None = None, profile: CleanProfile | None = None, track_memory: int = 15,
-               min_visibility: float = 0.05) -> TrustSeries:
-    """The self-mode trust after each of `count` frames, given the delivered frames (frame index,
-    the pipeline's estimates, its entities) in order."""
+               min_visibility: float = 0.05, model: TrustModel | None = None) -> TrustSeries:
+    """The self-mode trust after each of `count` frames, given the delivered frames in order;
+    image_size: (width, height). With a trust model the expected agreement and the levels of the
+    groups it models are the model's (STALE stays STALE), as the reliability node gives them."""
     monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=window, track_memory=track_memory,
                                                min_visibility=min_visibility), trust, profile)
-    expected = np.full((len(GROUPS), count), np.nan)
-    flagged = np.zeros((len(GROUPS), count), dtype=bool)
-    judged = np.zeros((len(GROUPS), count), dtype=bool)
-    delivered = {t: (estimates, entities) for t, estimates, entities in frames}
+    evidence = TrustEvidence(window, scene=SceneMemory(min_visibility=min_visibility),
+                             detections=DetectionStatistics(min_visibility=min_visibility))
+    series = TrustSeries(np.full((len(GROUPS), count), np.nan), np.zeros((len(GROUPS), count), dtype=bool),
+                         np.zeros((len(GROUPS), count), dtype=bool))
+    delivered = {t: rest for t, *rest in frames}
     for t in range(count):
         if t in delivered:
-            estimates, entities = delivered[t]
+            estimates, entities, quality = delivered[t]
             monitor.add_evaluated_entities(t, entities)
             monitor.add_evaluated(t, estimates)
+            evidence.update(t, entities, image_size=image_size, quality=quality)
             report = monitor.report(streams=False)
             signals = monitor.group_signals()
+            features = evidence.features()
+            series.features[t] = [features[name] for name in FEATURES]
+            modelled = model.assess(signals, features) if model is not None else {}
             for row, group in enumerate(GROUPS):
                 record = report.group(group)
-                if record is not None:
-                    flagged[row, t] = record.trust in FLAGGED
-                    judged[row, t] = record.trust != STALE
-                    expected[row, t] = signals.get(group, {}).get("expected_agreement", math.nan)
+                if record is None:
+                    continue
+                values = signals.get(group, {})
+                series.signals[row, t] = [values.get(name, math.nan) for name in GROUP_SIGNALS]
+                series.judged[row, t] = record.trust != STALE
+                if group in modelled:
+                    series.expected[row, t] = modelled[group].expected
+                    series.flagged[row, t] = series.judged[row, t] and modelled[group].level in FLAGGED
+                else:
+                    series.flagged[row, t] = record.trust in FLAGGED
+                    series.expected[row, t] = values.get("expected_agreement", math.nan)
         elif t > 0:
-            expected[:, t], flagged[:, t], judged[:, t] = expected[:, t - 1], flagged[:, t - 1], judged[:, t - 1]
-    return TrustSeries(expected, flagged, judged)
+            for array in (series.expected, series.flagged, series.judged, series.signals):
+                array[:, t] = array[:, t - 1]
+            series.features[t] = series.features[t - 1]
+    return series
 
 
 def switch_frame(count: int) -> int:
@@ -96,22 +131,26 @@ def save_series(path: str | Path, series: Sequence[TrustSeries], switches: dict[
     """One episode's series, condition axis first (in the order of its sequences' conditions), and
     its switching schedules' series by degradation kind."""
     kinds = sorted(switches)
-    arrays = {"expected": np.stack([s.expected for s in series]), "flagged": np.stack([s.flagged for s in series]),
-              "judged": np.stack([s.judged for s in series]), "switch_kinds": np.array(kinds, dtype=str)}
+    arrays = {name: np.stack([getattr(s, name) for s in series]) for name in _SERIES_ARRAYS}
+    arrays["switch_kinds"] = np.array(kinds, dtype=str)
     if kinds:
-        arrays.update(switch_expected=np.stack([switches[k].expected for k in kinds]),
-                      switch_flagged=np.stack([switches[k].flagged for k in kinds]),
-                      switch_judged=np.stack([switches[k].judged for k in kinds]))
+        arrays.update({f"switch_{name}": np.stack([getattr(switches[k], name) for k in kinds])
+                       for name in _SERIES_ARRAYS})
     return save_atomically(path, arrays)
 
 
 def load_series(path: str | Path) -> tuple[list[TrustSeries], dict[str, TrustSeries]]:
+    """What `save_series` wrote (files without signals and features load with NaN there)."""
     with np.load(path) as data:
-        series = [TrustSeries(e, f, j) for e, f, j in zip(data["expected"], data["flagged"], data["judged"])]
+        def series_of(prefix: str) -> list[TrustSeries]:
+            present = [name for name in _SERIES_ARRAYS if prefix + name in data.files]
+            return [TrustSeries(**dict(zip(present, parts))) for parts in zip(*(data[prefix + n] for n in present))]
         kinds = [str(kind) for kind in data["switch_kinds"]]
-        switches = {kind: TrustSeries(data["switch_expected"][i], data["switch_flagged"][i], data["switch_judged"][i])
-                    for i, kind in enumerate(kinds)}
-    return series, switches
+        switches = dict(zip(kinds, series_of("switch_"))) if kinds else {}
+        return series_of(""), switches
+
+
+_SERIES_ARRAYS = ("expected", "flagged", "judged", "signals", "features")
 
 
 def switch_delays(sequences: EpisodeSequences, switches: dict[str, TrustSeries], window: int) -> list[float]:
