@@ -30,12 +30,10 @@ from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import NONE, Condition
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
-from predrel_ros.reliability.detection_statistics import DetectionStatistics
 from predrel_ros.reliability.monitor import SELF, MonitorConfig, ReliabilityMonitor
-from predrel_ros.reliability.scene_memory import SceneMemory
 from predrel_ros.reliability.trust import ERROR, STALE, WARN, CleanProfile, TrustConfig
 from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, TrustModel
-from predrel_ros.reliability.trust_evidence import FEATURES, TrustEvidence
+from predrel_ros.reliability.trust_evidence import FEATURES
 from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement, rolling_agreement_of
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences, save_atomically
 
@@ -79,23 +77,19 @@ def self_trust(frames: Sequence[TrustFrame], count: int, window: int, image_size
     image_size: (width, height). With a trust model the expected agreement and the levels of the
     groups it models are the model's (STALE stays STALE), as the reliability node gives them."""
     monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=window, track_memory=track_memory,
-                                               min_visibility=min_visibility), trust, profile)
-    evidence = TrustEvidence(window, scene=SceneMemory(min_visibility=min_visibility),
-                             detections=DetectionStatistics(min_visibility=min_visibility))
+                                               min_visibility=min_visibility), trust, profile, trust_model=model)
     series = TrustSeries(np.full((len(GROUPS), count), np.nan), np.zeros((len(GROUPS), count), dtype=bool),
                          np.zeros((len(GROUPS), count), dtype=bool))
     delivered = {t: rest for t, *rest in frames}
     for t in range(count):
         if t in delivered:
             estimates, entities, quality = delivered[t]
-            monitor.add_evaluated_entities(t, entities)
+            monitor.add_evaluated_entities(t, entities, image_size, quality)
             monitor.add_evaluated(t, estimates)
-            evidence.update(t, entities, image_size=image_size, quality=quality)
             report = monitor.report(streams=False)
             signals = monitor.group_signals()
-            features = evidence.features()
+            features = monitor.evidence_features()
             series.features[t] = [features[name] for name in FEATURES]
-            modelled = model.assess(signals, features) if model is not None else {}
             for row, group in enumerate(GROUPS):
                 record = report.group(group)
                 if record is None:
@@ -103,12 +97,8 @@ def self_trust(frames: Sequence[TrustFrame], count: int, window: int, image_size
                 values = signals.get(group, {})
                 series.signals[row, t] = [values.get(name, math.nan) for name in GROUP_SIGNALS]
                 series.judged[row, t] = record.trust != STALE
-                if group in modelled:
-                    series.expected[row, t] = modelled[group].expected
-                    series.flagged[row, t] = series.judged[row, t] and modelled[group].level in FLAGGED
-                else:
-                    series.flagged[row, t] = record.trust in FLAGGED
-                    series.expected[row, t] = values.get("expected_agreement", math.nan)
+                series.flagged[row, t] = record.trust in FLAGGED
+                series.expected[row, t] = record.expected_agreement
         elif t > 0:
             for array in (series.expected, series.flagged, series.judged, series.signals):
                 array[:, t] = array[:, t - 1]
