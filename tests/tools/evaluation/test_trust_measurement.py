@@ -148,3 +148,41 @@ def test_self_trust_records_the_evidence_and_takes_levels_from_a_trust_model():
     assert judged[15:].all() and not judged[:5].any()               # STALE until min_frames frames
     assert np.array_equal(doubtful.flagged[contact], judged) and not trusted.flagged.any()
     assert np.allclose(doubtful.expected[contact][judged], 1 / (1 + np.exp(2.0)))
+
+
+def test_the_action_gate_is_measured_as_selective_prediction():
+    keys = [("contact", 1, 2)]
+    y = np.array([[[1, 1, 1, 1]], [[1, 0, 0, 0]]], np.int8)
+    zeros = np.zeros((1, 4), np.float32)
+    sequences = EpisodeSequences("e", "", keys, [CLEAN, Condition("blur", 3)], y, np.zeros((2, 1, 4), np.float32),
+                                 y >= 0, np.ones((2, 4), bool), np.ones((1, 4), np.int8), zeros, zeros, "gt")
+    clean, blurred = _series([False] * 4, [1.0] * 4), _series([False] * 4, [1.0] * 4)
+    clean.action_correct[:] = [1, 1, 0, np.nan]                     # frame 3 has no label
+    clean.action_trusted[:] = [True, True, True, True]
+    blurred.action_correct[:] = [1, 0, 0, 0]
+    blurred.action_trusted[:] = [True, False, False, True]
+    document = trust_document([(sequences, [clean, blurred], {})], window=2)
+    gates = {c["kind"]: c["action"] for c in document["conditions"]}
+    assert gates["none"] == {"accuracy_when_trusted": pytest.approx(2 / 3), "trusted_share": 1.0,
+                             "accuracy": pytest.approx(2 / 3), "frames": 3}
+    assert gates["blur"] == {"accuracy_when_trusted": 0.5, "trusted_share": 0.5, "accuracy": 0.25, "frames": 4}
+    summary = document["summary"]
+    assert summary["action_accuracy_when_trusted_min"] == 0.5 and summary["action_trusted_share_clean"] == 1.0
+    assert "| blur 3 |" in trust_table(document) and "0.50 / 0.50 |" in trust_table(document)
+
+
+def test_self_trust_runs_the_action_gate_on_its_reports():
+    from predrel_ros.action import ActionConfig, ActionRecognizer, PrimitiveModel
+    from predrel_ros.tools.evaluation.trust_measurement import self_trust
+
+    frames = _scripted_frames(30)
+    model = PrimitiveModel.load(None)
+    labels = np.full(30, -1)
+    labels[10:] = 0
+    gate = self_trust(frames, 30, window=20, image_size=(160, 120),
+                      recognizer=ActionRecognizer(model, ActionConfig(min_probability=0.0)), labels=labels)
+    assert np.isnan(gate.action_correct[:10]).all() and np.isin(gate.action_correct[10:], (0.0, 1.0)).all()
+    assert gate.action_trusted.all()                     # no probability floor, no untrusted relied-on predicate
+    strict = self_trust(frames, 30, window=20, image_size=(160, 120),
+                        recognizer=ActionRecognizer(model, ActionConfig(min_probability=1.0)), labels=labels)
+    assert not strict.action_trusted.any()

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
+from predrel_ros.action import ActionConfig, ActionRecognizer
 from predrel_ros.action.streams import EpisodeStream
 from predrel_ros.core.entities import Entity
 from predrel_ros.core.errors import UserError
+from predrel_ros.core.package_files import config_file
 from predrel_ros.degradations import CLEAN, Condition
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import PredicateConfig
@@ -85,6 +87,7 @@ def init_worker(spec: SweepSpec) -> None:
     _state["predicate_config"] = PredicateConfig.from_dict(spec.predicate_config)
     _state["trust_profile"] = CleanProfile.load(config.trust_profile) if config.trust_profile else None
     _state["trust_model"] = TrustModel.load(config.trust_model) if config.trust_model else None
+    _state["action_config"] = ActionConfig.load(config_file("action.yaml"), section="action")  # the action node's
 
 
 def ensure_worker(spec: SweepSpec, token: str) -> None:
@@ -232,7 +235,7 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
         ys.append(y), cs.append(c), presents.append(present), delivered_masks.append(delivered)
         with timer.phase("trust"):
             frames = _trust_frames(episode, run, estimates, seed, clean)
-            trust_series.append(_self_trust(frames, episode))
+            trust_series.append(_self_trust(frames, episode, y_true))
             if condition == CLEAN or condition.severity == trust_measurement.SWITCH_SEVERITY:
                 switch_frames[condition] = frames
         stats.append({"kind": condition.kind, "severity": condition.severity, "delivered": int(delivered.sum()),
@@ -265,7 +268,7 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
             with timer.phase("trust"):
                 switch = trust_measurement.switch_frame(count)
                 switches = {condition.kind: _self_trust(trust_measurement.spliced(switch_frames[CLEAN], frames, switch),
-                                                        episode)
+                                                        episode, y_true)
                             for condition, frames in switch_frames.items() if condition != CLEAN}
             trust_measurement.save_series(Path(spec.sequences_dir) / f"{episode.name}.trust.npz", trust_series,
                                           switches)
@@ -298,15 +301,18 @@ def _trust_frames(episode: LoadedEpisode, run: ConditionRun, estimates: list[lis
             for (t, _), e, entities, measure in zip(run.delivered, estimates, run.entities, measures)]
 
 
-def _self_trust(frames: list, episode: LoadedEpisode) -> trust_measurement.TrustSeries:
-    """The reference-free trust of delivered frames, as the live reliability node gives it."""
-    config = _state["spec"].config
+def _self_trust(frames: list, episode: LoadedEpisode, labels: np.ndarray | None) -> trust_measurement.TrustSeries:
+    """The reference-free trust of delivered frames, as the live reliability node gives it, and with
+    the action models and labels the action node's gate fed with it."""
+    spec = _state["spec"]
     predicates = _state["predicate_config"]
     height, width = episode.shape[:2]
-    return trust_measurement.self_trust(frames, episode.num_frames, config.trust_window, (width, height),
+    recognizer = ActionRecognizer(spec.action_models.full, _state["action_config"]) \
+        if spec.action_models is not None and labels is not None else None
+    return trust_measurement.self_trust(frames, episode.num_frames, spec.config.trust_window, (width, height),
                                         profile=_state["trust_profile"], track_memory=predicates.track_memory,
                                         min_visibility=predicates.confidence.min_visibility,
-                                        model=_state["trust_model"])
+                                        model=_state["trust_model"], recognizer=recognizer, labels=labels)
 
 
 def _save_predictions(path: Path, y_true: np.ndarray, predictions: dict) -> None:
