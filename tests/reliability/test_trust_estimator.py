@@ -1,8 +1,11 @@
+import functools
 import json
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from predrel_ros.reliability.evidence_profile import EvidenceProfile
 from predrel_ros.reliability.trust import ERROR, OK, WARN
@@ -42,7 +45,9 @@ def synthetic(rng, count, clean):
     return rows, truth, np.full(count, clean)
 
 
+@functools.lru_cache(maxsize=1)
 def fitted():
+    """(Cached: tests do not change it.)"""
     rng = np.random.default_rng(1)
     parts = [synthetic(rng, 500, True), synthetic(rng, 1500, False)]
     rows, truth, clean = (np.concatenate(p) for p in zip(*parts))
@@ -85,3 +90,25 @@ def test_fitting_needs_clean_windows_and_matching_rows():
         TrustModel.fit(clean_profile(), {"contact": (rows, truth, clean)}, window=30)
     with pytest.raises(ValueError, match="must match"):
         TrustModel.fit(clean_profile(), {"contact": (rows, truth[:5], clean)}, window=30)
+
+
+def test_weights_held_to_their_signs():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(3000, 3))
+    y = 1.0 / (1.0 + np.exp(-(x @ np.array([1.0, 0.8, -0.5]))))
+    weights, _ = logistic_fit(x, y, l2=0.0, signs=np.array([1.0, -1.0, -1.0]))
+    assert weights[1] == 0.0 and weights[0] > 0.5 and weights[2] < -0.2
+    with pytest.raises(ValueError, match="signs"):
+        logistic_fit(x, y, signs=np.array([1.0]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(INPUTS[len(GROUP_SIGNALS):]), st.floats(-20, 20), st.floats(-20, 20))
+def test_the_expected_agreement_never_rises_away_from_clean(name, a, b):
+    model = fitted()
+    signals = {"contact": {"confidence": 0.75, "tpc_s": 0.95, "unk_rate": 0.05}}
+    near, far = sorted((a, b), key=abs)
+    x_near, x_far = (model.filled(model.raw_inputs(signals["contact"], {name: value})[None, :],
+                                  model.groups["contact"].clean) for value in (near, far))
+    group = model.groups["contact"]
+    assert group.expected(x_far)[0] <= group.expected(x_near)[0] + 1e-12

@@ -9,9 +9,12 @@ clean range: `evidence_profile`) are the inputs (`INPUTS`) of one logistic model
 
 fitted on controlled episodes with ground truth (`fit`, `predrel trust fit`) to the true rolling
 agreement of the same windows by cross-entropy with the agreement as a soft label (so the output
-is a calibrated agreement, not a class), with an L2 penalty. Deviations are clipped to +-`clip`
-clean ranges, so a foreign scene far outside every range cannot push the output past what the
-training saw. NaN inputs (no violation checks in the window, no image) count as the clean value.
+is a calibrated agreement, not a class), with an L2 penalty. The model is monotone: the expected
+agreement never rises with the UNK or violation rate, never falls with the confidence or TPC-S,
+and never rises as any evidence moves away from its clean range (`SIGNS`; a deviation enters as
+its size, clipped to `clip` clean ranges). So a scene unlike every scene of the training, far
+outside the clean ranges, can only lower the expected agreement, never raise it. NaN inputs (no
+violation checks in the window, no image) count as the clean value.
 
 Levels come from percentiles of what clean windows gave, not from the worst clean window: a group
 is WARN when its expected agreement is below the `warn_percentile` percentile of the expected
@@ -35,9 +38,14 @@ from predrel_ros.core.config_io import read_data, write_data
 from predrel_ros.reliability.evidence_profile import DEVIATIONS, EvidenceProfile
 from predrel_ros.reliability.trust import ERROR, OK, WARN
 
+#: the estimator fitted for the embedded default perception model (docs/results.md says how)
+DEFAULT_TRUST_MODEL_FILE = Path(__file__).resolve().parent / "models" / "default-trust-model.json"
 #: the per-group window signals of the monitor (`ReliabilityMonitor.group_signals`) the model reads
 GROUP_SIGNALS = ("confidence", "tpc_s", "unk_rate", "violation_rate")
 INPUTS = GROUP_SIGNALS + DEVIATIONS
+#: the sign each input's weight is held to (+1: >= 0, -1: <= 0): confidence and TPC-S up, UNK and
+#: violation rates down, every deviation from clean down
+SIGNS = np.array([1.0, 1.0, -1.0, -1.0] + [-1.0] * len(DEVIATIONS))
 
 
 @dataclass
@@ -91,9 +99,9 @@ class TrustModel:
                         + [deviations.get(name, math.nan) for name in DEVIATIONS], dtype=np.float64)
 
     def filled(self, rows: np.ndarray, clean: np.ndarray) -> np.ndarray:
-        """Rows with NaN replaced by the clean value and deviations clipped to +-clip."""
+        """Rows with NaN replaced by the clean value and deviations as their size, clipped to `clip`."""
         rows = np.where(np.isnan(rows), clean, rows)
-        rows[..., len(GROUP_SIGNALS):] = np.clip(rows[..., len(GROUP_SIGNALS):], -self.clip, self.clip)
+        rows[..., len(GROUP_SIGNALS):] = np.minimum(np.abs(rows[..., len(GROUP_SIGNALS):]), self.clip)
         return rows
 
     # ------------------------------------------------------------------------------ run time
@@ -148,7 +156,7 @@ class TrustModel:
             centre = np.array([np.median(column[~np.isnan(column)]) if (~np.isnan(column)).any() else 0.0
                                for column in rows[clean].T])
             x = shell.filled(rows.copy(), centre)
-            weights, bias = logistic_fit(x, np.clip(truth, 0.0, 1.0), l2)
+            weights, bias = logistic_fit(x, np.clip(truth, 0.0, 1.0), l2, signs=SIGNS)
             model = GroupModel(weights, bias, centre, warn=1.0, error=error)
             model.warn = float(np.percentile(model.expected(x[clean]), warn_percentile))
             model.error = min(error, model.warn)
@@ -187,13 +195,31 @@ class TrustModel:
         return cls.from_dict(data)
 
 
-def logistic_fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, iterations: int = 50) -> tuple[np.ndarray, float]:
+def logistic_fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, signs: np.ndarray | None = None,
+                 iterations: int = 50) -> tuple[np.ndarray, float]:
     """Weights and bias minimising the mean cross-entropy of sigmoid(x w + b) against soft labels y
-    in [0, 1] plus l2 * |w|^2 (Newton's method; the bias is not penalised)."""
+    in [0, 1] plus l2 * |w|^2 (Newton's method; the bias is not penalised). signs: per weight +1
+    (held >= 0), -1 (held <= 0) or 0 (free); a weight that comes out of its sign is held at 0 and
+    the rest refitted (an active set), until none does."""
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     if x.ndim != 2 or len(x) != len(y) or len(x) == 0:
         raise ValueError(f"logistic_fit: x must be (N, D) with N = len(y) > 0, got {x.shape} and {y.shape}")
+    signs = np.zeros(x.shape[1]) if signs is None else np.asarray(signs, float)
+    if signs.shape != (x.shape[1],):
+        raise ValueError(f"logistic_fit: signs must have one entry per column of x ({x.shape[1]})")
+    free = np.ones(x.shape[1], dtype=bool)
+    while True:
+        weights, bias = _newton(x[:, free], y, l2, iterations)
+        full = np.zeros(x.shape[1])
+        full[free] = weights
+        wrong = free & (full * signs < 0)
+        if not wrong.any():
+            return full, bias
+        free &= ~wrong
+
+
+def _newton(x: np.ndarray, y: np.ndarray, l2: float, iterations: int) -> tuple[np.ndarray, float]:
     design = np.hstack([x, np.ones((len(x), 1))])
     penalty = np.full(design.shape[1], 2.0 * l2)
     penalty[-1] = 0.0
@@ -209,4 +235,3 @@ def logistic_fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, iterations: int
         if np.abs(step).max() < 1e-8:
             break
     return theta[:-1], float(theta[-1])
-

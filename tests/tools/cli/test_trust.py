@@ -46,3 +46,22 @@ def test_bad_input_is_refused(run, tmp_path, capsys):
     assert cli.main(["trust", "evaluate", "--data", str(run), "--model", str(tmp_path / "bad.json"), "--out",
                      str(tmp_path / "o")]) == 1
     assert "--model" in capsys.readouterr().err
+
+
+def test_run_reports_how_often_trust_flags_footage(run, controlled_dataset, tmp_path, capsys):
+    from predrel_ros.sources.dataset import open_dataset
+
+    model_file = tmp_path / "model.json"
+    assert cli.main(["trust", "fit", "--data", str(run), "--out", str(model_file), "--window", "20"]) == 0
+    episode = open_dataset(controlled_dataset).episodes()[0].directory
+    out = tmp_path / "flags.json"
+    assert cli.main(["trust", "run", "--input", str(episode), "--model", str(model_file), "--window", "20",
+                     "--max-frames", "30", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())["sources"][str(episode)]
+    assert result["frames"] == 30
+    judged = {group: values for group, values in result["groups"].items() if values["judged_frames"]}
+    assert judged and all(0.0 <= values["flagged_share"] <= 1.0 for values in judged.values())
+    assert all(values["expected_agreement"] is not None for values in judged.values())
+    assert "any group flagged on" in capsys.readouterr().out
+    assert cli.main(["trust", "run", "--input", str(episode), "--model", str(model_file), "--out", str(out)]) == 1
+    assert "give --window 20" in capsys.readouterr().err
