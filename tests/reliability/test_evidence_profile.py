@@ -61,6 +61,14 @@ def test_bad_settings_and_no_data_are_refused():
         EvidenceProfile.fit(windows(), percentiles=(95.0, 5.0))
     with pytest.raises(ValueError, match="min_spread"):
         EvidenceProfile.fit(windows(), min_spread=0.0)
+    with pytest.raises(ValueError, match="relative_spread"):
+        EvidenceProfile.fit(windows(), relative_spread=-1.0)
+
+
+def test_a_narrow_clean_range_is_widened_to_a_share_of_its_median():
+    rows = [{"count": 5.0} for _ in range(20)]                     # every clean window saw 5 entities
+    profile = EvidenceProfile.fit(rows, relative_spread=0.1)
+    assert profile.deviations({"count": 6.0})["count"] == pytest.approx(2.0)     # (6 - 5) / (0.1 * 5)
 
 
 @settings(max_examples=100, deadline=None)

@@ -10,7 +10,9 @@ between the window's score histogram and the clean one, the model's own out-of-d
 foreign scene moves the scores the detector gives).
 
 A feature whose clean range is narrower than `min_spread` (e.g. a birth rate that clean data keeps
-at 0) is measured in units of `min_spread`, so one event is not an infinite deviation.
+at 0), or than `relative_spread` times its clean median (a few clean scenes leave a range narrower
+than the next scene's differs), is measured in units of that width instead, so one event or one
+new scene is not an infinite deviation.
 """
 from __future__ import annotations
 
@@ -30,11 +32,15 @@ class EvidenceProfile:
     FORMAT = "predrel-evidence-profile/1"
 
     def __init__(self, low: Mapping[str, float], median: Mapping[str, float], high: Mapping[str, float],
-                 percentiles: tuple[float, float] = (5.0, 95.0), min_spread: float = 0.02, windows: int = 0) -> None:
+                 percentiles: tuple[float, float] = (5.0, 95.0), min_spread: float = 0.02, windows: int = 0,
+                 relative_spread: float = 0.1) -> None:
         if not 0.0 <= percentiles[0] < percentiles[1] <= 100.0:
             raise ValueError(f"percentiles must be 0 <= low < high <= 100, got {percentiles}")
         if not (math.isfinite(min_spread) and min_spread > 0.0):
             raise ValueError(f"min_spread must be a positive number, got {min_spread}")
+        if not (math.isfinite(relative_spread) and relative_spread >= 0.0):
+            raise ValueError(f"relative_spread must be a number >= 0, got {relative_spread}")
+        self.relative_spread = float(relative_spread)
         self.low = {name: float(low.get(name, math.nan)) for name in FEATURES}
         self.median = {name: float(median.get(name, math.nan)) for name in FEATURES}
         self.high = {name: float(high.get(name, math.nan)) for name in FEATURES}
@@ -44,7 +50,7 @@ class EvidenceProfile:
 
     @classmethod
     def fit(cls, windows: Iterable[Mapping[str, float]], percentiles: tuple[float, float] = (5.0, 95.0),
-            min_spread: float = 0.02) -> "EvidenceProfile":
+            min_spread: float = 0.02, relative_spread: float = 0.1) -> "EvidenceProfile":
         rows = np.array([[window.get(name, math.nan) for name in FEATURES] for window in windows], dtype=np.float64)
         if rows.size == 0:
             raise ValueError("an evidence profile needs at least one clean window")
@@ -54,7 +60,7 @@ class EvidenceProfile:
             quantiles[name] = np.percentile(values, [percentiles[0], 50.0, percentiles[1]]) if values.size \
                 else (math.nan, math.nan, math.nan)
         return cls({n: q[0] for n, q in quantiles.items()}, {n: q[1] for n, q in quantiles.items()},
-                   {n: q[2] for n, q in quantiles.items()}, percentiles, min_spread, len(rows))
+                   {n: q[2] for n, q in quantiles.items()}, percentiles, min_spread, len(rows), relative_spread)
 
     def deviations(self, features: Mapping[str, float]) -> dict[str, float]:
         """Per feature its deviation from the clean range, and `score_shift` (see the module docstring)."""
@@ -64,7 +70,7 @@ class EvidenceProfile:
             if math.isnan(value) or math.isnan(low):
                 result[name] = math.nan
                 continue
-            spread = max(high - low, self.min_spread)
+            spread = max(high - low, self.min_spread, self.relative_spread * abs(self.median[name]))
             result[name] = (value - high) / spread if value > high else (value - low) / spread if value < low else 0.0
         window = np.array([features.get(name, math.nan) for name in SCORE_SHARES])
         clean = np.array([self.median[name] for name in SCORE_SHARES])
@@ -79,6 +85,7 @@ class EvidenceProfile:
         def plain(values: Mapping[str, float]) -> dict:
             return {name: None if math.isnan(value) else value for name, value in values.items()}
         return {"format": self.FORMAT, "percentiles": list(self.percentiles), "min_spread": self.min_spread,
+                "relative_spread": self.relative_spread,
                 "windows": self.windows, "low": plain(self.low), "median": plain(self.median),
                 "high": plain(self.high)}
 
@@ -91,4 +98,5 @@ class EvidenceProfile:
             return {name: math.nan if value is None else float(value) for name, value in (data.get(key) or {}).items()}
         low, high = data.get("percentiles", (5.0, 95.0))
         return cls(numbers("low"), numbers("median"), numbers("high"), (float(low), float(high)),
-                   float(data.get("min_spread", 0.02)), int(data.get("windows", 0)))
+                   float(data.get("min_spread", 0.02)), int(data.get("windows", 0)),
+                   float(data.get("relative_spread", 0.1)))

@@ -42,10 +42,15 @@ from predrel_ros.reliability.trust import ERROR, OK, WARN
 DEFAULT_TRUST_MODEL_FILE = Path(__file__).resolve().parent / "models" / "default-trust-model.json"
 #: the per-group window signals of the monitor (`ReliabilityMonitor.group_signals`) the model reads
 GROUP_SIGNALS = ("confidence", "tpc_s", "unk_rate", "violation_rate")
-INPUTS = GROUP_SIGNALS + DEVIATIONS
+#: the deviations the model reads: the evidence of the stream's quality, not of what the scene
+#: holds (how many entities and hands, the score histogram's bins: `score_shift` summarises them)
+#: nor of kinds the controlled set does not degrade with (blockiness) nor repeated (gaps)
+MODEL_DEVIATIONS = tuple(name for name in DEVIATIONS if name not in (
+    "count", "hands", "gaps", "blockiness", "dark_share") and not name.startswith("score_share_"))
+INPUTS = GROUP_SIGNALS + MODEL_DEVIATIONS
 #: the sign each input's weight is held to (+1: >= 0, -1: <= 0): confidence and TPC-S up, UNK and
 #: violation rates down, every deviation from clean down
-SIGNS = np.array([1.0, 1.0, -1.0, -1.0] + [-1.0] * len(DEVIATIONS))
+SIGNS = np.array([1.0, 1.0, -1.0, -1.0] + [-1.0] * len(MODEL_DEVIATIONS))
 
 
 @dataclass
@@ -96,7 +101,7 @@ class TrustModel:
     def raw_inputs(self, group_signals: Mapping[str, float], deviations: Mapping[str, float]) -> np.ndarray:
         """The input row of one group-window, NaN where a value is undefined."""
         return np.array([group_signals.get(name, math.nan) for name in GROUP_SIGNALS]
-                        + [deviations.get(name, math.nan) for name in DEVIATIONS], dtype=np.float64)
+                        + [deviations.get(name, math.nan) for name in MODEL_DEVIATIONS], dtype=np.float64)
 
     def filled(self, rows: np.ndarray, clean: np.ndarray) -> np.ndarray:
         """Rows with NaN replaced by the clean value and deviations as their size, clipped to `clip`."""
@@ -132,7 +137,7 @@ class TrustModel:
         """The inputs that pull the expected agreement down most, with their values."""
         pull = model.weights * (x - model.clean)
         order = [int(i) for i in np.argsort(pull) if pull[i] < 0][:count]
-        return [f"{INPUTS[i]} {x[i]:+.2f}" if INPUTS[i] in DEVIATIONS and INPUTS[i] != "score_shift"
+        return [f"{INPUTS[i]} {x[i]:+.2f}" if INPUTS[i] in MODEL_DEVIATIONS and INPUTS[i] != "score_shift"
                 else f"{INPUTS[i]} {x[i]:.2f}" for i in order] or ["no single input stands out"]
 
     # ------------------------------------------------------------------------------ fitting

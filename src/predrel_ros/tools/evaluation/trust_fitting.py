@@ -27,9 +27,9 @@ import numpy as np
 
 from predrel_ros.core.errors import UserError
 from predrel_ros.degradations import NONE
-from predrel_ros.reliability.evidence_profile import DEVIATIONS, EvidenceProfile
+from predrel_ros.reliability.evidence_profile import EvidenceProfile
 from predrel_ros.reliability.trust import ERROR, OK, WARN
-from predrel_ros.reliability.trust_estimator import TrustModel
+from predrel_ros.reliability.trust_estimator import MODEL_DEVIATIONS, TrustModel
 from predrel_ros.reliability.trust_evidence import FEATURES
 from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences
@@ -92,8 +92,8 @@ def fit_model(episodes: Sequence[Episode], window: int, without_kinds: Iterable[
 
 
 def _deviations(profile: EvidenceProfile, series: TrustSeries) -> np.ndarray:
-    """(T, len(DEVIATIONS)) deviations of each frame's window evidence."""
-    return np.array([[values[name] for name in DEVIATIONS]
+    """(T, len(MODEL_DEVIATIONS)) deviations of each frame's window evidence that the model reads."""
+    return np.array([[values[name] for name in MODEL_DEVIATIONS]
                      for values in (profile.deviations(dict(zip(FEATURES, row))) for row in series.features)])
 
 
