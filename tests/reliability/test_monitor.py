@@ -11,6 +11,7 @@ from predrel_ros.predicates import PredicateExtractor
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.logic_rules import LogicMonitor
 from predrel_ros.reliability import metrics
+from predrel_ros.reliability.evidence_profile import EvidenceProfile
 from predrel_ros.reliability.monitor import (
     CLEAN_TWIN,
     GROUND_TRUTH,
@@ -21,7 +22,10 @@ from predrel_ros.reliability.monitor import (
     worst_level,
 )
 from predrel_ros.reliability.trust import ERROR, OK, STALE, WARN, CleanProfile, PredicateBaseline, TrustConfig
+from predrel_ros.reliability.trust_estimator import INPUTS, GroupModel, TrustModel
+from predrel_ros.reliability.trust_evidence import FEATURES
 from predrel_ros.sources.dataset import open_dataset
+from predrel_ros.tools.benchmarks.core import scripted_scene
 
 UNK = metrics.UNK
 STREAMS = [("contact", 1, 2), ("static", 2, 3), ("grasp", 1, 2), ("release", 1, 2)]
@@ -381,3 +385,64 @@ def test_self_mode_leaves_out_the_streams_of_a_track_found_again_under_a_new_id(
     assert report.record("contact", 1, 2) is not None                      # its frames before the switch age out
     contact = report.record("contact")
     assert contact.trust == OK, contact.reason                             # the UNK of the old id left out
+
+
+# ------------------------------------------------------------------ evidence and trust model (self mode)
+
+SIZE = (160, 120)
+
+
+def scripted_frames(count=30):
+    scene = scripted_scene(count, *SIZE)
+    extractor = PredicateExtractor()
+    return [(t, entities, extractor.update(t, entities)) for t, entities in enumerate(scene)]
+
+
+def flat_model(bias, window=20, groups=("contact", "static", "dynamic", "derived")):
+    profile = EvidenceProfile.fit([dict.fromkeys(FEATURES, 0.0)])
+    group = GroupModel(np.zeros(len(INPUTS)), bias, np.zeros(len(INPUTS)), warn=0.6, error=0.4)
+    return TrustModel(profile, dict.fromkeys(groups, group), window)
+
+
+def run_self(monitor, sequence, image_size=SIZE):
+    for t, entities, estimates in sequence:
+        monitor.add_evaluated_entities(t, entities, image_size=image_size)
+        monitor.add_evaluated(t, estimates)
+    return monitor
+
+
+def test_self_mode_gathers_the_evidence_once_the_image_size_is_known():
+    sequence = scripted_frames()
+    gathered = run_self(ReliabilityMonitor(MonitorConfig(window=20)), sequence)
+    features = gathered.evidence_features()
+    assert features["count"] == 8.0 and features["delivered_share"] == 1.0 and features["birth_rate"] == 0.0
+    assert math.isnan(features["sharpness"])                         # no image measures given
+    blind = run_self(ReliabilityMonitor(MonitorConfig(window=20)), sequence, image_size=None)
+    assert all(math.isnan(value) for value in blind.evidence_features().values())
+    reference = ReliabilityMonitor(MonitorConfig(reference_mode=CLEAN_TWIN, window=20))
+    assert all(math.isnan(value) for value in reference.evidence_features().values())
+
+
+def test_the_trust_model_sets_the_levels_of_its_groups_and_their_predicates():
+    sequence = scripted_frames()
+    monitor = run_self(ReliabilityMonitor(MonitorConfig(window=20), trust_model=flat_model(-2.0, groups=("contact",))),
+                  sequence)
+    report = monitor.report(streams=False)
+    contact = report.group("contact")
+    assert contact.trust == ERROR and contact.reason.startswith("expected agreement 0.12 < 0.40 (error)")
+    assert contact.expected_agreement == pytest.approx(1 / (1 + math.exp(2.0)))
+    assert report.record("contact").trust == ERROR and report.trust()["contact"].level == ERROR
+    static = report.group("static")                                  # not modelled: the assessor's level
+    assert not static.reason.startswith("expected agreement")
+    trusted = run_self(ReliabilityMonitor(MonitorConfig(window=20), trust_model=flat_model(2.0)), sequence).report()
+    assert {g.trust for g in trusted.groups} <= {OK, STALE} and trusted.group("contact").trust == OK
+
+
+def test_stale_stays_stale_and_the_model_must_fit_the_monitor():
+    monitor = run_self(ReliabilityMonitor(MonitorConfig(window=20), trust_model=flat_model(-2.0)), scripted_frames(5))
+    assert monitor.report().group("contact").trust == STALE
+    with pytest.raises(ValueError, match="fitted over 20-frame windows"):
+        ReliabilityMonitor(MonitorConfig(window=30), trust_model=flat_model(0.0))
+    with pytest.raises(ValueError, match="needs self mode with the entities"):
+        ReliabilityMonitor(MonitorConfig(reference_mode=SELF, skip_replaced_tracks=False, window=20),
+                           trust_model=flat_model(0.0))

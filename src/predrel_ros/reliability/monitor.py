@@ -70,6 +70,7 @@ from predrel_ros.predicates.extractor import PredicateExtractor
 from predrel_ros.predicates.logic_rules import INDEPENDENT, LogicMonitor, rules_of
 from predrel_ros.reliability import sensitivity
 from predrel_ros.reliability.association import MIN_IOU, associate, renamed
+from predrel_ros.reliability.detection_statistics import DetectionStatistics
 from predrel_ros.reliability.identity_switches import IdentitySwitches
 from predrel_ros.reliability.matching import (
     EVALUATED,
@@ -81,6 +82,7 @@ from predrel_ros.reliability.matching import (
 from predrel_ros.reliability.rolling import REFERENCE as ROLLING_REFERENCE
 from predrel_ros.reliability.rolling import SELF as ROLLING_SELF
 from predrel_ros.reliability.rolling import RollingReliability, pair_with_references
+from predrel_ros.reliability.scene_memory import SceneMemory
 from predrel_ros.reliability.sensitivity import RollingSensitivity
 from predrel_ros.reliability.stream_timing import StreamTiming
 from predrel_ros.reliability.trust import (
@@ -94,6 +96,9 @@ from predrel_ros.reliability.trust import (
     TrustAssessor,
     TrustConfig,
 )
+from predrel_ros.reliability.trust_estimator import TrustModel
+from predrel_ros.reliability.trust_evidence import FEATURES as EVIDENCE_FEATURES
+from predrel_ros.reliability.trust_evidence import TrustEvidence
 
 SELF = "self"
 REFERENCE_MODES = (GROUND_TRUTH, CLEAN_TWIN, SELF)
@@ -197,6 +202,10 @@ class ReliabilityRecord:
     #: confidence weight; what trust judges with a reference). Not in PredicateReliability.msg:
     #: NaN in a record read from a message.
     agreement: float = math.nan
+    #: the agreement to expect without a reference: the calibrated confidence (scaled by the
+    #: delivered share), or with a trust model the model's for a name or group record of a group it
+    #: models. Not in PredicateReliability.msg either.
+    expected_agreement: float = math.nan
 
     @property
     def pooled(self) -> bool:
@@ -265,8 +274,10 @@ class ReliabilityMonitor:
     """
 
     def __init__(self, config: MonitorConfig | None = None, trust: TrustConfig | None = None,
-                 profile: CleanProfile | None = None, predicates: PredicateConfig | None = None) -> None:
+                 profile: CleanProfile | None = None, predicates: PredicateConfig | None = None,
+                 trust_model: TrustModel | None = None) -> None:
         self.config = config if config is not None else MonitorConfig()
+        self.trust_model = trust_model
         self.trust_config = trust if trust is not None else TrustConfig()
         self.profile = profile
         self.assessor = TrustAssessor(self.trust_config, profile,
@@ -290,6 +301,18 @@ class ReliabilityMonitor:
             if config.reference_mode == GROUND_TRUTH and REFERENCE_ENTITIES in parts else None
         self._switches = IdentitySwitches(config.track_memory, config.min_visibility) \
             if EVALUATED_ENTITIES in parts and not config.has_reference else None
+        #: self mode with entities: the evidence beyond the predicates (`trust_evidence`)
+        self._evidence = TrustEvidence(config.window, SceneMemory(min_visibility=config.min_visibility),
+                                       DetectionStatistics(min_visibility=config.min_visibility)) \
+            if self._switches is not None else None
+        self._frame_images: dict[int, tuple[tuple[int, int] | None, Mapping[str, float] | None]] = {}
+        self._image_size: tuple[int, int] | None = None      # the camera's: kept across restarts
+        if trust_model is not None:
+            if self._evidence is None:
+                raise ValueError("a trust model needs self mode with the entities (skip_replaced_tracks)")
+            if trust_model.window != config.window:
+                raise ValueError(f"the trust model was fitted over {trust_model.window}-frame windows and the "
+                                 f"monitor's window is {config.window}")
         self.order = StreamOrder(config.restart_after)
         self.counters = {"processed": 0, "out_of_order": 0, "restarts": 0}
         if REFERENCE_ENTITIES in parts:
@@ -328,12 +351,19 @@ class ReliabilityMonitor:
         _check_frame(references)
         return self._add(REFERENCE, frame_index, list(references))
 
-    def add_evaluated_entities(self, frame_index: int, entities: Sequence[Entity]) -> bool:
+    def add_evaluated_entities(self, frame_index: int, entities: Sequence[Entity],
+                               image_size: tuple[int, int] | None = None,
+                               image_quality: Mapping[str, float] | None = None) -> bool:
         """The entities the evaluated predicates of a frame were computed from (when `config.parts`
         names them); returns whether a frame was processed. Raises ValueError for a malformed
-        frame."""
+        frame. Self mode: image_size (width, height) of the image they come from (the scene
+        memory's image border; the last one given holds until another comes, and without any the
+        evidence is not gathered) and the image's measures (`ImageQuality.measure`), if known."""
         frame_index = self._check_part(EVALUATED_ENTITIES, frame_index)
-        return self._add(EVALUATED_ENTITIES, frame_index, _checked_entities(entities))
+        entities = _checked_entities(entities)
+        if self._evidence is not None and (image_size is not None or image_quality is not None):
+            self._frame_images[frame_index] = (image_size, image_quality)
+        return self._add(EVALUATED_ENTITIES, frame_index, entities)
 
     def add_reference_entities(self, frame_index: int, entities: Sequence[Entity]) -> bool:
         """The entities the reference predicates of a frame were computed from (reference modes
@@ -387,6 +417,7 @@ class ReliabilityMonitor:
             estimates, left_out = renamed(produced, mapping)
             self.counters["unassociated_estimates"] += left_out
         elif self._switches is not None:
+            self._update_evidence(frame_index, parts[EVALUATED_ENTITIES])
             replaced = self._switches.update(frame_index, parts[EVALUATED_ENTITIES])
             if replaced:
                 estimates = [e for e in produced if e.subject not in replaced and e.object not in replaced]
@@ -404,6 +435,16 @@ class ReliabilityMonitor:
         self._timing.update(frame_index)
         self.counters["processed"] += 1
         self._newest = (frame_index, kind, severity, tag)
+
+    def _update_evidence(self, frame_index: int, entities: Sequence[Entity]) -> None:
+        """Feed the frame's entities (and image, if it came) to the evidence, once an image size is known."""
+        image_size, quality = self._frame_images.pop(frame_index, (None, None))
+        for stale in [index for index in self._frame_images if index < frame_index]:    # frames never completed
+            del self._frame_images[stale]
+        if image_size is not None:
+            self._image_size = image_size
+        if self._image_size is not None:
+            self._evidence.update(frame_index, entities, image_size=self._image_size, quality=quality)
 
     def _in_scope(self, pairs: list) -> list:
         """The pairs of streams in scope (ground_truth mode, see the module docstring); the others
@@ -423,6 +464,9 @@ class ReliabilityMonitor:
             self._matcher.reset()
         if self._switches is not None:
             self._switches.reset()
+        if self._evidence is not None:
+            self._evidence.reset()
+        self._frame_images.clear()
         self._scope.clear()
         if self._scope_extractor is not None:
             self._scope_extractor.reset()
@@ -459,13 +503,19 @@ class ReliabilityMonitor:
             pds_streams = pds_names = pds_groups = {}
         longest = _longest_streams(self._rolling.streams)
         assessments = self.assessor.assess(names_metrics, judged_rates)
+        modelled = self.trust_model.assess(self.group_signals(), self.evidence_features()) \
+            if self.trust_model is not None else {}
 
         name_records: dict[str, ReliabilityRecord] = {}
         for name, values in names_metrics.items():
+            group = vocabulary.group_of(name)
             level, reason = self._level(assessments[name], longest.get(name, 0))
-            name_records[name] = _record(name, vocabulary.group_of(name), POOLED, POOLED, values,
-                                         pds_names.get(name, math.nan), violation_rates.get(name, math.nan),
-                                         level, reason)
+            model = modelled.get(group)
+            if model is not None and level != STALE:
+                level, reason = model.level, model.reason
+            name_records[name] = _record(name, group, POOLED, POOLED, values, pds_names.get(name, math.nan),
+                                         violation_rates.get(name, math.nan), level, reason,
+                                         model.expected if model is not None else None)
         stream_records: dict[str, list[ReliabilityRecord]] = {}
         if streams:
             for key in sorted(streams_metrics, key=_stream_order):
@@ -488,10 +538,15 @@ class ReliabilityMonitor:
                 continue
             members = [record for record in name_records.values() if record.group == group]
             level = worst_level(record.trust for record in members)
-            reason = "; ".join(f"{record.predicate}: {record.reason}" for record in members
-                               if record.trust != OK and record.reason)
+            model = modelled.get(group)
+            if model is not None and level != STALE:
+                level, reason = model.level, model.reason
+            else:
+                reason = "; ".join(f"{record.predicate}: {record.reason}" for record in members
+                                   if record.trust != OK and record.reason)
             groups.append(_record(group, group, POOLED, POOLED, values, pds_groups.get(group, math.nan),
-                                  _rate(group_checks.get(group, (0, 0))), level, reason))
+                                  _rate(group_checks.get(group, (0, 0))), level, reason,
+                                  model.expected if model is not None else None))
 
         frame_index, kind, severity, tag = self._newest if self._newest is not None else (None, "none", 0, None)
         return ReliabilityReport(frame_index, config.window, config.reference_mode, kind, severity, predicates,
@@ -513,8 +568,20 @@ class ReliabilityMonitor:
 
     def group_signals(self) -> dict[str, dict[str, float]]:
         """Per group its pooled metrics over the current window (`rolling.METRIC_NAMES`, TPC left
-        NaN), e.g. the expected agreement that `predrel eval` compares with the true agreement."""
-        return self._with_gaps(self._rolling.by_group(with_tpc=False))
+        NaN), e.g. the expected agreement that `predrel eval` compares with the true agreement, and
+        `violation_rate` (NaN with fewer than `min_rule_checks` checks): what the trust estimator reads."""
+        judged = self._judged_rates(self._rule_counts(vocabulary.group_of))
+        signals = self._with_gaps(self._rolling.by_group(with_tpc=False))
+        for group, values in signals.items():
+            values["violation_rate"] = judged.get(group, math.nan)
+        return signals
+
+    def evidence_features(self) -> dict[str, float]:
+        """The window's evidence beyond the predicates (`TrustEvidence.features`; self mode with
+        entities and a known image size, else all NaN)."""
+        if self._evidence is None:
+            return dict.fromkeys(EVIDENCE_FEATURES, math.nan)
+        return self._evidence.features()
 
     def _with_gaps(self, metrics: dict) -> dict:
         """The expected agreements times the share of the window's frames the evaluated stream
@@ -561,12 +628,19 @@ def _rate(counts: tuple[int, int]) -> float:
 
 
 def _record(predicate: str, group: str, subject: int, obj: int, values: Mapping[str, float], pds: float,
-            violation_rate: float, trust: str, reason: str) -> ReliabilityRecord:
+            violation_rate: float, trust: str, reason: str, expected: float | None = None) -> ReliabilityRecord:
     return ReliabilityRecord(
         predicate=predicate, group=group, subject=subject, object=obj, prs=float(values["prs"]), pds=float(pds),
         tpc=float(values["tpc"]), tpc_s=float(values["tpc_s"]), cws=float(values["cws"]), dis=math.nan,
         mean_confidence=float(values["confidence"]), rule_violation_rate=float(violation_rate),
-        samples=int(values["frames"]), trust=trust, reason=reason, agreement=float(values["agreement"]))
+        samples=int(values["frames"]), trust=trust, reason=reason, agreement=float(values["agreement"]),
+        expected_agreement=_canonical(values["expected_agreement"] if expected is None else expected))
+
+
+def _canonical(value: float) -> float:
+    """The value, with every NaN as math.nan (so records with NaN fields compare equal)."""
+    value = float(value)
+    return math.nan if math.isnan(value) else value
 
 
 _NAMES = tuple(vocabulary.PREDICATES)

@@ -90,7 +90,7 @@ def test_the_relay_baseline_delivers_30_frames_a_second():
 @pytest.mark.slow
 def test_the_single_pipeline_and_the_lockstep_twins_for_real(tmp_path):
     """Both graphs for a few seconds on the 36-frame test episode: every part is measured, the twins in
-    lockstep match their frames (no speed is asserted: the machine is shared)."""
+    lockstep match their frames and drop none as stale (no speed is asserted: the machine is shared)."""
     from controlled_dataset import build_tiny_dataset
 
     from predrel_ros.ros.run import dds
@@ -104,7 +104,7 @@ def test_the_single_pipeline_and_the_lockstep_twins_for_real(tmp_path):
     single, twins = result["single"], result["twins"]
     assert single["rate_hz"] > 0 and single["latency_ms"]["n"] > 0 and single["input_rate_hz"] > 20
     assert single["perception_cpu_ms_per_frame"]["perception"] > 0
-    assert twins["matched_share"] >= 0.95 and set(twins["dropped"]) <= {"dropped_busy"}
+    assert twins["matched_share"] >= 0.95 and "dropped_stale" not in twins["dropped"]  # skipped at the replay
     assert result["in_process"]["cpu_ms"]["median_ms"] > 0 and result["in_process"]["backend"] == "onnxruntime"
 
 

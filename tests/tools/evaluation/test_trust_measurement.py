@@ -86,3 +86,103 @@ def test_the_sweep_writes_trust_json_its_table_and_plot(controlled_dataset, pred
         run_sweep(EvaluationConfig(perception="oracle", predicate_config=predicate_file, trust_profile=profile_file,
                                    trust_window=20), controlled_dataset, tmp_path / "again", progress=False,
                   log=lambda _: None)
+
+
+def test_series_keep_their_signals_and_features_through_a_file(tmp_path):
+    from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS
+    from predrel_ros.reliability.trust_evidence import FEATURES
+    from predrel_ros.tools.evaluation.trust_measurement import load_series, save_series
+
+    series = _series([False, True, True], [1.0, 0.5, 0.2])
+    assert series.signals.shape == (len(GROUPS), 3, len(GROUP_SIGNALS)) and series.features.shape == (3, len(FEATURES))
+    series.signals[0, 1] = 0.25
+    series.features[2, 0] = 3.0
+    path = save_series(tmp_path / "e.trust.npz", [series], {"blur": series})
+    (loaded,), switches = load_series(path)
+    for got in (loaded, switches["blur"]):
+        assert np.array_equal(got.signals, series.signals, equal_nan=True)
+        assert np.array_equal(got.features, series.features, equal_nan=True)
+        assert np.array_equal(got.flagged, series.flagged)
+    # a file of the earlier format (no signals, no features) loads with NaN there
+    np.savez(tmp_path / "old.npz", expected=series.expected[None], flagged=series.flagged[None],
+             judged=series.judged[None], switch_kinds=np.array([], dtype=str))
+    (old,), none = load_series(tmp_path / "old.npz")
+    assert none == {} and np.isnan(old.features).all() and np.isnan(old.signals).all()
+
+
+def _scripted_frames(count):
+    from predrel_ros.reliability.image_quality import ImageQuality
+    from predrel_ros.tools.benchmarks.core import scripted_scene
+    from predrel_ros.tools.benchmarks.trust import drawn_frames
+
+    scene = scripted_scene(count, 160, 120)
+    images = drawn_frames(scene, 160, 120)
+    extractor = PredicateExtractor()
+    quality = ImageQuality()
+    return [(t, extractor.update(t, entities), entities, quality.measure(image))
+            for t, (entities, image) in enumerate(zip(scene, images))]
+
+
+def test_self_trust_records_the_evidence_and_takes_levels_from_a_trust_model():
+    from predrel_ros.reliability.evidence_profile import EvidenceProfile
+    from predrel_ros.reliability.trust_estimator import INPUTS, GroupModel, TrustModel
+    from predrel_ros.reliability.trust_evidence import FEATURES
+    from predrel_ros.tools.evaluation.trust_measurement import self_trust
+
+    frames = _scripted_frames(40)
+    del frames[20]                                          # a dropped frame keeps the last values
+    plain = self_trust(frames, 40, window=20, image_size=(160, 120))
+    count, sharpness = FEATURES.index("count"), FEATURES.index("sharpness")
+    assert (plain.features[:, count] == 8).all() and np.isfinite(plain.features[:, sharpness]).all()
+    assert np.array_equal(plain.features[20], plain.features[19], equal_nan=True)
+    contact = GROUPS.index("contact")
+    assert np.isfinite(plain.signals[contact, 15:, 0]).all()        # the confidence of the contact group
+    profile = EvidenceProfile.fit([dict(zip(FEATURES, row)) for row in plain.features])
+
+    def model(bias):
+        group = GroupModel(np.zeros(len(INPUTS)), bias, np.zeros(len(INPUTS)), warn=0.6, error=0.4)
+        return TrustModel(profile, {name: group for name in GROUPS}, window=20)
+    doubtful = self_trust(frames, 40, window=20, image_size=(160, 120), model=model(-2.0))
+    trusted = self_trust(frames, 40, window=20, image_size=(160, 120), model=model(2.0))
+    judged = doubtful.judged[contact]
+    assert judged[15:].all() and not judged[:5].any()               # STALE until min_frames frames
+    assert np.array_equal(doubtful.flagged[contact], judged) and not trusted.flagged.any()
+    assert np.allclose(doubtful.expected[contact][judged], 1 / (1 + np.exp(2.0)))
+
+
+def test_the_action_gate_is_measured_as_selective_prediction():
+    keys = [("contact", 1, 2)]
+    y = np.array([[[1, 1, 1, 1]], [[1, 0, 0, 0]]], np.int8)
+    zeros = np.zeros((1, 4), np.float32)
+    sequences = EpisodeSequences("e", "", keys, [CLEAN, Condition("blur", 3)], y, np.zeros((2, 1, 4), np.float32),
+                                 y >= 0, np.ones((2, 4), bool), np.ones((1, 4), np.int8), zeros, zeros, "gt")
+    clean, blurred = _series([False] * 4, [1.0] * 4), _series([False] * 4, [1.0] * 4)
+    clean.action_correct[:] = [1, 1, 0, np.nan]                     # frame 3 has no label
+    clean.action_trusted[:] = [True, True, True, True]
+    blurred.action_correct[:] = [1, 0, 0, 0]
+    blurred.action_trusted[:] = [True, False, False, True]
+    document = trust_document([(sequences, [clean, blurred], {})], window=2)
+    gates = {c["kind"]: c["action"] for c in document["conditions"]}
+    assert gates["none"] == {"accuracy_when_trusted": pytest.approx(2 / 3), "trusted_share": 1.0,
+                             "accuracy": pytest.approx(2 / 3), "frames": 3}
+    assert gates["blur"] == {"accuracy_when_trusted": 0.5, "trusted_share": 0.5, "accuracy": 0.25, "frames": 4}
+    summary = document["summary"]
+    assert summary["action_accuracy_when_trusted_min"] == 0.5 and summary["action_trusted_share_clean"] == 1.0
+    assert "| blur 3 |" in trust_table(document) and "0.50 / 0.50 |" in trust_table(document)
+
+
+def test_self_trust_runs_the_action_gate_on_its_reports():
+    from predrel_ros.action import ActionConfig, ActionRecognizer, PrimitiveModel
+    from predrel_ros.tools.evaluation.trust_measurement import self_trust
+
+    frames = _scripted_frames(30)
+    model = PrimitiveModel.load(None)
+    labels = np.full(30, -1)
+    labels[10:] = 0
+    gate = self_trust(frames, 30, window=20, image_size=(160, 120),
+                      recognizer=ActionRecognizer(model, ActionConfig(min_probability=0.0)), labels=labels)
+    assert np.isnan(gate.action_correct[:10]).all() and np.isin(gate.action_correct[10:], (0.0, 1.0)).all()
+    assert gate.action_trusted.all()                     # no probability floor, no untrusted relied-on predicate
+    strict = self_trust(frames, 30, window=20, image_size=(160, 120),
+                        recognizer=ActionRecognizer(model, ActionConfig(min_probability=1.0)), labels=labels)
+    assert not strict.action_trusted.any()

@@ -8,6 +8,8 @@ the hardware description to a JSON file and summarised on stdout.
 TARGETS: dict[str, tuple[str, str]] = {
     "core": ("predrel_ros.tools.benchmarks.core",
              "predicate extraction + confidence + rolling metrics per frame (8 entities, 640x480 masks)"),
+    "trust": ("predrel_ros.tools.benchmarks.trust",
+              "trust evidence per frame at 320x240: scene memory, detection statistics, image quality, profile"),
     "perception": ("predrel_ros.tools.benchmarks.perception",
                    "per-backend perception latency (median, p95) at 320x240 and 640x480"),
     "degradations": ("predrel_ros.tools.benchmarks.degradations",

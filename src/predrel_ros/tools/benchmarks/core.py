@@ -25,11 +25,23 @@ GOAL_MS = 2.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_scene_arguments(parser, 640, 480)
+
+
+def add_scene_arguments(parser: argparse.ArgumentParser, width: int, height: int) -> None:
+    """The options of a benchmark over the scripted scene (also `predrel bench trust`)."""
     parser.add_argument("--frames", type=int, default=300, help="frames per repeat (default 300)")
     parser.add_argument("--repeats", type=int, default=3, help="passes over the sequence (default 3)")
-    parser.add_argument("--width", type=int, default=640, help="image width (default 640)")
-    parser.add_argument("--height", type=int, default=480, help="image height (default 480)")
+    parser.add_argument("--width", type=int, default=width, help=f"image width (default {width})")
+    parser.add_argument("--height", type=int, default=height, help=f"image height (default {height})")
     parser.add_argument("--window", type=int, default=30, help="rolling-metric window in frames (default 30)")
+
+
+def check_scene_arguments(args: argparse.Namespace) -> None:
+    from predrel_ros.core.errors import UserError
+
+    if args.frames < 10 or args.repeats < 1 or args.width < 64 or args.height < 48 or args.window < 1:
+        raise UserError("need --frames >= 10, --repeats >= 1, --width >= 64, --height >= 48, --window >= 1")
 
 
 def scripted_scene(frames: int, width: int, height: int) -> list[list]:
@@ -78,14 +90,12 @@ def scripted_scene(frames: int, width: int, height: int) -> list[list]:
 def run(args: argparse.Namespace) -> dict:
     import cv2
 
-    from predrel_ros.core.errors import UserError
     from predrel_ros.predicates import PredicateExtractor
     from predrel_ros.predicates.logic_rules import LogicMonitor
     from predrel_ros.reliability.rolling import RollingReliability
     from predrel_ros.reliability.trust import CLEAN_TWIN, TrustAssessor
 
-    if args.frames < 10 or args.repeats < 1 or args.width < 64 or args.height < 48 or args.window < 1:
-        raise UserError("need --frames >= 10, --repeats >= 1, --width >= 64, --height >= 48, --window >= 1")
+    check_scene_arguments(args)
     scene = scripted_scene(args.frames, args.width, args.height)
     reference_extractor = PredicateExtractor()
     references = [reference_extractor.update(t, entities) for t, entities in enumerate(scene)]

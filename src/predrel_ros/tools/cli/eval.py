@@ -83,6 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trust-profile", metavar="FILE",
                         help="clean profile (predrel profile) of the reference-free trust measured in trust.json "
                              "(default: none, absolute trust bounds and no expected agreement)")
+    parser.add_argument("--trust-model", metavar="FILE",
+                        help="trust estimator (predrel trust fit) measured in trust.json instead of the trust bounds")
     parser.add_argument("--trust-window", type=int, default=30,
                         help="rolling window (frames) of trust.json, as the reliability node's (default 30)")
     parser.add_argument("--seed", type=int, default=0, help="degradation seed; episode i of a split uses seed + i")
@@ -116,7 +118,8 @@ def main(args: argparse.Namespace) -> int:
             predicate_config=args.predicate_config, seed=args.seed, match_iou=args.match_iou,
             test_split=args.split, selection_split=args.selection_split, train_split=args.train_split,
             action_model=args.action_model, jobs=args.jobs, max_episodes=args.max_episodes,
-            scheduler=args.scheduler, trust_profile=args.trust_profile, trust_window=args.trust_window)
+            scheduler=args.scheduler, trust_profile=args.trust_profile, trust_window=args.trust_window,
+            trust_model=args.trust_model)
     except (ValueError, argparse.ArgumentTypeError) as error:
         raise UserError(str(error)) from None
     command = "predrel eval " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 2 else ""

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "detect": "detect, segment and track entities in a video, bag or folder; JSON + overlays per frame",
     "profile": "measure the clean profile (confidence, TPC-S, UNK, violations, calibration) for reference-free trust",
     "run": "start the nodes of a run file as processes (the graph a launch file starts), stop them together",
+    "trust": "fit and judge the trust estimator (expected agreement per group without a reference) on eval runs",
     "track-eval": "tracker IDF1 and identity switches on controlled episodes, clean and degraded",
     "train": "train, export and evaluate the default instance-segmentation model",
     "degrade": "apply synthetic degradations (blur, occlusion, ...) to images or videos; preview sheet",

@@ -54,6 +54,8 @@ class EvaluationConfig:
     trust_profile: clean profile (`predrel profile`, JSON/YAML) of the reference-free trust measured in
         trust.json (`trust_measurement`); None: the absolute trust bounds, no expected agreement.
     trust_window: frames of the rolling window of trust.json (the reliability node's window).
+    trust_model: trust estimator (`predrel trust fit`, JSON) whose expected agreement and levels
+        trust.json measures instead of the trust bounds; None: the bounds (and the profile).
     """
 
     kinds: tuple[str, ...] = KINDS
@@ -77,6 +79,7 @@ class EvaluationConfig:
     scheduler: str | None = None
     trust_profile: str | None = None
     trust_window: int = 30
+    trust_model: str | None = None
 
     def __post_init__(self) -> None:
         kinds = tuple(self.kinds)

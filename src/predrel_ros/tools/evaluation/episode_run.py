@@ -14,20 +14,31 @@ from pathlib import Path
 
 import numpy as np
 
+from predrel_ros.action import ActionConfig, ActionRecognizer
 from predrel_ros.action.streams import EpisodeStream
 from predrel_ros.core.entities import Entity
 from predrel_ros.core.errors import UserError
+from predrel_ros.core.package_files import config_file
 from predrel_ros.degradations import CLEAN, Condition
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.extractor import PredicateExtractor
 from predrel_ros.reliability.association import associate, renamed
+from predrel_ros.reliability.image_quality import ImageQuality
 from predrel_ros.reliability.trust import CleanProfile
+from predrel_ros.reliability.trust_estimator import TrustModel
 from predrel_ros.tools.evaluation import action, scores, trust_measurement
 from predrel_ros.tools.evaluation.config import GROUND_TRUTH, EvaluationConfig
 from predrel_ros.tools.evaluation.data import EpisodeSource, LoadedEpisode, load_episode
-from predrel_ros.tools.evaluation.front_ends import ConditionRun, NotApplicable, Timer, make_front_end
+from predrel_ros.tools.evaluation.front_ends import (
+    ConditionRun,
+    NotApplicable,
+    Timer,
+    image_degrader,
+    make_front_end,
+    occlusion_targets,
+)
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences, StreamIndex, save_atomically, scope_keys
 
 
@@ -75,6 +86,8 @@ def init_worker(spec: SweepSpec) -> None:
     _state["front_end"] = make_front_end(config.perception, config.perception_config, spec.cache_dir, spec.threads)
     _state["predicate_config"] = PredicateConfig.from_dict(spec.predicate_config)
     _state["trust_profile"] = CleanProfile.load(config.trust_profile) if config.trust_profile else None
+    _state["trust_model"] = TrustModel.load(config.trust_model) if config.trust_model else None
+    _state["action_config"] = ActionConfig.load(config_file("action.yaml"), section="action")  # the action node's
 
 
 def ensure_worker(spec: SweepSpec, token: str) -> None:
@@ -221,8 +234,8 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
         kept.append(condition)
         ys.append(y), cs.append(c), presents.append(present), delivered_masks.append(delivered)
         with timer.phase("trust"):
-            frames = _trust_frames(run, estimates)
-            trust_series.append(_self_trust(frames, count))
+            frames = _trust_frames(episode, run, estimates, seed, clean)
+            trust_series.append(_self_trust(frames, episode, y_true))
             if condition == CLEAN or condition.severity == trust_measurement.SWITCH_SEVERITY:
                 switch_frames[condition] = frames
         stats.append({"kind": condition.kind, "severity": condition.severity, "delivered": int(delivered.sum()),
@@ -255,7 +268,7 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
             with timer.phase("trust"):
                 switch = trust_measurement.switch_frame(count)
                 switches = {condition.kind: _self_trust(trust_measurement.spliced(switch_frames[CLEAN], frames, switch),
-                                                        count)
+                                                        episode, y_true)
                             for condition, frames in switch_frames.items() if condition != CLEAN}
             trust_measurement.save_series(Path(spec.sequences_dir) / f"{episode.name}.trust.npz", trust_series,
                                           switches)
@@ -267,18 +280,39 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
                          not_applicable, stats)
 
 
-def _trust_frames(run: ConditionRun, estimates: list[list[PredicateEstimate]]) -> list:
-    """(frame index, estimates, entities) of the delivered frames of one condition's run."""
-    return [(t, e, entities) for (t, _), e, entities in zip(run.delivered, estimates, run.entities)]
+def _trust_frames(episode: LoadedEpisode, run: ConditionRun, estimates: list[list[PredicateEstimate]], seed: int,
+                  clean: ConditionRun) -> list[trust_measurement.TrustFrame]:
+    """(frame index, estimates, entities, image measures) of the delivered frames of one condition's
+    run; the image measures are those of the image perception saw (None when it sees no images)."""
+    measures: list = [None] * len(run.delivered)
+    if front_end().needs_images:
+        degrader = image_degrader(run.condition, seed)
+        targets = occlusion_targets(episode, run.condition, clean)
+        quality = ImageQuality()
+        measured: dict[int, dict] = {}
+        for position, (_, content) in enumerate(run.delivered):
+            if content not in measured:
+                image = episode.frames[content].rgb
+                if degrader is not None:
+                    image = degrader.apply_image(image, content, None if targets is None else targets[content])
+                measured[content] = quality.measure(image)
+            measures[position] = measured[content]
+    return [(t, e, entities, measure)
+            for (t, _), e, entities, measure in zip(run.delivered, estimates, run.entities, measures)]
 
 
-def _self_trust(frames: list, count: int) -> trust_measurement.TrustSeries:
-    """The reference-free trust of delivered frames, as the live reliability node gives it."""
-    config = _state["spec"].config
+def _self_trust(frames: list, episode: LoadedEpisode, labels: np.ndarray | None) -> trust_measurement.TrustSeries:
+    """The reference-free trust of delivered frames, as the live reliability node gives it, and with
+    the action models and labels the action node's gate fed with it."""
+    spec = _state["spec"]
     predicates = _state["predicate_config"]
-    return trust_measurement.self_trust(frames, count, config.trust_window, profile=_state["trust_profile"],
-                                        track_memory=predicates.track_memory,
-                                        min_visibility=predicates.confidence.min_visibility)
+    height, width = episode.shape[:2]
+    recognizer = ActionRecognizer(spec.action_models.full, _state["action_config"]) \
+        if spec.action_models is not None and labels is not None else None
+    return trust_measurement.self_trust(frames, episode.num_frames, spec.config.trust_window, (width, height),
+                                        profile=_state["trust_profile"], track_memory=predicates.track_memory,
+                                        min_visibility=predicates.confidence.min_visibility,
+                                        model=_state["trust_model"], recognizer=recognizer, labels=labels)
 
 
 def _save_predictions(path: Path, y_true: np.ndarray, predictions: dict) -> None:

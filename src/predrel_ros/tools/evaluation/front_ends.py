@@ -200,11 +200,10 @@ class PerceptionFrontEnd:
     def detections(self, episode: LoadedEpisode, condition: Condition, seed: int, targets: list[list[Entity]] | None,
                    timer: Timer) -> list:
         """Detector output of every frame under an image condition (clean: kind none)."""
-        image_condition = condition if condition.kind in IMAGE_KINDS and condition.severity > 0 else None
+        degrader = image_degrader(condition, seed)
+        image_condition = condition if degrader is not None else None
         described = {"kind": NONE, "severity": 0}
-        degrader = None
         if image_condition is not None:
-            degrader = Degrader(image_condition.kind, image_condition.severity, seed)
             described = {"kind": image_condition.kind, "severity": image_condition.severity, "seed": seed,
                          "parameters": degrader.parameters(),
                          "targets": ("ground_truth" if episode.gt_entities is not None else "clean_run")
@@ -235,10 +234,7 @@ class PerceptionFrontEnd:
         if condition.kind == DETECTION_NOISE and condition.severity > 0:
             with timer.phase("degrade_entities"):
                 return _noisy(clean, condition, seed, episode.shape)
-        targets = None
-        if condition.kind == OCCLUSION and condition.severity > 0:
-            targets = episode.gt_entities if episode.gt_entities is not None else _per_frame(clean, episode.num_frames)
-        detections = self.detections(episode, condition, seed, targets, timer)
+        detections = self.detections(episode, condition, seed, occlusion_targets(episode, condition, clean), timer)
         delivered = delivery(condition, seed, episode.num_frames)
         perceiver = self.perceiver
         entities = []
@@ -248,6 +244,22 @@ class PerceptionFrontEnd:
                 frame = episode.frames[source]
                 entities.append(perceiver.assemble(detections[source], t, frame.rgb.shape, frame.depth, frame.camera))
         return ConditionRun(condition, delivered, entities)
+
+
+def image_degrader(condition: Condition, seed: int) -> Degrader | None:
+    """The degrader of the images perception sees under `condition` (None: it sees the clean ones)."""
+    if condition.kind in IMAGE_KINDS and condition.severity > 0:
+        return Degrader(condition.kind, condition.severity, seed)
+    return None
+
+
+def occlusion_targets(episode: LoadedEpisode, condition: Condition,
+                      clean: ConditionRun | None) -> list[list[Entity]] | None:
+    """Per frame the entities the occlusion degradation hides (the ground truth's, else the clean
+    run's); None under any other condition."""
+    if condition.kind != OCCLUSION or condition.severity == 0:
+        return None
+    return episode.gt_entities if episode.gt_entities is not None else _per_frame(clean, episode.num_frames)
 
 
 def _per_frame(run: ConditionRun, count: int) -> list[list[Entity]]:

@@ -231,11 +231,12 @@ def _plain(value):
     return value
 
 
-def _json_safe(value):
+def json_safe(value):
+    """value with NaN as None and numpy numbers as Python numbers, for JSON."""
     if isinstance(value, dict):
-        return {str(key): _json_safe(item) for key, item in value.items()}
+        return {str(key): json_safe(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_safe(item) for item in value]
+        return [json_safe(item) for item in value]
     if isinstance(value, (np.floating, float)):
         return None if math.isnan(float(value)) else float(value)
     if isinstance(value, np.integer):
@@ -259,7 +260,7 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
         front = make_front_end(config.perception, config.perception_config, None)
         perception_description = front.describe()
         front.close()
-    _check_trust_profile(config)
+    _check_trust_files(config)
     log(f"evaluating {len(test)} {config.test_split} episodes of {data.description} with "
         f"{config.perception} perception, reference {config.reference}")
 
@@ -275,7 +276,7 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
             predicate_config, selection_record = select_predicate_config(config, sources, cache, progress, log,
                                                                           cluster)
         write_data(out / "predicates.selected.yaml", {"predicates": predicate_config.to_dict()})
-        write_data(out / "selection.json", _json_safe(selection_record))
+        write_data(out / "selection.json", json_safe(selection_record))
 
         models, models_record = build_action_models(config, data, predicate_config, cache, progress, log, cluster)
         if models is not None:
@@ -311,7 +312,7 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
         "selection_seconds": selection_record.get("seconds"), "recognizer_fit_seconds": models_record.get("seconds"),
         "detection_cache": "warm or cold: see phases_seconds.detector (0 when every detection came from the cache)",
     }
-    (out / "timing.json").write_text(json.dumps(_json_safe(timing), indent=2) + "\n")
+    (out / "timing.json").write_text(json.dumps(json_safe(timing), indent=2) + "\n")
     _finish(out, summary, timing)
     if perception > 0:
         log(f"perception {perception:.1f} s, evaluator overhead {overhead:.1f} s "
@@ -331,10 +332,10 @@ def _check_sequences(out: Path, results: Sequence[episode_run.EpisodeResult]) ->
 
 def _finish(out: Path, summary: dict, timing: dict) -> None:
     summary["timing"] = timing
-    (out / "summary.json").write_text(json.dumps(_json_safe(summary), indent=2) + "\n")
+    (out / "summary.json").write_text(json.dumps(json_safe(summary), indent=2) + "\n")
     report.write_report(out / "report.html", summary["title"], (out / "tables.md").read_text(),
                         {caption: out / "plots" / name for caption, name in summary["plots"].items()},
-                        _json_safe(timing), _json_safe(summary["settings"]), summary["notes"])
+                        json_safe(timing), json_safe(summary["settings"]), summary["notes"])
 
 
 def rebuild_outputs(out_dir: str | Path, log: Log = _stderr) -> dict:
@@ -370,18 +371,22 @@ def rebuild_outputs(out_dir: str | Path, log: Log = _stderr) -> dict:
     return summary
 
 
-def _check_trust_profile(config: EvaluationConfig) -> None:
-    """A --trust-profile that does not load, or was measured over another window, fails now."""
-    if not config.trust_profile:
-        return
+def _check_trust_files(config: EvaluationConfig) -> None:
+    """A --trust-profile or --trust-model that does not load, or was made over another window, fails now."""
     from predrel_ros.reliability.trust import CleanProfile
-    try:
-        profile = CleanProfile.load(config.trust_profile)
-    except (OSError, ValueError) as error:
-        raise UserError(f"--trust-profile {config.trust_profile}: {error}") from None
-    if profile.window != config.trust_window:
-        raise UserError(f"--trust-profile {config.trust_profile} was measured over {profile.window}-frame windows and "
-                        f"--trust-window is {config.trust_window}; give --trust-window {profile.window}")
+    from predrel_ros.reliability.trust_estimator import TrustModel
+
+    for option, path, load, made in (("--trust-profile", config.trust_profile, CleanProfile.load, "measured"),
+                                     ("--trust-model", config.trust_model, TrustModel.load, "fitted")):
+        if not path:
+            continue
+        try:
+            loaded = load(path)
+        except (OSError, ValueError, KeyError) as error:
+            raise UserError(f"{option} {path}: {error}") from None
+        if loaded.window != config.trust_window:
+            raise UserError(f"{option} {path} was {made} over {loaded.window}-frame windows and --trust-window is "
+                            f"{config.trust_window}; give --trust-window {loaded.window}")
 
 
 def _trust(out: Path, results: Sequence[episode_run.EpisodeResult], window: int) -> dict | None:
@@ -392,7 +397,7 @@ def _trust(out: Path, results: Sequence[episode_run.EpisodeResult], window: int)
     episodes = [(EpisodeSequences.load(sequences), *trust_measurement.load_series(trust_file))
                 for sequences, trust_file in files]
     document = trust_measurement.trust_document(episodes, window)
-    (out / "trust.json").write_text(json.dumps(_json_safe(document), indent=2) + "\n")
+    (out / "trust.json").write_text(json.dumps(json_safe(document), indent=2) + "\n")
     return document
 
 
@@ -465,7 +470,7 @@ def write_outputs(config: EvaluationConfig, description: str, results: Sequence[
                 "selection": {k: v for k, v in selection_record.items() if k != "scores"},
                 "action_models": models_record,
                 "oracle_not_applicable": list(ORACLE_NOT_APPLICABLE) if config.oracle else []}
-    (out / "config.json").write_text(json.dumps(_json_safe({**settings, "command": command}), indent=2) + "\n")
+    (out / "config.json").write_text(json.dumps(json_safe({**settings, "command": command}), indent=2) + "\n")
     return {"title": title, "settings": settings, "notes": [n for n in notes if n], "tables": numbers,
             "findings": found, "calibration": {name: summary.to_dict() for name, summary in calibration.items()},
             "action": None if actions is None else {f"{v}|{k}|{s}": values

@@ -22,16 +22,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
+from predrel_ros.action.recognizer import ActionRecognizer
 from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import NONE, Condition
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.reliability.monitor import SELF, MonitorConfig, ReliabilityMonitor
 from predrel_ros.reliability.trust import ERROR, STALE, WARN, CleanProfile, TrustConfig
+from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, TrustModel
+from predrel_ros.reliability.trust_evidence import FEATURES
 from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement, rolling_agreement_of
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences, save_atomically
 
@@ -45,40 +48,80 @@ SWITCH_SEVERITY = 3
 
 @dataclass
 class TrustSeries:
-    """Self-mode trust of one condition, (G, T) per group of `GROUPS` and frame."""
+    """Self-mode trust of one condition, (G, T) per group of `GROUPS` and frame, and what the trust
+    estimator reads (`trust_estimator`): the groups' window signals (G, T, len(GROUP_SIGNALS)) and
+    the window's evidence (T, len(FEATURES)); NaN where there is none (no frame yet, an old file)."""
 
     expected: np.ndarray   # expected agreement of the group (NaN: none, e.g. no calibration)
     flagged: np.ndarray    # trust WARN or ERROR
     judged: np.ndarray     # trust not STALE (a level was given)
+    signals: np.ndarray | None = None
+    features: np.ndarray | None = None
+    #: the action node's gate fed with this trust (T,): its estimate was right (1), wrong (0), or
+    #: the frame has no label or no estimate (NaN); and whether the gate trusted it
+    action_correct: np.ndarray | None = None
+    action_trusted: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        groups, count = self.expected.shape
+        if self.signals is None:
+            self.signals = np.full((groups, count, len(GROUP_SIGNALS)), np.nan)
+        if self.features is None:
+            self.features = np.full((count, len(FEATURES)), np.nan)
+        if self.action_correct is None:
+            self.action_correct = np.full(count, np.nan)
+        if self.action_trusted is None:
+            self.action_trusted = np.zeros(count, dtype=bool)
 
 
-def self_trust(frames: Sequence[tuple[int, Sequence[PredicateEstimate], Sequence[Entity]]], count: int, window: int,
+#: a delivered frame: (frame index, the pipeline's estimates, its entities, the image measures of the
+#: frame perception saw (`ImageQuality.measure`) or None)
+TrustFrame = tuple[int, Sequence[PredicateEstimate], Sequence[Entity], Mapping[str, float] | None]
+
+
+def self_trust(frames: Sequence[TrustFrame], count: int, window: int, image_size: tuple[int, int],
                trust: TrustConfig | None = None, profile: CleanProfile | None = None, track_memory: int = 15,
-               min_visibility: float = 0.05) -> TrustSeries:
-    """The self-mode trust after each of `count` frames, given the delivered frames (frame index,
-    the pipeline's estimates, its entities) in order."""
+               min_visibility: float = 0.05, model: TrustModel | None = None,
+               recognizer: ActionRecognizer | None = None, labels: np.ndarray | None = None) -> TrustSeries:
+    """The self-mode trust after each of `count` frames, given the delivered frames in order;
+    image_size: (width, height). With a trust model the expected agreement and the levels of the
+    groups it models are the model's (STALE stays STALE), as the reliability node gives them. With a
+    recognizer and the (T,) class index of each frame's primitive (-1: none), the action node's
+    gate is run on every delivered frame with the report of that frame, as in the live graph."""
     monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=window, track_memory=track_memory,
-                                               min_visibility=min_visibility), trust, profile)
-    expected = np.full((len(GROUPS), count), np.nan)
-    flagged = np.zeros((len(GROUPS), count), dtype=bool)
-    judged = np.zeros((len(GROUPS), count), dtype=bool)
-    delivered = {t: (estimates, entities) for t, estimates, entities in frames}
+                                               min_visibility=min_visibility), trust, profile, trust_model=model)
+    series = TrustSeries(np.full((len(GROUPS), count), np.nan), np.zeros((len(GROUPS), count), dtype=bool),
+                         np.zeros((len(GROUPS), count), dtype=bool))
+    delivered = {t: rest for t, *rest in frames}
     for t in range(count):
         if t in delivered:
-            estimates, entities = delivered[t]
-            monitor.add_evaluated_entities(t, entities)
+            estimates, entities, quality = delivered[t]
+            monitor.add_evaluated_entities(t, entities, image_size, quality)
             monitor.add_evaluated(t, estimates)
             report = monitor.report(streams=False)
             signals = monitor.group_signals()
+            features = monitor.evidence_features()
+            series.features[t] = [features[name] for name in FEATURES]
             for row, group in enumerate(GROUPS):
                 record = report.group(group)
-                if record is not None:
-                    flagged[row, t] = record.trust in FLAGGED
-                    judged[row, t] = record.trust != STALE
-                    expected[row, t] = signals.get(group, {}).get("expected_agreement", math.nan)
+                if record is None:
+                    continue
+                values = signals.get(group, {})
+                series.signals[row, t] = [values.get(name, math.nan) for name in GROUP_SIGNALS]
+                series.judged[row, t] = record.trust != STALE
+                series.flagged[row, t] = record.trust in FLAGGED
+                series.expected[row, t] = record.expected_agreement
+            if recognizer is not None:
+                result = recognizer.update(t, estimates, report.trust())
+                series.action_trusted[t] = result.trusted
+                if labels[t] >= 0:
+                    series.action_correct[t] = float(recognizer.model.class_names.index(result.primitive) == labels[t])
         elif t > 0:
-            expected[:, t], flagged[:, t], judged[:, t] = expected[:, t - 1], flagged[:, t - 1], judged[:, t - 1]
-    return TrustSeries(expected, flagged, judged)
+            for array in (series.expected, series.flagged, series.judged, series.signals):
+                array[:, t] = array[:, t - 1]
+            for array in (series.features, series.action_correct, series.action_trusted):
+                array[t] = array[t - 1]
+    return series
 
 
 def switch_frame(count: int) -> int:
@@ -96,22 +139,26 @@ def save_series(path: str | Path, series: Sequence[TrustSeries], switches: dict[
     """One episode's series, condition axis first (in the order of its sequences' conditions), and
     its switching schedules' series by degradation kind."""
     kinds = sorted(switches)
-    arrays = {"expected": np.stack([s.expected for s in series]), "flagged": np.stack([s.flagged for s in series]),
-              "judged": np.stack([s.judged for s in series]), "switch_kinds": np.array(kinds, dtype=str)}
+    arrays = {name: np.stack([getattr(s, name) for s in series]) for name in _SERIES_ARRAYS}
+    arrays["switch_kinds"] = np.array(kinds, dtype=str)
     if kinds:
-        arrays.update(switch_expected=np.stack([switches[k].expected for k in kinds]),
-                      switch_flagged=np.stack([switches[k].flagged for k in kinds]),
-                      switch_judged=np.stack([switches[k].judged for k in kinds]))
+        arrays.update({f"switch_{name}": np.stack([getattr(switches[k], name) for k in kinds])
+                       for name in _SERIES_ARRAYS})
     return save_atomically(path, arrays)
 
 
 def load_series(path: str | Path) -> tuple[list[TrustSeries], dict[str, TrustSeries]]:
+    """What `save_series` wrote (files without signals and features load with NaN there)."""
     with np.load(path) as data:
-        series = [TrustSeries(e, f, j) for e, f, j in zip(data["expected"], data["flagged"], data["judged"])]
+        def series_of(prefix: str) -> list[TrustSeries]:
+            present = [name for name in _SERIES_ARRAYS if prefix + name in data.files]
+            return [TrustSeries(**dict(zip(present, parts))) for parts in zip(*(data[prefix + n] for n in present))]
         kinds = [str(kind) for kind in data["switch_kinds"]]
-        switches = {kind: TrustSeries(data["switch_expected"][i], data["switch_flagged"][i], data["switch_judged"][i])
-                    for i, kind in enumerate(kinds)}
-    return series, switches
+        switches = dict(zip(kinds, series_of("switch_"))) if kinds else {}
+        return series_of(""), switches
+
+
+_SERIES_ARRAYS = ("expected", "flagged", "judged", "signals", "features", "action_correct", "action_trusted")
 
 
 def switch_delays(sequences: EpisodeSequences, switches: dict[str, TrustSeries], window: int) -> list[float]:
@@ -142,6 +189,7 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
     errors, low_flags, clean_any = [], [], []
     low_by_kind: dict[str, list] = {}
     delays: list[float] = []
+    gates: dict[tuple[str, int], dict[str, list]] = {}
     for sequences, series, switches in episodes:
         delays.extend(switch_delays(sequences, switches, window))
         for index, condition in enumerate(sequences.conditions):
@@ -149,6 +197,10 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
             trust = series[index]
             cell = per_condition.setdefault((condition.kind, condition.severity),
                                             {"true": {}, "expected": {}, "flagged": {}})
+            gate = gates.setdefault((condition.kind, condition.severity), {"correct": [], "trusted": []})
+            labelled = ~np.isnan(trust.action_correct)
+            gate["correct"].extend(trust.action_correct[labelled].tolist())
+            gate["trusted"].extend(trust.action_trusted[labelled].tolist())
             any_flag = np.zeros(trust.flagged.shape[1], dtype=bool)
             any_known = np.zeros_like(any_flag)
             for row, group in enumerate(GROUPS):
@@ -171,15 +223,29 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
             if condition.kind == NONE:
                 clean_any.extend(any_flag[any_known].tolist())
     conditions = [{"kind": kind, "severity": severity,
-                   **{part: {group: _mean(values) for group, values in cell[part].items()} for part in cell}}
+                   **{part: {group: _mean(values) for group, values in cell[part].items()} for part in cell},
+                   "action": _gate(gates[(kind, severity)])}
                   for (kind, severity), cell in sorted(per_condition.items(), key=lambda item: (item[0][0] != NONE,
                                                                                                 item[0]))]
+    gated = [c["action"] for c in conditions if c["action"]["accuracy_when_trusted"] is not None]
+    clean_gate = next((c["action"] for c in conditions if c["kind"] == NONE), {})
     summary = {"mae": _mean(errors), "recall_below_0_6": _mean(low_flags), "false_alarm_clean": _mean(clean_any),
                "median_delay_frames": _median(delays), "switch_series": len(delays),
                "switch_series_flagged": sum(1 for d in delays if math.isfinite(d)),
                "group_windows": len(errors), "low_group_windows": len(low_flags),
-               "recall_by_kind": {kind: _mean(flags) for kind, flags in sorted(low_by_kind.items())}, "window": window}
+               "recall_by_kind": {kind: _mean(flags) for kind, flags in sorted(low_by_kind.items())}, "window": window,
+               "action_accuracy_when_trusted_min": min((g["accuracy_when_trusted"] for g in gated), default=None),
+               "action_trusted_share_clean": clean_gate.get("trusted_share")}
     return {"summary": summary, "conditions": conditions}
+
+
+def _gate(frames: dict[str, list]) -> dict:
+    """The action gate as selective prediction over a condition's labelled frames: accuracy when
+    trusted, the trusted share, and the accuracy of all estimates (None without labelled frames)."""
+    correct = np.array(frames["correct"], dtype=float)
+    trusted = np.array(frames["trusted"], dtype=bool)
+    return {"accuracy_when_trusted": _mean(correct[trusted].tolist()), "trusted_share": _mean(trusted.tolist()),
+            "accuracy": _mean(correct.tolist()), "frames": int(correct.size)}
 
 
 def trust_table(document: dict) -> str:
@@ -192,11 +258,17 @@ def trust_table(document: dict) -> str:
              f"{SWITCH_SEVERITY} {_text(summary['median_delay_frames'])} frames ({summary['switch_series_flagged']} of "
              f"{summary['switch_series']} kind-group series flagged). Recall by kind: "
              + ", ".join(f"{kind} {_text(value)}" for kind, value in summary["recall_by_kind"].items()) + ".", "",
-             "| condition | " + " | ".join(f"{g} true / expected / flagged" for g in GROUPS) + " |",
-             "| --- |" + " --- |" * len(GROUPS)]
+             f"Action gate (selective prediction): accuracy when trusted at least "
+             f"{_text(summary.get('action_accuracy_when_trusted_min'))} under every condition, trusted share on clean "
+             f"{_text(summary.get('action_trusted_share_clean'))}.", "",
+             "| condition | " + " | ".join(f"{g} true / expected / flagged" for g in GROUPS)
+             + " | action accuracy when trusted / trusted share |",
+             "| --- |" + " --- |" * (len(GROUPS) + 1)]
     for condition in document["conditions"]:
         cells = [" / ".join(_text(condition[part].get(group)) for part in ("true", "expected", "flagged"))
                  for group in GROUPS]
+        gate = condition.get("action", {})
+        cells.append(f"{_text(gate.get('accuracy_when_trusted'))} / {_text(gate.get('trusted_share'))}")
         lines.append(f"| {condition['kind']} {condition['severity']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -1,0 +1,242 @@
+"""Expected agreement per predicate group from all the trust evidence: a logistic model fitted offline.
+
+The reference-free signals of a group (its window's mean confidence, TPC-S, UNK rate and logic-rule
+violation rate, `GROUP_SIGNALS`) and the evidence beyond the predicates (scene memory, detection
+statistics, stream timing, image quality and the model's score shift, as deviations from their
+clean range: `evidence_profile`) are the inputs (`INPUTS`) of one logistic model per group,
+
+    expected agreement = sigmoid(w . x + b),
+
+fitted on controlled episodes with ground truth (`fit`, `predrel trust fit`) to the true rolling
+agreement of the same windows by cross-entropy with the agreement as a soft label (so the output
+is a calibrated agreement, not a class), with an L2 penalty. The model is monotone: the expected
+agreement never rises with the UNK or violation rate, never falls with the confidence or TPC-S,
+and never rises as any evidence moves away from its clean range (`SIGNS`; a deviation enters as
+its size, clipped to `clip` clean ranges). So a scene unlike every scene of the training, far
+outside the clean ranges, can only lower the expected agreement, never raise it. NaN inputs (no
+violation checks in the window, no image) count as the clean value.
+
+Levels come from percentiles of what clean windows gave, not from the worst clean window: a group
+is WARN when its expected agreement is below the `warn_percentile` percentile of the expected
+agreements of its clean training windows, ERROR below `error` (or the WARN bound, when that is
+lower). The reason names the expected agreement and the strongest evidence: the inputs that pull
+it down most against their clean value (w_i * (x_i - clean_i) most negative).
+
+Everything at run time is numpy: the model is a few weights per group in a small JSON file
+(`TrustModel.save`; the default model's in `reliability/models/`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from predrel_ros.core.config_io import read_data, write_data
+from predrel_ros.reliability.evidence_profile import DEVIATIONS, EvidenceProfile
+from predrel_ros.reliability.trust import ERROR, OK, WARN
+
+#: the estimator fitted for the embedded default perception model (docs/results.md says how)
+DEFAULT_TRUST_MODEL_FILE = Path(__file__).resolve().parent / "models" / "default-trust-model.json"
+#: the per-group window signals of the monitor (`ReliabilityMonitor.group_signals`) the model reads
+GROUP_SIGNALS = ("confidence", "tpc_s", "unk_rate", "violation_rate")
+#: the deviations the model reads: the evidence of the stream's quality, not of what the scene
+#: holds (how many entities and hands, the score histogram's bins: `score_shift` summarises them)
+#: nor of kinds the controlled set does not degrade with (blockiness) nor repeated (gaps)
+MODEL_DEVIATIONS = tuple(name for name in DEVIATIONS if name not in (
+    "count", "hands", "gaps", "blockiness", "dark_share") and not name.startswith("score_share_"))
+INPUTS = GROUP_SIGNALS + MODEL_DEVIATIONS
+#: the sign each input's weight is held to (+1: >= 0, -1: <= 0): confidence and TPC-S up, UNK and
+#: violation rates down, every deviation from clean down
+SIGNS = np.array([1.0, 1.0, -1.0, -1.0] + [-1.0] * len(MODEL_DEVIATIONS))
+
+
+@dataclass
+class GroupModel:
+    """One group's logistic model and its levels: WARN below `warn`, ERROR below `error`.
+    clean: each input's clean value (the median of the clean windows), for the reasons and for NaN."""
+
+    weights: np.ndarray
+    bias: float
+    clean: np.ndarray
+    warn: float
+    error: float
+
+    def expected(self, x: np.ndarray) -> np.ndarray:
+        """Expected agreement of input rows x (N, len(INPUTS)), already filled and clipped."""
+        return 1.0 / (1.0 + np.exp(-(x @ self.weights + self.bias)))
+
+
+@dataclass(frozen=True)
+class GroupTrust:
+    expected: float
+    level: str
+    reason: str
+
+
+class TrustModel:
+    """Evidence profile + one `GroupModel` per group (see the module docstring)."""
+
+    FORMAT = "predrel-trust-model/1"
+
+    def __init__(self, profile: EvidenceProfile, groups: Mapping[str, GroupModel], window: int, clip: float = 5.0,
+                 provenance: Mapping | None = None) -> None:
+        if window < 1:
+            raise ValueError(f"trust model: window must be >= 1 frame, got {window}")
+        if not (math.isfinite(clip) and clip > 0):
+            raise ValueError(f"trust model: clip must be a positive number, got {clip}")
+        for name, group in groups.items():
+            if group.weights.shape != (len(INPUTS),) or group.clean.shape != (len(INPUTS),):
+                raise ValueError(f"trust model: group {name} needs {len(INPUTS)} weights and clean values")
+        self.profile = profile
+        self.groups = dict(groups)
+        self.window = window
+        self.clip = clip
+        self.provenance = dict(provenance or {})
+
+    # ------------------------------------------------------------------------------ inputs
+
+    def raw_inputs(self, group_signals: Mapping[str, float], deviations: Mapping[str, float]) -> np.ndarray:
+        """The input row of one group-window, NaN where a value is undefined."""
+        return np.array([group_signals.get(name, math.nan) for name in GROUP_SIGNALS]
+                        + [deviations.get(name, math.nan) for name in MODEL_DEVIATIONS], dtype=np.float64)
+
+    def filled(self, rows: np.ndarray, clean: np.ndarray) -> np.ndarray:
+        """Rows with NaN replaced by the clean value and deviations as their size, clipped to `clip`."""
+        rows = np.where(np.isnan(rows), clean, rows)
+        rows[..., len(GROUP_SIGNALS):] = np.minimum(np.abs(rows[..., len(GROUP_SIGNALS):]), self.clip)
+        return rows
+
+    # ------------------------------------------------------------------------------ run time
+
+    def assess(self, group_signals: Mapping[str, Mapping[str, float]],
+               features: Mapping[str, float]) -> dict[str, GroupTrust]:
+        """Per group with a model and signals: expected agreement, level and reason, from the
+        monitor's group signals and the window's evidence features (`TrustEvidence.features`)."""
+        deviations = self.profile.deviations(features)
+        result = {}
+        for name, signals in group_signals.items():
+            model = self.groups.get(name)
+            if model is None:
+                continue
+            x = self.filled(self.raw_inputs(signals, deviations)[None, :], model.clean)
+            expected = float(model.expected(x)[0])
+            level = ERROR if expected < model.error else WARN if expected < model.warn else OK
+            reason = ""
+            if level != OK:
+                bound = model.error if level == ERROR else model.warn
+                reason = f"expected agreement {expected:.2f} < {bound:.2f} ({level.lower()}): " + \
+                    ", ".join(self._strongest(model, x[0]))
+            result[name] = GroupTrust(expected, level, reason)
+        return result
+
+    @staticmethod
+    def _strongest(model: GroupModel, x: np.ndarray, count: int = 2) -> list[str]:
+        """The inputs that pull the expected agreement down most, with their values."""
+        pull = model.weights * (x - model.clean)
+        order = [int(i) for i in np.argsort(pull) if pull[i] < 0][:count]
+        return [f"{INPUTS[i]} {x[i]:+.2f}" if INPUTS[i] in MODEL_DEVIATIONS and INPUTS[i] != "score_shift"
+                else f"{INPUTS[i]} {x[i]:.2f}" for i in order] or ["no single input stands out"]
+
+    # ------------------------------------------------------------------------------ fitting
+
+    @classmethod
+    def fit(cls, profile: EvidenceProfile, samples: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+            window: int, l2: float = 1e-3, clip: float = 5.0, warn_percentile: float = 2.0,
+            error: float = 0.4, provenance: Mapping | None = None) -> "TrustModel":
+        """samples: group -> (raw input rows (N, len(INPUTS)), true agreements (N,), clean (N,) bool:
+        the row is from a clean window). The clean rows give each input's clean value and the WARN
+        bound: the `warn_percentile` of their expected agreements; ERROR is below `error` (or the
+        WARN bound, when that is lower)."""
+        shell = cls(profile, {}, window, clip)
+        groups = {}
+        for name, (rows, truth, clean) in sorted(samples.items()):
+            rows, truth, clean = np.asarray(rows, float), np.asarray(truth, float), np.asarray(clean, bool)
+            if len(rows) != len(truth) or len(rows) != len(clean) or rows.shape[1:] != (len(INPUTS),):
+                raise ValueError(f"group {name}: rows, truths and clean flags must match, {len(INPUTS)} inputs")
+            if not clean.any():
+                raise ValueError(f"group {name}: no clean window to take the clean values and bounds from")
+            centre = np.array([np.median(column[~np.isnan(column)]) if (~np.isnan(column)).any() else 0.0
+                               for column in rows[clean].T])
+            x = shell.filled(rows.copy(), centre)
+            weights, bias = logistic_fit(x, np.clip(truth, 0.0, 1.0), l2, signs=SIGNS)
+            model = GroupModel(weights, bias, centre, warn=1.0, error=error)
+            model.warn = float(np.percentile(model.expected(x[clean]), warn_percentile))
+            model.error = min(error, model.warn)
+            groups[name] = model
+        return cls(profile, groups, window, clip, provenance)
+
+    # ------------------------------------------------------------------------------ files
+
+    def to_dict(self) -> dict:
+        return {"format": self.FORMAT, "window": self.window, "clip": self.clip, "inputs": list(INPUTS),
+                "provenance": self.provenance, "evidence_profile": self.profile.to_dict(),
+                "groups": {name: {"weights": [round(float(w), 6) for w in g.weights], "bias": round(g.bias, 6),
+                                  "clean": [round(float(c), 6) for c in g.clean], "warn": round(g.warn, 4),
+                                  "error": round(g.error, 4)} for name, g in self.groups.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "TrustModel":
+        if data.get("format") != cls.FORMAT:
+            raise ValueError(f"trust model: expected format {cls.FORMAT!r}, got {data.get('format')!r} "
+                             f"(fit it again with `predrel trust fit`)")
+        if list(data.get("inputs", ())) != list(INPUTS):
+            raise ValueError("trust model: its inputs are not this version's (fit it again with `predrel trust fit`)")
+        groups = {name: GroupModel(np.array(g["weights"], float), float(g["bias"]), np.array(g["clean"], float),
+                                   float(g["warn"]), float(g["error"])) for name, g in data["groups"].items()}
+        return cls(EvidenceProfile.from_dict(data["evidence_profile"]), groups, int(data["window"]),
+                   float(data.get("clip", 5.0)), data.get("provenance"))
+
+    def save(self, path: str | Path) -> Path:
+        return write_data(path, self.to_dict())
+
+    @classmethod
+    def load(cls, path: str | Path) -> "TrustModel":
+        data = read_data(path)
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{path}: expected a trust model mapping")
+        return cls.from_dict(data)
+
+
+def logistic_fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, signs: np.ndarray | None = None,
+                 iterations: int = 50) -> tuple[np.ndarray, float]:
+    """Weights and bias minimising the mean cross-entropy of sigmoid(x w + b) against soft labels y
+    in [0, 1] plus l2 * |w|^2 (Newton's method; the bias is not penalised). signs: per weight +1
+    (held >= 0), -1 (held <= 0) or 0 (free); a weight that comes out of its sign is held at 0 and
+    the rest refitted (an active set), until none does."""
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    if x.ndim != 2 or len(x) != len(y) or len(x) == 0:
+        raise ValueError(f"logistic_fit: x must be (N, D) with N = len(y) > 0, got {x.shape} and {y.shape}")
+    signs = np.zeros(x.shape[1]) if signs is None else np.asarray(signs, float)
+    if signs.shape != (x.shape[1],):
+        raise ValueError(f"logistic_fit: signs must have one entry per column of x ({x.shape[1]})")
+    free = np.ones(x.shape[1], dtype=bool)
+    while True:
+        weights, bias = _newton(x[:, free], y, l2, iterations)
+        full = np.zeros(x.shape[1])
+        full[free] = weights
+        wrong = free & (full * signs < 0)
+        if not wrong.any():
+            return full, bias
+        free &= ~wrong
+
+
+def _newton(x: np.ndarray, y: np.ndarray, l2: float, iterations: int) -> tuple[np.ndarray, float]:
+    design = np.hstack([x, np.ones((len(x), 1))])
+    penalty = np.full(design.shape[1], 2.0 * l2)
+    penalty[-1] = 0.0
+    theta = np.zeros(design.shape[1])
+    mean = float(np.clip(y.mean(), 1e-3, 1 - 1e-3))
+    theta[-1] = math.log(mean / (1 - mean))
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-(design @ theta)))
+        gradient = design.T @ (p - y) / len(y) + penalty * theta
+        hessian = (design * (p * (1 - p))[:, None]).T @ design / len(y) + np.diag(penalty) + 1e-9 * np.eye(len(theta))
+        step = np.linalg.solve(hessian, gradient)
+        theta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return theta[:-1], float(theta[-1])

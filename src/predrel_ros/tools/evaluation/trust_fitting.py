@@ -1,0 +1,141 @@
+"""Fitting and judging the trust estimator on `predrel eval` runs (`predrel trust fit / evaluate`).
+
+A run of `predrel eval` on controlled episodes saves, per episode and condition, the true rolling
+agreement's ingredients (`sequences/<episode>.npz`) and the estimator's inputs after every frame
+(`sequences/<episode>.trust.npz`: the groups' window signals and the window's evidence,
+`trust_measurement.TrustSeries`). From those, without running perception again:
+
+- `fit_model`: the evidence profile from the clean condition's windows, then per group the
+  logistic model of the true agreement of every judged group-window (`TrustModel.fit`), optionally
+  without the conditions of some degradation kinds;
+- `modelled`: the series the model gives on saved inputs (expected agreement, flagged), equal to
+  what `self_trust(model=...)` gives live on the same frames;
+- `evaluate`: trust.json of the model on runs (`trust_measurement.trust_document`); with
+  `leave_one_kind_out`, per kind the recall of a model fitted without that kind, judged on it
+  (`summary.lok_recall_by_kind`, `summary.lok_recall_min`).
+
+Fit on some episodes (and degradation seeds) and evaluate on others nothing was fitted on.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from predrel_ros.core.errors import UserError
+from predrel_ros.degradations import NONE
+from predrel_ros.reliability.evidence_profile import EvidenceProfile
+from predrel_ros.reliability.trust import ERROR, OK, WARN
+from predrel_ros.reliability.trust_estimator import MODEL_DEVIATIONS, TrustModel
+from predrel_ros.reliability.trust_evidence import FEATURES
+from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement
+from predrel_ros.tools.evaluation.sequences import EpisodeSequences
+from predrel_ros.tools.evaluation.trust_measurement import (
+    FLAGGED,
+    GROUPS,
+    TrustSeries,
+    load_series,
+    trust_document,
+)
+
+#: one episode of a run: its sequences, its conditions' series, its switching schedules' series
+Episode = tuple[EpisodeSequences, list[TrustSeries], dict[str, TrustSeries]]
+
+
+def load_runs(folders: Iterable[str | Path]) -> list[Episode]:
+    """The episodes of `predrel eval --out` folders (their `sequences/`), with the estimator's inputs."""
+    episodes = []
+    for folder in folders:
+        files = sorted(Path(folder, "sequences").glob("*.trust.npz"))
+        if not files:
+            raise UserError(f"{folder}: no sequences/*.trust.npz (the --out folder of a finished `predrel eval`)")
+        for trust_file in files:
+            sequences = EpisodeSequences.load(trust_file.with_name(trust_file.name.replace(".trust.npz", ".npz")))
+            series, switches = load_series(trust_file)
+            if all(np.isnan(s.features).all() for s in series):
+                raise UserError(f"{trust_file}: no trust evidence saved (run `predrel eval` again with this version)")
+            episodes.append((sequences, series, switches))
+    return episodes
+
+
+def fit_model(episodes: Sequence[Episode], window: int, without_kinds: Iterable[str] = (), l2: float = 1e-3,
+              warn_percentile: float = 2.0, error: float = 0.4, provenance: dict | None = None) -> TrustModel:
+    """The trust model fitted on `episodes` (leaving out the conditions of `without_kinds`)."""
+    without = set(without_kinds)
+    clean_windows = [dict(zip(FEATURES, row)) for sequences, series, _ in episodes
+                     for condition, s in zip(sequences.conditions, series) if condition.kind == NONE
+                     for row, judged in zip(s.features, s.judged.any(axis=0)) if judged]
+    if not clean_windows:
+        raise UserError("no judged clean window to fit the evidence profile on (is the clean condition evaluated?)")
+    profile = EvidenceProfile.fit(clean_windows)
+    parts: dict[str, list] = {group: [] for group in GROUPS}
+    for sequences, series, _ in episodes:
+        for index, (condition, s) in enumerate(zip(sequences.conditions, series)):
+            if condition.kind in without:
+                continue
+            truth = rolling_agreement(sequences, index, window)
+            deviations = _deviations(profile, s)
+            for row, group in enumerate(GROUPS):
+                true = truth.get(group)
+                if true is None:
+                    continue
+                keep = s.judged[row] & ~np.isnan(true)
+                inputs = np.hstack([s.signals[row], deviations])[keep]
+                parts[group].append((inputs, true[keep], np.full(int(keep.sum()), condition.kind == NONE)))
+    samples = {group: tuple(np.concatenate(column) for column in zip(*chunks))
+               for group, chunks in parts.items() if chunks and any(len(c[1]) for c in chunks)}
+    return TrustModel.fit(profile, samples, window, l2=l2, warn_percentile=warn_percentile, error=error,
+                          provenance=provenance)
+
+
+def _deviations(profile: EvidenceProfile, series: TrustSeries) -> np.ndarray:
+    """(T, len(MODEL_DEVIATIONS)) deviations of each frame's window evidence that the model reads."""
+    return np.array([[values[name] for name in MODEL_DEVIATIONS]
+                     for values in (profile.deviations(dict(zip(FEATURES, row))) for row in series.features)])
+
+
+def modelled(model: TrustModel, series: TrustSeries) -> TrustSeries:
+    """The series with the model's expected agreement and flags on the saved inputs (judged kept)."""
+    expected = np.full_like(series.expected, np.nan)
+    flagged = np.zeros_like(series.flagged)
+    deviations = _deviations(model.profile, series)
+    for row, group in enumerate(GROUPS):
+        group_model = model.groups.get(group)
+        if group_model is None:
+            continue
+        inputs = model.filled(np.hstack([series.signals[row], deviations]), group_model.clean)
+        values = group_model.expected(inputs)
+        levels = np.where(values < group_model.error, ERROR, np.where(values < group_model.warn, WARN, OK))
+        defined = ~np.isnan(series.signals[row]).all(axis=1)     # the monitor had the group at that frame
+        expected[row] = np.where(defined, values, np.nan)
+        flagged[row] = series.judged[row] & np.isin(levels, FLAGGED)
+    return dataclasses.replace(series, expected=expected, flagged=flagged)
+
+
+def _modelled_episodes(model: TrustModel, episodes: Sequence[Episode]) -> list[Episode]:
+    return [(sequences, [modelled(model, s) for s in series],
+             {kind: modelled(model, s) for kind, s in switches.items()}) for sequences, series, switches in episodes]
+
+
+def evaluate(model: TrustModel, episodes: Sequence[Episode], leave_one_kind_out: bool = False,
+             fit_episodes: Sequence[Episode] | None = None, **fit_options) -> dict:
+    """trust.json of `model` on `episodes`; with `leave_one_kind_out`, for every degradation kind the
+    recall of a model fitted on `fit_episodes` (default: `episodes`) without that kind, on that kind."""
+    window = model.window
+    document = trust_document(_modelled_episodes(model, episodes), window)
+    document["summary"]["model"] = dict(model.provenance)
+    if leave_one_kind_out:
+        fit_episodes = episodes if fit_episodes is None else fit_episodes
+        kinds = sorted({c.kind for sequences, _, _ in episodes for c in sequences.conditions} - {NONE})
+        by_kind = {}
+        for kind in kinds:
+            without = fit_model(fit_episodes, window, without_kinds=[kind], **fit_options)
+            recall = trust_document(_modelled_episodes(without, episodes), window)["summary"]["recall_by_kind"]
+            by_kind[kind] = recall.get(kind)
+        known = [value for value in by_kind.values() if value is not None and not math.isnan(value)]
+        document["summary"]["lok_recall_by_kind"] = by_kind
+        document["summary"]["lok_recall_min"] = min(known) if known else None
+    return document

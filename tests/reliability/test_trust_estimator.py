@@ -1,0 +1,114 @@
+import functools
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from predrel_ros.reliability.evidence_profile import EvidenceProfile
+from predrel_ros.reliability.trust import ERROR, OK, WARN
+from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, INPUTS, TrustModel, logistic_fit
+from predrel_ros.reliability.trust_evidence import FEATURES
+
+BIRTHS = INPUTS.index("unexplained_birth_rate")
+CONFIDENCE = INPUTS.index("confidence")
+
+
+def test_logistic_fit_recovers_the_weights_of_soft_labels():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4000, 3))
+    y = 1.0 / (1.0 + np.exp(-(x @ np.array([1.5, -2.0, 0.0]) + 0.5)))
+    weights, bias = logistic_fit(x, y, l2=0.0)
+    assert weights == pytest.approx([1.5, -2.0, 0.0], abs=1e-4) and bias == pytest.approx(0.5, abs=1e-4)
+    shrunk, _ = logistic_fit(x, y, l2=0.1)
+    assert np.abs(shrunk).sum() < np.abs(weights).sum()
+    with pytest.raises(ValueError, match="logistic_fit"):
+        logistic_fit(np.zeros((0, 3)), np.zeros(0))
+
+
+def clean_profile():
+    window = dict.fromkeys(FEATURES, math.nan)
+    window.update(unexplained_birth_rate=0.0, count=4.0)
+    return EvidenceProfile.fit([window] * 10)
+
+
+def synthetic(rng, count, clean):
+    """Rows whose true agreement falls with the unexplained birth rate and rises with the confidence."""
+    rows = np.full((count, len(INPUTS)), np.nan)
+    rows[:, CONFIDENCE] = rng.uniform(0.6, 0.9, count)
+    rows[:, INPUTS.index("tpc_s")] = 0.95
+    rows[:, INPUTS.index("unk_rate")] = 0.05
+    rows[:, BIRTHS] = 0.0 if clean else rng.uniform(0.0, 5.0, count)
+    truth = 1.0 / (1.0 + np.exp(-(2.0 + 2.0 * (rows[:, CONFIDENCE] - 0.75) - 1.2 * rows[:, BIRTHS])))
+    return rows, truth, np.full(count, clean)
+
+
+@functools.lru_cache(maxsize=1)
+def fitted():
+    """(Cached: tests do not change it.)"""
+    rng = np.random.default_rng(1)
+    parts = [synthetic(rng, 500, True), synthetic(rng, 1500, False)]
+    rows, truth, clean = (np.concatenate(p) for p in zip(*parts))
+    return TrustModel.fit(clean_profile(), {"contact": (rows, truth, clean)}, window=30, l2=1e-4, error=0.4)
+
+
+def test_fit_then_assess_gives_calibrated_agreement_levels_and_the_strongest_evidence():
+    model = fitted()
+    contact = model.groups["contact"]
+    assert contact.weights[BIRTHS] < 0 and contact.weights[CONFIDENCE] > 0
+    assert 0.8 < contact.warn < 0.9 and contact.error == 0.4
+    signals = {"contact": {"confidence": 0.75, "tpc_s": 0.95, "unk_rate": 0.05, "violation_rate": math.nan}}
+    clean = model.assess(signals, {"unexplained_birth_rate": 0.0, "count": 4.0})["contact"]
+    assert clean.level == OK and clean.reason == "" and clean.expected == pytest.approx(0.88, abs=0.02)
+    # 1 unexplained birth per 30 frames: 1.67 clean ranges (min_spread 0.02) above clean
+    births = model.assess(signals, {"unexplained_birth_rate": 1 / 30, "count": 4.0})["contact"]
+    assert births.level == WARN and births.expected == pytest.approx(0.5, abs=0.03)
+    assert "unexplained_birth_rate +1.67" in births.reason and births.reason.startswith("expected agreement 0.5")
+    # far outside the clean range: clipped at 5 ranges, ERROR
+    assert model.assess(signals, {"unexplained_birth_rate": 9.0})["contact"].level == ERROR
+    assert model.assess({"static": signals["contact"]}, {}) == {}      # no model for the group
+
+
+def test_round_trip_through_json_and_format_checks():
+    model = fitted()
+    again = TrustModel.from_dict(json.loads(json.dumps(model.to_dict())))
+    signals = {"contact": {"confidence": 0.7, "tpc_s": 0.9, "unk_rate": 0.1}}
+    features = {"unexplained_birth_rate": 0.05}
+    assert again.assess(signals, features)["contact"].expected == \
+        pytest.approx(model.assess(signals, features)["contact"].expected, abs=1e-5)
+    with pytest.raises(ValueError, match="format"):
+        TrustModel.from_dict({"format": "x"})
+    with pytest.raises(ValueError, match="inputs"):
+        TrustModel.from_dict({**model.to_dict(), "inputs": list(GROUP_SIGNALS)})
+
+
+def test_fitting_needs_clean_windows_and_matching_rows():
+    rows, truth, clean = synthetic(np.random.default_rng(2), 20, False)
+    with pytest.raises(ValueError, match="no clean window"):
+        TrustModel.fit(clean_profile(), {"contact": (rows, truth, clean)}, window=30)
+    with pytest.raises(ValueError, match="must match"):
+        TrustModel.fit(clean_profile(), {"contact": (rows, truth[:5], clean)}, window=30)
+
+
+def test_weights_held_to_their_signs():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(3000, 3))
+    y = 1.0 / (1.0 + np.exp(-(x @ np.array([1.0, 0.8, -0.5]))))
+    weights, _ = logistic_fit(x, y, l2=0.0, signs=np.array([1.0, -1.0, -1.0]))
+    assert weights[1] == 0.0 and weights[0] > 0.5 and weights[2] < -0.2
+    with pytest.raises(ValueError, match="signs"):
+        logistic_fit(x, y, signs=np.array([1.0]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(INPUTS[len(GROUP_SIGNALS):]), st.floats(-20, 20), st.floats(-20, 20))
+def test_the_expected_agreement_never_rises_away_from_clean(name, a, b):
+    model = fitted()
+    signals = {"contact": {"confidence": 0.75, "tpc_s": 0.95, "unk_rate": 0.05}}
+    near, far = sorted((a, b), key=abs)
+    x_near, x_far = (model.filled(model.raw_inputs(signals["contact"], {name: value})[None, :],
+                                  model.groups["contact"].clean) for value in (near, far))
+    group = model.groups["contact"]
+    assert group.expected(x_far)[0] <= group.expected(x_near)[0] + 1e-12

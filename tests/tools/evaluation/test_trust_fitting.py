@@ -1,0 +1,68 @@
+"""The trust estimator fitted on saved eval runs, and the same model measured live by the sweep."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predrel_ros.core.errors import UserError
+from predrel_ros.reliability.trust_estimator import TrustModel
+from predrel_ros.tools.evaluation.config import NO_ACTION, EvaluationConfig
+from predrel_ros.tools.evaluation.sweep import run_sweep
+from predrel_ros.tools.evaluation.trust_fitting import evaluate, fit_model, load_runs, modelled
+from predrel_ros.tools.evaluation.trust_measurement import GROUPS
+
+KINDS = ("occlusion", "detection_noise")
+
+
+def _config(predicate_file, **extra):
+    return EvaluationConfig(perception="oracle", predicate_config=predicate_file, kinds=KINDS, severities=(3, 5),
+                            action_model=NO_ACTION, test_split="train", max_episodes=2, trust_window=20, **extra)
+
+
+@pytest.fixture(scope="module")
+def run(controlled_dataset, predicate_file, tmp_path_factory):
+    out = tmp_path_factory.mktemp("trust-fit") / "run"
+    run_sweep(_config(predicate_file), controlled_dataset, out, progress=False, log=lambda _: None)
+    return out
+
+
+def test_fit_on_saved_runs_and_the_sweep_measures_the_model_as_modelled(run, controlled_dataset, predicate_file,
+                                                                         tmp_path):
+    episodes = load_runs([run])
+    assert len(episodes) == 2 and all(np.isfinite(s.features[25:, 0]).all() for _, series, _ in episodes
+                                      for s in series)
+    model = fit_model(episodes, window=20, provenance={"test": True})
+    assert set(model.groups) <= set(GROUPS) and "contact" in model.groups
+    for group in model.groups.values():
+        assert 0.0 <= group.error <= group.warn <= 1.0
+    path = model.save(tmp_path / "model.json")
+    # the sweep with this model gives, frame by frame, what the model gives on the saved inputs
+    live = tmp_path / "live"
+    run_sweep(_config(predicate_file, trust_model=str(path)), controlled_dataset, live, progress=False,
+              log=lambda _: None)
+    loaded = TrustModel.load(path)
+    for (_, saved, saved_switches), (_, measured, measured_switches) in zip(episodes, load_runs([live])):
+        for offline, online in list(zip(saved, measured)) + [(saved_switches[k], measured_switches[k])
+                                                             for k in saved_switches]:
+            again = modelled(loaded, offline)
+            assert np.array_equal(again.flagged, online.flagged)
+            assert np.allclose(again.expected, online.expected, equal_nan=True, atol=1e-9)
+    document = evaluate(loaded, episodes, leave_one_kind_out=True)
+    summary = document["summary"]
+    assert set(summary["lok_recall_by_kind"]) == set(KINDS) and summary["model"] == {"test": True}
+    known = [v for v in summary["lok_recall_by_kind"].values() if v is not None]
+    assert summary["lok_recall_min"] == (min(known) if known else None)
+    assert 0.0 <= summary["mae"] <= 1.0
+
+
+def test_fitting_without_a_kind_leaves_its_windows_out(run):
+    episodes = load_runs([run])
+    full = fit_model(episodes, window=20)
+    without = fit_model(episodes, window=20, without_kinds=KINDS)
+    assert not np.allclose(full.groups["contact"].weights, without.groups["contact"].weights)
+    assert full.profile.to_dict() == without.profile.to_dict()      # the profile is the clean windows'
+
+
+def test_runs_without_the_estimators_inputs_are_refused(tmp_path):
+    with pytest.raises(UserError, match="no sequences"):
+        load_runs([tmp_path])
