@@ -71,14 +71,23 @@ def test_a_perception_process_without_autostart_waits_for_a_lifecycle_manager(ro
         probe = Probe(ros_context)
         ros_executor.add_node(probe.node)
 
-        def call(client, request):
+        def call(client, request, attempts=1):
+            """The response; an idempotent request (get_state) is asked again when one is lost (a
+            first get_state went unanswered for 30 s once, in a long run under load; the likely cause:
+            the service looks ready through the endpoints of an earlier test's /perception that
+            discovery still lists, before the process serves)."""
+            from predrel_ros.ros.kit.runtime import spin_until
+
             run_until(ros_executor, client.service_is_ready, TIMEOUT_S, client.srv_name)
-            future = client.call_async(request)
-            run_until(ros_executor, future.done, 30, f"the response of {client.srv_name}")
-            return future.result()
+            for _ in range(attempts):
+                future = client.call_async(request)
+                if spin_until(ros_executor, future.done, 30 / attempts):
+                    return future.result()
+                client.remove_pending_request(future)
+            raise AssertionError(f"no response of {client.srv_name} to {attempts} request(s)")
         get_state = probe.node.create_client(GetState, "/perception/get_state")
         change = probe.node.create_client(ChangeState, "/perception/change_state")
-        assert call(get_state, GetState.Request()).current_state.label == "unconfigured"
+        assert call(get_state, GetState.Request(), attempts=3).current_state.label == "unconfigured"
         for label in ("configure", "activate"):
             request = ChangeState.Request()
             request.transition.label = label
