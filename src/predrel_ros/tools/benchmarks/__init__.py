@@ -8,6 +8,9 @@ the hardware description to a JSON file and summarised on stdout.
 TARGETS: dict[str, tuple[str, str]] = {
     "core": ("predrel_ros.tools.benchmarks.core",
              "predicate extraction + confidence + rolling metrics per frame (8 entities, 640x480 masks)"),
+    "predicates": ("predrel_ros.tools.benchmarks.predicates",
+                   "the predicate stage alone per frame: 8 entities at 640x480 with and without depth, and a "
+                   "crowd of 100 entities (issue 13's goals)"),
     "perception": ("predrel_ros.tools.benchmarks.perception",
                    "per-backend perception latency (median, p95) at 320x240 and 640x480"),
     "degradations": ("predrel_ros.tools.benchmarks.degradations",
