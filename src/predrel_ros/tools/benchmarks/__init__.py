@@ -10,6 +10,9 @@ TARGETS: dict[str, tuple[str, str]] = {
              "predicate extraction + confidence + rolling metrics per frame (8 entities, 640x480 masks)"),
     "trust": ("predrel_ros.tools.benchmarks.trust",
               "trust evidence per frame at 320x240: scene memory, detection statistics, image quality, profile"),
+    "predicates": ("predrel_ros.tools.benchmarks.predicates",
+                   "the predicate stage alone per frame: 8 entities at 640x480 with and without depth, and a "
+                   "crowd of 100 entities (issue 13's goals)"),
     "perception": ("predrel_ros.tools.benchmarks.perception",
                    "per-backend perception latency (median, p95) at 320x240 and 640x480"),
     "degradations": ("predrel_ros.tools.benchmarks.degradations",

@@ -1,0 +1,124 @@
+"""The predicate stage alone per frame, against issue 13's goals: `PredicateExtractor.update` with the
+shipped `config/predicates.yaml`.
+
+- scene: the core benchmark's scripted 8-entity scene (`core.scripted_scene`, 640x480 masks by
+  default; goal <= 0.5 ms median), timed without depth (the 2D rules) and with a depth image and
+  intrinsics (boundary-depth contact, enclosed contact, 3D dynamic relations): a floor receding with
+  the image rows and each entity flat at its own depth.
+- crowd: `--crowd` entities (default 100; goal <= 20 ms median) of random 10-40 px rectangles with
+  fixed scores (`--seed`), drifting one pixel a frame, without depth, each frame built untimed; the
+  config's `max_entities` (32) bounds what is evaluated, the rest is dropped and reported per frame.
+Each case runs `--repeats` passes of `--frames` frames on a fresh extractor; the first frames of a
+pass (before the window fills) are timed too.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Callable
+
+import numpy as np
+
+from predrel_ros.tools.benchmarks.core import scripted_scene
+from predrel_ros.tools.benchmarks.report import peak_rss_mb, summarize
+
+#: median goals per frame, ms
+SCENE_GOAL_MS = 0.5
+CROWD_GOAL_MS = 20.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--frames", type=int, default=60, help="frames per pass (default 60)")
+    parser.add_argument("--repeats", type=int, default=3, help="passes per case (default 3)")
+    parser.add_argument("--width", type=int, default=640, help="image width (default 640)")
+    parser.add_argument("--height", type=int, default=480, help="image height (default 480)")
+    parser.add_argument("--crowd", type=int, default=100, help="entities of the crowd case (default 100)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the crowd's rectangles and scores (default 0)")
+
+
+def crowd(count: int, width: int, height: int, seed: int) -> Callable[[int], list]:
+    """frame t -> `count` objects (two of them hands, one a container) as random rectangles with fixed
+    scores, drifting one pixel a frame; built per frame (a whole crowd sequence of 640x480 masks would
+    take gigabytes)."""
+    from predrel_ros.core.entities import CONTAINER, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, Entity
+
+    rng = np.random.default_rng(seed)
+    roles = [RIGHT_HAND, LEFT_HAND, CONTAINER] + [MANIPULATED_OBJECT] * max(count - 3, 0)
+    sizes = rng.integers(10, 41, size=(count, 2))
+    corners = rng.integers(0, (max(width - 41, 1), max(height - 41, 1)), size=(count, 2))
+    scores = rng.uniform(0.3, 1.0, size=count)
+
+    def frame(t: int) -> list:
+        entities = []
+        for i in range(count):
+            (w, h), (x, y) = sizes[i], corners[i]
+            x = min(x + t, width - w)
+            mask = np.zeros((height, width), bool)
+            mask[y:y + h, x:x + w] = True
+            entities.append(Entity(id=i + 1, label=roles[i], role=roles[i], box=[x, y, x + w - 1, y + h - 1],
+                                   mask=mask, score=float(scores[i])))
+        return entities
+    return frame
+
+
+def scene_depth(entities: list, width: int, height: int) -> np.ndarray:
+    """A floor receding with the rows (1.5 m at the top, 0.9 m at the bottom), each entity at its own depth."""
+    rows = np.linspace(1.5, 0.9, height, dtype=np.float32)[:, None]
+    depth = np.repeat(rows, width, axis=1)
+    for entity in entities:
+        if entity.role != "surface":
+            depth[entity.mask] = 0.8 + 0.02 * entity.id
+    return depth
+
+
+def _time(frames: int, scene: Callable[[int], list], repeats: int, depth: Callable[[int], np.ndarray] | None = None,
+          camera=None) -> tuple[dict, list[int], list[int]]:
+    """Timings of `frames` frames (entities `scene(t)`, depth image `depth(t)`, both made before the
+    clock starts), estimates and dropped entities per frame."""
+    from predrel_ros.core.package_files import config_path
+    from predrel_ros.predicates import PredicateConfig, PredicateExtractor
+
+    config = PredicateConfig.load(config_path("predicates.yaml"), section="predicates")
+    times, estimates, dropped = [], [], []
+    clock = time.perf_counter
+    for _ in range(repeats):
+        extractor = PredicateExtractor(config)
+        for t in range(frames):
+            entities = scene(t)
+            depth_m = None if depth is None else depth(t)
+            start = clock()
+            out = extractor.update(t, entities, depth_m=depth_m, camera=camera)
+            times.append(clock() - start)
+            estimates.append(len(out))
+            dropped.append(len(extractor.dropped_entities))
+    return summarize(times), estimates, dropped
+
+
+def run(args: argparse.Namespace) -> dict:
+    from predrel_ros.core.errors import UserError
+    from predrel_ros.core.frame import CameraIntrinsics
+
+    if args.frames < 10 or args.repeats < 1 or args.width < 64 or args.height < 48 or args.crowd < 3:
+        raise UserError("need --frames >= 10, --repeats >= 1, --width >= 64, --height >= 48, --crowd >= 3")
+    scene = scripted_scene(args.frames, args.width, args.height)
+    depths = [scene_depth(entities, args.width, args.height) for entities in scene]
+    focal = 0.8 * args.width
+    camera = CameraIntrinsics(args.width, args.height, focal, focal, (args.width - 1) / 2, (args.height - 1) / 2)
+    image_only, image_estimates, _ = _time(args.frames, scene.__getitem__, args.repeats)
+    with_depth, depth_estimates, _ = _time(args.frames, scene.__getitem__, args.repeats, depths.__getitem__, camera)
+    crowded, crowd_estimates, crowd_dropped = _time(
+        args.frames, crowd(args.crowd, args.width, args.height, args.seed), args.repeats)
+    return {
+        "image": f"{args.width}x{args.height}",
+        "frames": args.frames,
+        "repeats": args.repeats,
+        "scene": {"entities": 8, "estimates_per_frame": float(np.median(image_estimates)),
+                  "without_depth": image_only, "with_depth": with_depth,
+                  "with_depth_estimates_per_frame": float(np.median(depth_estimates)),
+                  "goal_ms": SCENE_GOAL_MS, "meets_goal_without_depth": image_only["median_ms"] <= SCENE_GOAL_MS,
+                  "meets_goal_with_depth": with_depth["median_ms"] <= SCENE_GOAL_MS},
+        "crowd": {"entities": args.crowd, "seed": args.seed, "estimates_per_frame": float(np.median(crowd_estimates)),
+                  "dropped_per_frame": float(np.median(crowd_dropped)), "per_frame": crowded,
+                  "goal_ms": CROWD_GOAL_MS, "meets_goal": crowded["median_ms"] <= CROWD_GOAL_MS},
+        "peak_rss_mb": peak_rss_mb(),
+    }
