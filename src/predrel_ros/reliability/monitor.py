@@ -503,7 +503,7 @@ class ReliabilityMonitor:
             pds_streams = pds_names = pds_groups = {}
         longest = _longest_streams(self._rolling.streams)
         assessments = self.assessor.assess(names_metrics, judged_rates)
-        modelled = self.trust_model.assess(self.group_signals(), self.evidence_features()) \
+        modelled = self.trust_model.assess(self._with_group_violations(groups_metrics), self.evidence_features()) \
             if self.trust_model is not None else {}
 
         name_records: dict[str, ReliabilityRecord] = {}
@@ -570,11 +570,14 @@ class ReliabilityMonitor:
         """Per group its pooled metrics over the current window (`rolling.METRIC_NAMES`, TPC left
         NaN), e.g. the expected agreement that `predrel eval` compares with the true agreement, and
         `violation_rate` (NaN with fewer than `min_rule_checks` checks): what the trust estimator reads."""
+        return self._with_group_violations(self._with_gaps(self._rolling.by_group(with_tpc=False)))
+
+    def _with_group_violations(self, metrics: dict) -> dict:
+        """Group metrics with each group's judged violation rate added (`violation_rate`)."""
         judged = self._judged_rates(self._rule_counts(vocabulary.group_of))
-        signals = self._with_gaps(self._rolling.by_group(with_tpc=False))
-        for group, values in signals.items():
+        for group, values in metrics.items():
             values["violation_rate"] = judged.get(group, math.nan)
-        return signals
+        return metrics
 
     def evidence_features(self) -> dict[str, float]:
         """The window's evidence beyond the predicates (`TrustEvidence.features`; self mode with

@@ -120,9 +120,17 @@ def test_topic_specs_are_the_real_endpoints(ros_context, ros_executor, tiny_bag,
     elif make == "dashboard":
         module, node = dashboard_node, dashboard_node.DashboardNode(context=ros_context, parameter_overrides=[
             Parameter("summary_dir", value=str(tmp_path / "summary")), Parameter("display", value="lines")])
-    elif make == "reliability":
-        module, node = reliability_node, reliability_node.ReliabilityNode(context=ros_context, parameter_overrides=[
-            Parameter("reference_mode", value="clean_twin")])
+    elif make == "reliability":   # the reference topics are clean_twin's, the image self mode's (with a trust model)
+        twin, own = (reliability_node.ReliabilityNode(context=ros_context, parameter_overrides=[
+            Parameter("reference_mode", value=mode)]) for mode in ("clean_twin", "self"))
+        try:
+            (twin_out, twin_in), (own_out, own_in) = endpoints(twin), endpoints(own)
+            assert (twin_out | own_out, twin_in | own_in) == specified(twin, reliability_node.TOPICS)
+            assert "/image" in own_in and "/image" not in twin_in and "/reference" not in own_in
+        finally:
+            twin.destroy_node()
+            own.destroy_node()
+        return
     else:
         module, node = perception_node, PerceptionNode(context=ros_context, namespace="degraded", parameter_overrides=[
             Parameter("model_path", value=str(scene_model(tmp_path))), Parameter("use_depth", value=True)])

@@ -29,22 +29,33 @@ from node_graph import (  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from reliability_scenarios import occlusion_run, oracle_profile  # noqa: E402
+from sensor_msgs.msg import Image  # noqa: E402
 
 from predrel_ros.core.errors import UserError  # noqa: E402
 from predrel_ros.msg import EntityArray, PredicateArray, ReliabilityReport  # noqa: E402
 from predrel_ros.predicates import PredicateExtractor  # noqa: E402
 from predrel_ros.predicates.vocabulary import GROUPS  # noqa: E402
 from predrel_ros.reliability import metrics  # noqa: E402
+from predrel_ros.reliability.image_quality import ImageQuality  # noqa: E402
 from predrel_ros.reliability.monitor import MonitorConfig, ReliabilityMonitor  # noqa: E402
 from predrel_ros.reliability.trust import ERROR, OK, WARN, CleanProfile  # noqa: E402
+from predrel_ros.reliability.trust_estimator import DEFAULT_TRUST_MODEL_FILE, TrustModel  # noqa: E402
 from predrel_ros.ros.kit import diagnostics  # noqa: E402
 from predrel_ros.ros.kit.frame_counters import MALFORMED, OUT_OF_ORDER, PROCESSED  # noqa: E402
 from predrel_ros.ros.kit.frame_order import RESTARTS  # noqa: E402
 from predrel_ros.ros.messages.degradations import degradation_to_msg  # noqa: E402
 from predrel_ros.ros.messages.entities import entities_from_msg, entities_to_msg  # noqa: E402
+from predrel_ros.ros.messages.images import numpy_to_image  # noqa: E402
 from predrel_ros.ros.messages.predicates import predicates_from_msg, predicates_to_msg  # noqa: E402
 from predrel_ros.ros.messages.reliability import TRUST_CODES, TRUST_NAMES, reliability_report_from_msg  # noqa: E402
-from predrel_ros.ros.nodes.reliability_node import ENTITIES, PREDICATES, REFERENCE, REFERENCE_ENTITIES, ReliabilityNode  # noqa: E402
+from predrel_ros.ros.nodes.reliability_node import (  # noqa: E402
+    ENTITIES,
+    IMAGE,
+    PREDICATES,
+    REFERENCE,
+    REFERENCE_ENTITIES,
+    ReliabilityNode,
+)
 from predrel_ros.sources.dataset import open_dataset  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -100,7 +111,7 @@ def scenario(controlled_dataset, tmp_path_factory):
 
 
 TOPIC_TYPES = {"predicates": PredicateArray, "reference": PredicateArray, "entities": EntityArray,
-               "reference_entities": EntityArray}
+               "reference_entities": EntityArray, "image": Image}
 
 
 def start(ros_context, ros_executor, **params):
@@ -269,7 +280,7 @@ def test_ground_truth_mode_accounts_for_frames_the_pipeline_dropped(ros_context,
 def test_self_mode_needs_no_reference_and_bad_parameters_are_refused(ros_context, ros_executor, scenario, tmp_path):
     frames, n, profile = scenario
     node, publishers, reports, statuses = start(ros_context, ros_executor, reference_mode="self",
-                                                clean_profile=str(profile), stale_after_s=0.3)
+                                                clean_profile=str(profile), stale_after_s=0.3, trust_model="")
     assert set(node.part_subscriptions) == {ENTITIES}          # for identity switches; no reference
     for frame in frames[:n]:
         publishers["predicates"].publish(frame.degraded)
@@ -292,6 +303,50 @@ def test_self_mode_needs_no_reference_and_bad_parameters_are_refused(ros_context
                                                                   Parameter("window", value=20)])
     with pytest.raises(UserError, match="reference_mode"):
         ReliabilityNode(context=ros_context, parameter_overrides=[Parameter("reference_mode", value="twin")])
+
+
+def test_self_mode_trust_comes_from_the_default_trust_model_with_image_evidence(ros_context, ros_executor,
+                                                                                 scenario):
+    """The node's reports equal a monitor with the packaged model fed the same entities (masks
+    decoded), image sizes and image measures; reasons name the expected agreement; malformed images
+    are counted and change nothing."""
+    frames, n, _ = scenario
+    node, publishers, reports, statuses = start(ros_context, ros_executor, reference_mode="self")
+    assert set(node.part_subscriptions) == {ENTITIES, IMAGE} and node.monitor.trust_model is not None
+    local = ReliabilityMonitor(MonitorConfig(window=WINDOW), node.monitor.trust_config, None,
+                               trust_model=TrustModel.load(DEFAULT_TRUST_MODEL_FILE))
+    quality = ImageQuality()
+    rng = np.random.default_rng(0)
+    bad = Image(encoding="rgb8", width=4, height=4, step=12, data=bytes(5))       # 5 bytes, not 48
+    for k, frame in enumerate(frames[:n]):
+        entities_msg = copy.deepcopy(frame.degraded_entities)
+        entities_msg.header.stamp.sec = k + 1
+        pixels = rng.integers(0, 256, (entities_msg.image_height, entities_msg.image_width, 3), dtype=np.uint8)
+        image = numpy_to_image(pixels, "rgb8", entities_msg.header)
+        publishers["image"].publish(image)
+        publishers["image"].publish(bad)
+        run_until(ros_executor, lambda: node.counters.total(IMAGE) == 2 * (k + 1), 5, f"image {k}")
+        publishers["predicates"].publish(frame.degraded)
+        publishers["entities"].publish(entities_msg)
+        received = delivered(entities_msg)
+        local.add_evaluated_entities(received.frame_index, entities_from_msg(received),
+                                     (received.image_width, received.image_height), quality.measure(pixels))
+        local.add_evaluated(frame.degraded.frame_index, predicates_from_msg(delivered(frame.degraded)))
+    run_until(ros_executor, lambda: len(reports) == n, 10, "reports")
+    assert node.counters.stream(IMAGE) == {PROCESSED: n, MALFORMED: n}
+    got, want = reliability_report_from_msg(reports[-1]), local.report()
+    for group in GROUPS:
+        mine, theirs = got.group(group), want.group(group)
+        if theirs is None:
+            continue
+        assert (mine.trust, mine.reason) == (theirs.trust, theirs.reason)
+        assert theirs.trust == "STALE" or not math.isnan(theirs.expected_agreement)
+        if theirs.trust in (WARN, ERROR):
+            assert mine.reason.startswith("expected agreement ")
+    run_until(ros_executor, lambda: statuses and any(s.name == "/reliability/contact" for s in statuses[-1].status),
+              5, "the group statuses")
+    contact = {s.name: s for s in statuses[-1].status}["/reliability/contact"]
+    assert "expected_agreement" in {value.key for value in contact.values}
 
 
 def malformed_predicates(template, count, first_index):

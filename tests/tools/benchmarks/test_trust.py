@@ -23,7 +23,7 @@ def test_drawn_frames_paint_every_entity():
 def test_small_run_reports_every_stage():
     result = trust.run(argparse.Namespace(frames=12, repeats=1, width=160, height=120, window=5))
     assert set(result["stages"]) == {"scene_memory", "detection_statistics", "image_quality", "update", "features",
-                                     "deviations", "frame"}
+                                     "deviations", "model", "frame"}
     assert all(stage["n"] == 12 and stage["median_ms"] > 0 for stage in result["stages"].values())
     assert result["meets_goal"] == (result["stages"]["frame"]["median_ms"] <= trust.GOAL_MS)
     with pytest.raises(UserError, match="--frames"):

@@ -31,6 +31,17 @@ or implausibly far ahead of it, is counted `predicates.out_of_order` (a part of 
 `<stream>.out_of_order`); `restart_after` of them in a row start a new sequence (the windows are
 forgotten; counted `predicates.restarts`, logged rate-limited).
 
+Trust model (self mode). With `trust_model` (default: the estimator fitted for the embedded
+default perception model, `reliability/models/default-trust-model.json`) the trust of each group,
+and of the predicates in it, is the estimator's (`predrel_ros.reliability.trust_estimator`): the
+agreement to expect from the group's window signals and the evidence beyond the predicates, which
+the node gathers from `entities` (a scene memory for object permanence, detection statistics,
+stream timing; the masks are decoded for their areas) and, with `image_quality`, from the camera
+images (`image`, paired with the entities by stamp: sharpness, exposure, contrast, noise,
+blockiness; an image that comes after its entities is left out). The reason names the expected
+agreement and the strongest evidence. A model fitted for another perception model or camera says
+little: fit one with `predrel trust fit`, or set trust_model:="" for the trust bounds alone.
+
 Every `publish_every_n_frames` processed frames (while anybody subscribes) a ReliabilityReport
 goes out with the header and degradation of its newest frame: per predicate name a pooled entry
 (subject = object = -1) followed by one entry per stream (pair) when `report_streams`, and one
@@ -57,9 +68,13 @@ counted unmatched.
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 import time
+from collections import OrderedDict
 from typing import Mapping
+
+from sensor_msgs.msg import Image
 
 from predrel_ros.core.errors import UserError
 from predrel_ros.core.package_files import config_path
@@ -68,8 +83,10 @@ from predrel_ros.predicates import PredicateConfig
 from predrel_ros.predicates.vocabulary import GROUPS
 from predrel_ros.reliability import matching
 from predrel_ros.reliability.association import MIN_IOU
+from predrel_ros.reliability.image_quality import ImageQuality
 from predrel_ros.reliability.monitor import REFERENCE_MODES, SELF, MonitorConfig, ReliabilityMonitor
 from predrel_ros.reliability.trust import STALE, CleanProfile, TrustConfig
+from predrel_ros.reliability.trust_estimator import DEFAULT_TRUST_MODEL_FILE, TrustModel
 from predrel_ros.ros.kit import diagnostics
 from predrel_ros.ros.kit.frame_counters import OUT_OF_ORDER, PROCESSED, UNMATCHED
 from predrel_ros.ros.kit.frame_order import RESTARTS, restart_after_parameter
@@ -82,6 +99,7 @@ from predrel_ros.ros.kit.runtime import run_node
 from predrel_ros.ros.kit.topic_specs import DIAGNOSTICS, PUBLISHES, STREAM_QOS_TEXT, SUBSCRIBES, TopicSpec
 from predrel_ros.ros.messages.degradations import checked_degradation_from_msg
 from predrel_ros.ros.messages.entities import entities_from_msg
+from predrel_ros.ros.messages.images import image_to_numpy
 from predrel_ros.ros.messages.predicates import predicates_from_msg
 from predrel_ros.ros.messages.reliability import TRUST_CODES, reliability_report_to_msg
 
@@ -93,6 +111,10 @@ PREDICATES, REFERENCE = "predicates", "reference"
 ENTITIES, REFERENCE_ENTITIES = "entities", "reference_entities"
 STREAMS = {matching.EVALUATED: PREDICATES, matching.REFERENCE: REFERENCE,
            matching.EVALUATED_ENTITIES: ENTITIES, matching.REFERENCE_ENTITIES: REFERENCE_ENTITIES}
+#: the camera images (image quality evidence, self mode with a trust model)
+IMAGE = "image"
+#: the trust_model value that names the packaged model
+DEFAULT_TRUST_MODEL = "default"
 #: how often the node checks whether frames stopped coming
 STALE_CHECK_PERIOD_S = 0.5
 
@@ -137,6 +159,13 @@ PARAMETERS = (
     ParameterSpec("clean_profile", "", "clean profile (JSON or YAML, `predrel profile` with this window): the worst "
                   "confidence, TPC-S, UNK and violation rates of clean windows, and the calibration; trust then judges "
                   "what is worse than clean data gets. Empty: absolute bounds only" + REBUILT, runtime=True),
+    ParameterSpec("trust_model", DEFAULT_TRUST_MODEL, "self mode: the trust estimator (`predrel trust fit`, JSON, "
+                  "fitted with this window) whose expected agreement sets each group's trust; `default`: the one "
+                  "fitted for the embedded default perception model (not used without `skip_replaced_tracks`, which "
+                  "brings the entities); empty: none, the trust bounds and clean profile alone",
+                  fixed_because=SUBSCRIPTIONS_FIXED),
+    ParameterSpec("image_quality", True, "self mode with a trust model: measure the camera images (`image`) the "
+                  "entities come from as trust evidence (paired by stamp)", fixed_because=SUBSCRIPTIONS_FIXED),
     ParameterSpec("publish_every_n_frames", 1, "publish a report after every n-th processed frame", minimum=1,
                   maximum=100_000, runtime=True),
     ParameterSpec("report_streams", True, "besides one entry per predicate name, one entry per predicate stream "
@@ -177,6 +206,9 @@ TOPICS = (
     TopicSpec("reference_entities", "predrel_ros/EntityArray", SUBSCRIBES, STREAM_QOS_TEXT,
               "the entities of the reference predicates: ground_truth/entities or clean/entities",
               "associate in a reference mode"),
+    TopicSpec("image", "sensor_msgs/Image", SUBSCRIBES, STREAM_QOS_TEXT,
+              "the camera image the entities were extracted from (e.g. remapped to camera/color/image_raw), "
+              "paired with them by stamp: image-quality evidence", "self mode with a trust model and image_quality"),
     TopicSpec("reliability", "predrel_ros/ReliabilityReport", PUBLISHES, STREAM_QOS_TEXT,
               "rolling reliability per predicate stream, predicate and group, with trust and reason"),
     TopicSpec(DIAGNOSTICS.name, DIAGNOSTICS.type, PUBLISHES, DIAGNOSTICS.qos,
@@ -204,6 +236,7 @@ def load_monitor(params: Mapping[str, object]) -> ReliabilityMonitor:
             raise UserError(f"parameter clean_profile: {profile_path} was measured over {profile.window}-frame windows "
                             f"and the node's window is {params['window']}; measure it with `predrel profile --window "
                             f"{params['window']}` or set window:={profile.window}")
+    trust_model = _trust_model(params)
     config = MonitorConfig(
         reference_mode=str(params["reference_mode"]), window=int(params["window"]),
         match_buffer=int(params["match_buffer"]), tpc_tolerance=int(params["tpc_tolerance"]),
@@ -212,7 +245,29 @@ def load_monitor(params: Mapping[str, object]) -> ReliabilityMonitor:
         associate=bool(params["associate"]), match_iou=float(params["match_iou"]),
         skip_replaced_tracks=bool(params["skip_replaced_tracks"]), track_memory=predicates.track_memory,
         min_visibility=predicates.confidence.min_visibility)
-    return ReliabilityMonitor(config, trust, profile, predicates)
+    return ReliabilityMonitor(config, trust, profile, predicates, trust_model)
+
+
+def _trust_model(params: Mapping[str, object]) -> TrustModel | None:
+    """The trust model the parameters ask for, in self mode (UserError naming the parameter at fault)."""
+    value = str(params["trust_model"])
+    if params["reference_mode"] != SELF or not value:
+        return None
+    if not params["skip_replaced_tracks"]:
+        if value == DEFAULT_TRUST_MODEL:
+            return None
+        raise UserError("parameter trust_model needs skip_replaced_tracks:=true (the trust evidence comes from the "
+                        "entities)")
+    path = DEFAULT_TRUST_MODEL_FILE if value == DEFAULT_TRUST_MODEL else config_path(value, "trust_model")
+    try:
+        model = TrustModel.load(path)
+    except (OSError, ValueError, KeyError) as error:
+        raise UserError(f"parameter trust_model: {path}: {error}") from None
+    if model.window != int(params["window"]):
+        raise UserError(f"parameter trust_model: {path} was fitted over {model.window}-frame windows and the node's "
+                        f"window is {params['window']}; fit it with `predrel trust fit --window {params['window']}` "
+                        f"or set window:={model.window}")
+    return model
 
 
 class ReliabilityNode(PredrelNode):
@@ -222,9 +277,14 @@ class ReliabilityNode(PredrelNode):
         p = self.params
         self.monitor = load_monitor(p.values)
         self._loaded: ReliabilityMonitor | None = None   # a new monitor, built while its change is checked
+        model = self.monitor.trust_model
         self.get_logger().info(
             f"reference mode {p['reference_mode']}, window {p['window']} frames, clean profile "
-            f"{p['clean_profile'] or 'none (absolute trust bounds)'}")
+            f"{p['clean_profile'] or 'none (absolute trust bounds)'}, trust model "
+            f"{p['trust_model'] if model is not None else 'none'}")
+        #: stamp -> image measures of the images not yet paired with their entities
+        self._image_measures: OrderedDict[tuple[int, int], dict] = OrderedDict()
+        self._quality = ImageQuality()
         parts = self.monitor.config.parts
         self._outcomes = frame_outcomes(parts)
         self._counted = self.monitor.snapshot_counters()
@@ -243,6 +303,9 @@ class ReliabilityNode(PredrelNode):
         if matching.REFERENCE_ENTITIES in parts:
             self.part_subscriptions[REFERENCE_ENTITIES] = self.subscription(
                 EntityArray, "reference_entities", self._on_reference_entities, STREAM_QOS, stream=REFERENCE_ENTITIES)
+        if model is not None and p["image_quality"]:
+            self.part_subscriptions[IMAGE] = self.subscription(Image, "image", self._on_image, STREAM_QOS,
+                                                               stream=IMAGE)
         self.create_timer(STALE_CHECK_PERIOD_S, self._check_stale)
         self.on_destroy(self._count_waiting_frames)
 
@@ -279,16 +342,29 @@ class ReliabilityNode(PredrelNode):
 
     def _on_entities(self, msg: EntityArray) -> None:
         start = time.perf_counter()
-        self._fed(self.monitor.add_evaluated_entities(msg.frame_index, self._entities(msg)), start)
+        if self.monitor.trust_model is None:
+            self._fed(self.monitor.add_evaluated_entities(msg.frame_index, self._entities(msg)), start)
+            return
+        entities = self._entities(msg, masks=True)               # the mask areas are evidence
+        quality = self._image_measures.pop(_stamp(msg.header), None)
+        self._fed(self.monitor.add_evaluated_entities(msg.frame_index, entities, (msg.image_width, msg.image_height),
+                                                      quality), start)
+
+    def _on_image(self, msg: Image) -> None:
+        """Measure the image now and keep the measures until its entities come (a bounded buffer)."""
+        self._image_measures[_stamp(msg.header)] = self._quality.measure(image_to_numpy(msg))   # ValueError: malformed
+        self.count(IMAGE, PROCESSED)
+        while len(self._image_measures) > self.params["match_buffer"]:
+            self._image_measures.popitem(last=False)
 
     def _on_reference_entities(self, msg: EntityArray) -> None:
         start = time.perf_counter()
         self._fed(self.monitor.add_reference_entities(msg.frame_index, self._entities(msg)), start)
 
-    def _entities(self, msg: EntityArray) -> list:
-        """The entities of an EntityArray without their masks: association and identity switches read
-        boxes, classes and visibility only (ValueError, counted malformed, for a bad message)."""
-        entities = entities_from_msg(msg, decode_masks=False, max_entities=self.params["max_entities_per_message"])
+    def _entities(self, msg: EntityArray, masks: bool = False) -> list:
+        """The entities of an EntityArray, without their masks unless asked: association and identity
+        switches read boxes, classes and visibility only (ValueError, counted malformed, for a bad message)."""
+        entities = entities_from_msg(msg, decode_masks=masks, max_entities=self.params["max_entities_per_message"])
         checked_degradation_from_msg(msg.degradation)
         return entities
 
@@ -379,9 +455,15 @@ class ReliabilityNode(PredrelNode):
                 if member.pooled and member.group == group:
                     values[f"trust.{member.predicate}"] = member.trust
             values["frame_index"] = report.frame_index
+            if not math.isnan(record.expected_agreement):
+                values["expected_agreement"] = record.expected_agreement
             statuses.append(diagnostics.status(name, TRUST_CODES[record.trust],
                                                record.reason or record.trust, values))
         return statuses
+
+
+def _stamp(header) -> tuple[int, int]:
+    return int(header.stamp.sec), int(header.stamp.nanosec)
 
 
 def main(args: list[str] | None = None) -> int:

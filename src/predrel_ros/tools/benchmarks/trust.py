@@ -4,7 +4,8 @@ The scripted scene of `predrel bench core` (8 entities with full-frame masks, th
 carrying a cube into a bowl) is drawn into a textured frame, and a clean evidence profile is fitted
 on a first pass. Then each frame is timed through `TrustEvidence.update` (scene memory, detection
 statistics, stream timing, image quality) split into its parts, `TrustEvidence.features` (the
-window's evidence) and `EvidenceProfile.deviations` (against the clean profile). Reported: medians
+window's evidence), `EvidenceProfile.deviations` (against the clean profile) and the shipped trust
+model's assessment of four groups (`TrustModel.assess`, which computes the deviations itself). Reported: medians
 and p95 per stage and for the whole, against the goal of 1 ms per frame for all trust signals
 together, and as a baseline measured in the same run one copy of the frame (what touching every
 pixel once costs).
@@ -48,6 +49,7 @@ def drawn_frames(scene: list[list], width: int, height: int, seed: int = 0) -> l
 
 def run(args: argparse.Namespace) -> dict:
     from predrel_ros.reliability.evidence_profile import EvidenceProfile
+    from predrel_ros.reliability.trust_estimator import DEFAULT_TRUST_MODEL_FILE, TrustModel
     from predrel_ros.reliability.trust_evidence import TrustEvidence
 
     check_scene_arguments(args)
@@ -59,9 +61,11 @@ def run(args: argparse.Namespace) -> dict:
         fitting.update(t, entities, image)
         clean.append(fitting.features())
     profile = EvidenceProfile.fit(clean)
+    model = TrustModel.load(DEFAULT_TRUST_MODEL_FILE)
+    signals = dict.fromkeys(model.groups, {"confidence": 0.8, "tpc_s": 0.9, "unk_rate": 0.1, "violation_rate": 0.0})
 
     stages = {name: [] for name in ("scene_memory", "detection_statistics", "image_quality", "update",
-                                    "features", "deviations", "frame")}
+                                    "features", "deviations", "model", "frame")}
     baseline = []
     clock = time.perf_counter
     for _ in range(args.repeats):
@@ -86,10 +90,13 @@ def run(args: argparse.Namespace) -> dict:
             features = evidence.features()
             featured = clock()
             profile.deviations(features)
+            deviated = clock()
+            model.assess(signals, features)
             end = clock()
             stages["update"].append(updated - start)
             stages["features"].append(featured - updated)
-            stages["deviations"].append(end - featured)
+            stages["deviations"].append(deviated - featured)
+            stages["model"].append(end - deviated)
             stages["frame"].append(end - start)
     for image in images:          # the baseline, in its own pass
         start = clock()
