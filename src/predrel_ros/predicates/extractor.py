@@ -98,10 +98,11 @@ class _Track:
 class _Motion:
     """One track's motion over the current window (per frame, in the samples' units)."""
 
-    __slots__ = ("frames", "velocity", "speed", "early", "late")
+    __slots__ = ("frames", "coordinates", "velocity", "speed", "early", "late")
 
     def __init__(self, samples: Sequence[Sample]) -> None:
-        self.frames = {sample[0] for sample in samples}
+        self.coordinates = {sample[0]: sample[1:] for sample in samples}    # frame -> coordinates
+        self.frames = self.coordinates.keys()
         frames = [sample[0] for sample in samples]
         self.velocity = tuple(_slope(frames, [sample[k] for sample in samples]) for k in range(1, len(samples[0])))
         self.speed = math.hypot(*self.velocity)
@@ -512,17 +513,17 @@ class PredicateExtractor:
         tracks have 3D positions on min_frames joint frames of the window, else in the image."""
         track_i, track_j = self._tracks[id_i], self._tracks[id_j]
         if self._dynamic_3d is not None and track_i.motion3d is not None and track_j.motion3d is not None:
-            measured = self._measure(id_i, id_j, track_i.positions, track_j.positions, track_i.motion3d,
-                                     track_j.motion3d, self.config.dynamic.frame_rate_hz)
+            measured = self._measure(id_i, id_j, track_i.positions, track_i.motion3d, track_j.motion3d,
+                                     self.config.dynamic.frame_rate_hz)
             if measured.samples >= self._dynamic_3d.min_frames:
                 return measured, self._dynamic_3d
-        return self._measure(id_i, id_j, track_i.samples, track_j.samples, track_i.motion, track_j.motion,
-                             1.0), self.config.dynamic
+        return self._measure(id_i, id_j, track_i.samples, track_i.motion, track_j.motion, 1.0), self.config.dynamic
 
-    def _measure(self, id_i: int, id_j: int, samples_i: deque[Sample], samples_j: deque[Sample], motion_i: _Motion,
-                 motion_j: _Motion, per_frame: float) -> rules.DynamicMeasurements:
-        """Dynamic measurements from two tracks' samples; per_frame: frames per unit of time."""
-        positions_j = {sample[0]: sample[1:] for sample in samples_j}
+    def _measure(self, id_i: int, id_j: int, samples_i: deque[Sample], motion_i: _Motion, motion_j: _Motion,
+                 per_frame: float) -> rules.DynamicMeasurements:
+        """Dynamic measurements from track i's samples and both tracks' motion; per_frame: frames per
+        unit of time."""
+        positions_j = motion_j.coordinates
         frames, distances = [], []
         for sample in samples_i:
             other = positions_j.get(sample[0])

@@ -52,17 +52,18 @@ def negation(test: tuple[bool, float]) -> tuple[bool, float]:
     return not test[0], test[1]
 
 
-def decide(chain: Sequence[tuple[int, Callable[[], tuple[bool, float]] | None]], default: int) -> tuple[int, float]:
+def decide(chain: Sequence[tuple[int, Callable[..., tuple[bool, float]] | None]], default: int,
+           *args) -> tuple[int, float]:
     """First label whose test passes, in priority order; `default` when none does.
 
-    Tests are called lazily, in order, until one passes; None means the label is not allowed here.
-    The margin is the smallest of the margins of every decision taken on the way.
+    Tests are called lazily, in order, as test(*args), until one passes; None means the label is not
+    allowed here. The margin is the smallest of the margins of every decision taken on the way.
     """
     margin = 1.0
     for code, test in chain:
         if test is None:
             continue
-        passed, test_margin = test()
+        passed, test_margin = test(*args)
         if test_margin < margin:
             margin = test_margin
         if passed:
@@ -97,21 +98,40 @@ class StaticMeasurements:
     centroid_distance: float        # centroid distance / sum of the half-diagonals
 
 
+def _inside(m: StaticMeasurements, config: StaticConfig) -> tuple[bool, float]:
+    return conjunction(at_least(m.inside_fraction, config.inside_fraction), (m.bottom_within, 1.0))
+
+
+def _supported(m: StaticMeasurements, config: StaticConfig) -> tuple[bool, float]:
+    return conjunction(m.contact, at_least(m.support_fraction, config.support_fraction))
+
+
+def _above(m: StaticMeasurements, config: StaticConfig) -> tuple[bool, float]:
+    return conjunction(at_least(m.vertical_offset, config.above_offset),
+                       at_least(m.horizontal_overlap, config.horizontal_overlap))
+
+
+def _below(m: StaticMeasurements, config: StaticConfig) -> tuple[bool, float]:
+    return conjunction(at_least(-m.vertical_offset, config.above_offset),
+                       at_least(m.horizontal_overlap, config.horizontal_overlap))
+
+
+def _around(m: StaticMeasurements, config: StaticConfig) -> tuple[bool, float]:
+    return at_most(m.centroid_distance, config.around_distance)
+
+
+_STATIC_TESTS = ((IN, "In", _inside), (SUP, "Sup", _supported), (AB, "Ab", _above), (BE, "Be", _below),
+                 (AR, "Ar", _around))
+_static_chains: dict[tuple[str, ...], tuple] = {}
+
+
 def static_rule(m: StaticMeasurements, allowed: Sequence[str], config: StaticConfig) -> tuple[int, float]:
     """Static relation of (i, j) in priority In > Sup > Ab > Be > Ar > none, restricted to `allowed`."""
-    def overlap() -> tuple[bool, float]:
-        return at_least(m.horizontal_overlap, config.horizontal_overlap)
-    return decide([
-        (IN, (lambda: conjunction(at_least(m.inside_fraction, config.inside_fraction), (m.bottom_within, 1.0)))
-         if "In" in allowed else None),
-        (SUP, (lambda: conjunction(m.contact, at_least(m.support_fraction, config.support_fraction)))
-         if "Sup" in allowed else None),
-        (AB, (lambda: conjunction(at_least(m.vertical_offset, config.above_offset), overlap()))
-         if "Ab" in allowed else None),
-        (BE, (lambda: conjunction(at_least(-m.vertical_offset, config.above_offset), overlap()))
-         if "Be" in allowed else None),
-        (AR, (lambda: at_most(m.centroid_distance, config.around_distance)) if "Ar" in allowed else None),
-    ], NONE)
+    key = tuple(allowed)
+    chain = _static_chains.get(key)
+    if chain is None:
+        chain = _static_chains[key] = tuple((code, test) for code, name, test in _STATIC_TESTS if name in key)
+    return decide(chain, NONE, m, config)
 
 
 # ------------------------------------------------------------------------------------------- dynamic
