@@ -54,7 +54,7 @@ from predrel_ros.core.entities import CONTAINER, HAND_ROLES, Entity
 from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: F401  (FrameOrderError: re-exported)
 from predrel_ros.predicates import rules, vocabulary
 from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m, boundary_separation_m
-from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det, q_tmp
+from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det
 from predrel_ros.predicates.config import DynamicConfig, PairRule, PredicateConfig, Threshold
 from predrel_ros.predicates.enclosed_contact import EnclosedContact
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
@@ -588,7 +588,7 @@ class PredicateExtractor:
         while frames[0] < self._window_start:
             frames.popleft()
             codes.popleft()
-        tmp = q_tmp(codes, code)
+        tmp = codes.count(code) / len(codes)    # q_tmp (inline: once per estimate; codes holds this frame's)
         det, seg, trk, vis = pair_factors
         factors = (det, seg, trk, vis, sp, tmp)  # the order of EVIDENCE_FACTORS
         confidence = self.confidence(name, factors)

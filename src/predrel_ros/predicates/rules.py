@@ -42,10 +42,16 @@ def at_least(x: float, threshold: Threshold) -> tuple[bool, float]:
 
 def conjunction(*tests: tuple[bool, float]) -> tuple[bool, float]:
     """All tests pass (margin: the weakest passing one), else fail (margin: the strongest failing one)."""
-    failing = [margin for passed, margin in tests if not passed]
-    if failing:
-        return False, max(failing)
-    return True, min(margin for _, margin in tests)
+    strongest_failing = weakest = None              # one pass (a conjunction is evaluated per test, per pair)
+    for passed, margin in tests:
+        if not passed:
+            if strongest_failing is None or margin > strongest_failing:
+                strongest_failing = margin
+        elif weakest is None or margin < weakest:
+            weakest = margin
+    if strongest_failing is not None:
+        return False, strongest_failing
+    return True, weakest
 
 
 def negation(test: tuple[bool, float]) -> tuple[bool, float]:
