@@ -41,16 +41,18 @@ def position_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntr
             return None
     # coordinates by column and row, gathered with the samples (cheaper than np.nonzero's index pairs)
     shape = inner.shape
-    z = depth[inner].astype(np.float64)
+    depths = depth[inner]
+    z = depths.astype(np.float64)
     x = np.broadcast_to(np.arange(x1, x2) - camera.cx, shape)[inner] * z / camera.fx
     y = np.broadcast_to((np.arange(y1, y2) - camera.cy)[:, None], shape)[inner] * z / camera.fy
-    return _median(x), _median(y), _median(z)
+    return _median(x), _median(y), _median(depths)     # z's median in the image's own (narrower) type
 
 
 def _median(values: np.ndarray) -> float:
-    """np.median of finite values, by one partition (np.median also partitions for its NaN check)."""
+    """np.median (in float64) of finite values, by one partition (np.median partitions once more for its
+    NaN check)."""
     half = values.size // 2
     if values.size % 2:
         return float(np.partition(values, half)[half])
     low, high = np.partition(values, (half - 1, half))[half - 1:half + 1]
-    return float((low + high) / 2.0)
+    return float((np.float64(low) + np.float64(high)) / 2.0)
