@@ -121,8 +121,9 @@ def _slope(frames: Sequence[int], values: Sequence[float]) -> float:
         return 0.0
     mean_f = sum(frames) / n
     mean_v = sum(values) / n
-    sxx = sum((f - mean_f) ** 2 for f in frames)
-    return sum((f - mean_f) * (v - mean_v) for f, v in zip(frames, values)) / sxx
+    offsets = [f - mean_f for f in frames]
+    sxx = sum([d ** 2 for d in offsets])
+    return sum([d * (v - mean_v) for d, v in zip(offsets, values)]) / sxx
 
 
 def _window_motion(samples: deque[Sample], window_start: int, frame_index: int) -> _Motion | None:
