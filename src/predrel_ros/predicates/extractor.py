@@ -272,9 +272,12 @@ class PredicateExtractor:
             for id_b in present_ids[index + 1:]:
                 if self._plan(role_a, self._tracks[id_b].role) is not None:
                     self._together[(id_a, id_b)] = frame_index
-        for id_a, id_b in sorted(self._together):
-            self._pair(id_a, id_b, self._plan(self._tracks[id_a].role, self._tracks[id_b].role), estimates,
-                       hand_evidence)
+        pairs = [(id_a, id_b, self._plan(self._tracks[id_a].role, self._tracks[id_b].role))
+                 for id_a, id_b in sorted(self._together)]
+        contacts = [self._contact(id_a, id_b, plan) for id_a, id_b, plan in pairs]
+        statics = self._statics(pairs, contacts)
+        for (id_a, id_b, plan), contact, pair_statics in zip(pairs, contacts, statics):
+            self._pair(id_a, id_b, plan, contact, pair_statics, estimates, hand_evidence)
         for hand_id, evidence in hand_evidence.items():
             self._active_hand(hand_id, evidence, estimates)
         for key in [key for key in self._enclosed_contacts if key not in self._enclosed_now]:
@@ -381,35 +384,83 @@ class PredicateExtractor:
                 min(entity_i.track_quality, entity_j.track_quality) * continuity,
                 min(entity_i.visibility, entity_j.visibility))
 
-    def _pair(self, id_a: int, id_b: int, plan: _PairPlan, out: list[PredicateEstimate],
+    def _contact(self, id_a: int, id_b: int, plan: _PairPlan) -> tuple[int, float]:
+        """(code, sp) of the pair's contact rule; (UNK, 0) unless both entities are observed."""
+        subject, obj = (id_b, id_a) if plan.swap else (id_a, id_b)
+        geo_s, geo_o = self._geometries.get(subject), self._geometries.get(obj)
+        if geo_s is None or geo_o is None:
+            return UNK, 0.0
+        contact = self.config.contact
+        limit = (contact.distance.value + contact.distance.eta) / self._to_ref
+        distance = boundary_distance(geo_s, geo_o, limit) * self._to_ref
+        depth_test = self._depth_test(geo_s, geo_o, limit) if distance <= limit * self._to_ref else None
+        return rules.contact_rule(distance, depth_test, contact)
+
+    def _statics(self, pairs: list[tuple[int, int, _PairPlan]], contacts: list[tuple[int, float]]
+                 ) -> list[list[tuple[int, float]]]:
+        """Per pair, (code, sp) of the static rule in each of its plan's orientations: the rule of every
+        observed ordered pair of the frame at once (`rules.static_rules`), UNK for the others."""
+        geometries = self._geometries
+        config = self.config.static
+        band = max(1, round(config.support_band / self._to_ref))
+        rows: list[tuple[int, int]] = []                       # (subject, object) of the observed orientations
+        allowed = {name: [] for name in rules.STATIC_RELATIONS}
+        inside, support, contact_passed, contact_margin = [], [], [], []
+        for (id_a, id_b, plan), (contact_code, contact_sp) in zip(pairs, contacts):
+            if id_a not in geometries or id_b not in geometries:
+                continue
+            for swap, relations in plan.static_orders:
+                s, o = (id_b, id_a) if swap else (id_a, id_b)
+                g_s, g_o = geometries[s], geometries[o]
+                rows.append((s, o))
+                for name, flags in allowed.items():
+                    flags.append(name in relations)
+                inside.append(inside_fraction(g_s, g_o) if "In" in relations else 0.0)
+                touching = contact_code == _T
+                support.append(support_fraction(g_s, g_o, band) if "Sup" in relations and touching else 0.0)
+                contact_passed.append(touching)
+                contact_margin.append(contact_sp)
+        decided = iter(())
+        if rows:
+            order = {entity_id: index for index, entity_id in enumerate(geometries)}
+            subjects = np.array([order[s] for s, _ in rows])
+            objects = np.array([order[o] for _, o in rows])
+            extents = np.array([(g.x1, g.x2, g.y2, g.cx, g.cy, g.width, g.height, g.half_diagonal,
+                                 1.0 if g.mask is not None else 0.0) for g in geometries.values()])
+            x1, x2, y2, cx, cy, width, height, half_diagonal, pixel = zip(extents[subjects].T, extents[objects].T)
+            overlap_x = np.minimum(x2[0], x2[1]) - np.maximum(x1[0], x1[1]) + pixel[0]
+            measurements = rules.StaticMeasurements(
+                inside_fraction=np.array(inside),
+                bottom_within=y2[0] <= y2[1],
+                contact=(np.array(contact_passed), np.array(contact_margin)),
+                support_fraction=np.array(support),
+                vertical_offset=(cy[1] - cy[0]) / np.maximum(0.5 * (height[0] + height[1]), 1e-9),
+                horizontal_overlap=np.maximum(overlap_x, 0.0) / np.maximum(np.minimum(width[0], width[1]), 1e-9),
+                centroid_distance=np.hypot(cx[0] - cx[1], cy[0] - cy[1])
+                / np.maximum(half_diagonal[0] + half_diagonal[1], 1e-9),
+            )
+            flags = {name: np.array(values) for name, values in allowed.items()}
+            codes, margins = rules.static_rules(measurements, flags, config)
+            decided = zip(codes.tolist(), margins.tolist())
+        out = []
+        for id_a, id_b, plan in pairs:
+            observed = id_a in geometries and id_b in geometries
+            out.append([next(decided) if observed else (UNK, 0.0) for _ in plan.static_orders])
+        return out
+
+    def _pair(self, id_a: int, id_b: int, plan: _PairPlan, contact_rule: tuple[int, float],
+              statics_rule: list[tuple[int, float]], out: list[PredicateEstimate],
               hand_evidence: dict[int, list[tuple[rules.Truth, rules.Truth]]]) -> None:
+        """Emit the pair's predicates: contact and static from their rules' (code, sp) (`_contact`,
+        `_statics`), then dynamic and the derived ones."""
         config = self.config
         subject, obj = (id_b, id_a) if plan.swap else (id_a, id_b)
         pair_factors = self._pair_factors(subject, obj)
-        geo_s, geo_o = self._geometries.get(subject), self._geometries.get(obj)
-        observed = geo_s is not None and geo_o is not None
-
-        # contact (unordered)
-        if observed:
-            limit = (config.contact.distance.value + config.contact.distance.eta) / self._to_ref
-            distance = boundary_distance(geo_s, geo_o, limit) * self._to_ref
-            depth_test = self._depth_test(geo_s, geo_o, limit) if distance <= limit * self._to_ref else None
-            contact_code, contact_sp = rules.contact_rule(distance, depth_test, config.contact)
-        else:
-            contact_code, contact_sp = UNK, 0.0
-        contact = self._emit(_CONTACT, subject, obj, contact_code, contact_sp, pair_factors, out)
-
-        # static (per evaluated orientation)
+        observed = subject in self._geometries and obj in self._geometries
+        contact = self._emit(_CONTACT, subject, obj, *contact_rule, pair_factors, out)
         statics: dict[tuple[int, int], tuple[int, float]] = {}
-        for swap, allowed in plan.static_orders:
+        for (swap, _), (code, sp) in zip(plan.static_orders, statics_rule):
             s, o = (id_b, id_a) if swap else (id_a, id_b)
-            if observed:
-                g_s, g_o = self._geometries[s], self._geometries[o]
-                contact_test = (contact_code == _T, contact_sp)
-                code, sp = rules.static_rule(self._static_measurements(g_s, g_o, contact_test, allowed),
-                                             allowed, config.static)
-            else:
-                code, sp = UNK, 0.0
             statics[(s, o)] = self._emit(_STATIC, s, o, code, sp, pair_factors, out)
 
         # dynamic (unordered)
@@ -487,27 +538,6 @@ class PredicateExtractor:
             if outer.entity.role in _ENCLOSING_ROLES and inside_fraction(inner, outer) >= threshold:
                 return inner, outer
         return None
-
-    def _static_measurements(self, g_i: EntityGeometry, g_j: EntityGeometry, contact_test: tuple[bool, float],
-                             allowed: tuple[str, ...]) -> rules.StaticMeasurements:
-        config = self.config.static
-        inside = inside_fraction(g_i, g_j) if "In" in allowed else 0.0
-        support = 0.0
-        if "Sup" in allowed and contact_test[0]:
-            band = max(1, round(config.support_band / self._to_ref))
-            support = support_fraction(g_i, g_j, band)
-        overlap_x = min(g_i.x2, g_j.x2) - max(g_i.x1, g_j.x1) + (1.0 if g_i.mask is not None else 0.0)
-        min_width = min(g_i.width, g_j.width)
-        return rules.StaticMeasurements(
-            inside_fraction=inside,
-            bottom_within=g_i.y2 <= g_j.y2,
-            contact=contact_test,
-            support_fraction=support,
-            vertical_offset=(g_j.cy - g_i.cy) / max(0.5 * (g_i.height + g_j.height), 1e-9),
-            horizontal_overlap=max(overlap_x, 0.0) / max(min_width, 1e-9),
-            centroid_distance=math.hypot(g_i.cx - g_j.cx, g_i.cy - g_j.cy)
-            / max(g_i.half_diagonal + g_j.half_diagonal, 1e-9),
-        )
 
     def _dynamic_test(self, id_i: int, id_j: int) -> tuple[rules.DynamicMeasurements, DynamicConfig]:
         """The pair's dynamic measurements and the config to judge them with: in 3D (m/s) when both

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import numpy as np
+
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import ContactConfig, DynamicConfig, StaticConfig, Threshold
 
@@ -35,9 +37,9 @@ def above(x: float, threshold: Threshold) -> tuple[bool, float]:
     return x > threshold.value, threshold.margin(x)
 
 
-def at_least(x: float, threshold: Threshold) -> tuple[bool, float]:
-    """x >= theta, with its margin."""
-    return x >= threshold.value, threshold.margin(x)
+def at_least(x: np.ndarray, threshold: Threshold) -> tuple[np.ndarray, np.ndarray]:
+    """x >= theta, with its margin, per element (the static rule's tests, `static_rules`)."""
+    return x >= threshold.value, threshold.margins(x)
 
 
 def conjunction(*tests: tuple[bool, float]) -> tuple[bool, float]:
@@ -58,18 +60,17 @@ def negation(test: tuple[bool, float]) -> tuple[bool, float]:
     return not test[0], test[1]
 
 
-def decide(chain: Sequence[tuple[int, Callable[..., tuple[bool, float]] | None]], default: int,
-           *args) -> tuple[int, float]:
+def decide(chain: Sequence[tuple[int, Callable[[], tuple[bool, float]] | None]], default: int) -> tuple[int, float]:
     """First label whose test passes, in priority order; `default` when none does.
 
-    Tests are called lazily, in order, as test(*args), until one passes; None means the label is not
-    allowed here. The margin is the smallest of the margins of every decision taken on the way.
+    Tests are called lazily, in order, until one passes; None means the label is not allowed here.
+    The margin is the smallest of the margins of every decision taken on the way.
     """
     margin = 1.0
     for code, test in chain:
         if test is None:
             continue
-        passed, test_margin = test(*args)
+        passed, test_margin = test()
         if test_margin < margin:
             margin = test_margin
         if passed:
@@ -93,7 +94,8 @@ def contact_rule(distance: float, depth_test: tuple[float, Threshold] | None, co
 
 @dataclass
 class StaticMeasurements:
-    """What the static rule of an ordered pair (i, j) looks at (ratios are scale-free)."""
+    """What the static rule of ordered pairs (i, j) looks at (ratios are scale-free): one value per
+    field for one pair, or one array per field with a row per pair (`static_rules`)."""
 
     inside_fraction: float          # share of i's mask inside j's rectangle
     bottom_within: bool             # i's lowest pixel is not below j's lowest pixel
@@ -104,40 +106,50 @@ class StaticMeasurements:
     centroid_distance: float        # centroid distance / sum of the half-diagonals
 
 
-def _inside(m: StaticMeasurements, config: StaticConfig) -> tuple[bool, float]:
-    return conjunction(at_least(m.inside_fraction, config.inside_fraction), (m.bottom_within, 1.0))
-
-
-def _supported(m: StaticMeasurements, config: StaticConfig) -> tuple[bool, float]:
-    return conjunction(m.contact, at_least(m.support_fraction, config.support_fraction))
-
-
-def _above(m: StaticMeasurements, config: StaticConfig) -> tuple[bool, float]:
-    return conjunction(at_least(m.vertical_offset, config.above_offset),
-                       at_least(m.horizontal_overlap, config.horizontal_overlap))
-
-
-def _below(m: StaticMeasurements, config: StaticConfig) -> tuple[bool, float]:
-    return conjunction(at_least(-m.vertical_offset, config.above_offset),
-                       at_least(m.horizontal_overlap, config.horizontal_overlap))
-
-
-def _around(m: StaticMeasurements, config: StaticConfig) -> tuple[bool, float]:
-    return at_most(m.centroid_distance, config.around_distance)
-
-
-_STATIC_TESTS = ((IN, "In", _inside), (SUP, "Sup", _supported), (AB, "Ab", _above), (BE, "Be", _below),
-                 (AR, "Ar", _around))
-_static_chains: dict[tuple[str, ...], tuple] = {}
+STATIC_RELATIONS = ("In", "Sup", "Ab", "Be", "Ar")      # the static rule's priority order
 
 
 def static_rule(m: StaticMeasurements, allowed: Sequence[str], config: StaticConfig) -> tuple[int, float]:
     """Static relation of (i, j) in priority In > Sup > Ab > Be > Ar > none, restricted to `allowed`."""
-    key = tuple(allowed)
-    chain = _static_chains.get(key)
-    if chain is None:
-        chain = _static_chains[key] = tuple((code, test) for code, name, test in _STATIC_TESTS if name in key)
-    return decide(chain, NONE, m, config)
+    rows = StaticMeasurements(**{name: np.atleast_1d(value) for name, value in vars(m).items() if name != "contact"},
+                              contact=(np.atleast_1d(m.contact[0]), np.atleast_1d(m.contact[1])))
+    codes, margins = static_rules(rows, {name: np.atleast_1d(name in allowed) for name in STATIC_RELATIONS}, config)
+    return int(codes[0]), float(margins[0])
+
+
+def static_rules(m: StaticMeasurements, allowed: dict[str, np.ndarray], config: StaticConfig
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """`static_rule` of every row at once: m holds one array per field, allowed one boolean array per
+    relation of STATIC_RELATIONS. The decision is the scalar one: the first allowed relation whose test
+    passes, margin the smallest of the allowed tests' margins up to it (`decide`)."""
+    overlap = at_least(m.horizontal_overlap, config.horizontal_overlap)
+    tests = (
+        (IN, "In", _conjunction_rows(at_least(m.inside_fraction, config.inside_fraction),
+                                     (m.bottom_within, np.ones(len(m.bottom_within))))),
+        (SUP, "Sup", _conjunction_rows(m.contact, at_least(m.support_fraction, config.support_fraction))),
+        (AB, "Ab", _conjunction_rows(at_least(m.vertical_offset, config.above_offset), overlap)),
+        (BE, "Be", _conjunction_rows(at_least(-m.vertical_offset, config.above_offset), overlap)),
+        (AR, "Ar", (m.centroid_distance <= config.around_distance.value,
+                    config.around_distance.margins(m.centroid_distance))),
+    )
+    codes = np.full(len(m.centroid_distance), NONE)
+    margins = np.ones(len(m.centroid_distance))
+    undecided = np.ones(len(m.centroid_distance), bool)
+    for code, name, (passed, test_margins) in tests:
+        taken = undecided & allowed[name]
+        margins = np.where(taken & (test_margins < margins), test_margins, margins)
+        decided = taken & passed
+        codes[decided] = code
+        undecided &= ~decided
+    return codes, margins
+
+
+def _conjunction_rows(*tests: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """`conjunction` of every row."""
+    passed = np.logical_and.reduce([test for test, _ in tests])
+    failing = np.maximum.reduce([np.where(test, -np.inf, margin) for test, margin in tests])
+    weakest = np.minimum.reduce([margin for _, margin in tests])
+    return passed, np.where(passed, weakest, failing)
 
 
 # ------------------------------------------------------------------------------------------- dynamic
