@@ -49,10 +49,11 @@ def position_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntr
 
 
 def _median(values: np.ndarray) -> float:
-    """np.median (in float64) of finite values, by one partition (np.median partitions once more for its
-    NaN check)."""
+    """np.median (in float64) of finite values, by one partition in place (values is a temporary of
+    position_m's; np.median copies and partitions once more for its NaN check)."""
     half = values.size // 2
     if values.size % 2:
-        return float(np.partition(values, half)[half])
-    low, high = np.partition(values, (half - 1, half))[half - 1:half + 1]
-    return float((np.float64(low) + np.float64(high)) / 2.0)
+        values.partition(half)
+        return float(values[half])
+    values.partition((half - 1, half))
+    return float((np.float64(values[half - 1]) + np.float64(values[half])) / 2.0)
