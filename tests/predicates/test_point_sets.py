@@ -38,3 +38,21 @@ def test_too_few_samples_or_no_mask_give_no_position():
     assert position_m(geometry, depth, CAMERA) is None
     box_only = Entity(id=2, label="cube", role=MANIPULATED_OBJECT, box=[10, 10, 30, 30])
     assert position_m(EntityGeometry(box_only), np.ones((HEIGHT, WIDTH), np.float32), CAMERA) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [(20, 20), (21, 11), (7, 9)])       # even and odd sample counts
+def test_the_position_equals_the_medians_of_all_back_projected_samples(dtype, size):
+    w, h = size
+    geometry, _ = patch(30, 30, w, h)
+    rng = np.random.default_rng(w * h)
+    depth = rng.uniform(0.5, 2.0, (HEIGHT, WIDTH)).astype(dtype)
+    depth[rng.random(depth.shape) < 0.2] = np.nan
+    inner = np.zeros((HEIGHT, WIDTH), bool)
+    inner[31:30 + h - 1, 31:30 + w - 1] = True                     # one pixel inside the mask's edge
+    inner &= np.isfinite(depth)
+    rows, columns = np.nonzero(inner)
+    z = depth[rows, columns].astype(np.float64)
+    expected = (np.median((columns - CAMERA.cx) * z / CAMERA.fx), np.median((rows - CAMERA.cy) * z / CAMERA.fy),
+                np.median(z))
+    assert position_m(geometry, depth, CAMERA) == expected

@@ -64,12 +64,14 @@ class GeometricMeanConfidence:
         except KeyError:
             raise ValueError(f"no confidence weights for predicate {name!r}") from None
         log_sum = 0.0
+        log = math.log
         for index, weight in active:
             value = factors[index]
             if value <= 0.0:
                 return 0.0
-            log_sum += weight * math.log(value)
-        return min(1.0, math.exp(log_sum))
+            log_sum += weight * log(value)
+        confidence = math.exp(log_sum)
+        return confidence if confidence < 1.0 else 1.0
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:

@@ -54,7 +54,7 @@ from predrel_ros.core.entities import CONTAINER, HAND_ROLES, Entity
 from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: F401  (FrameOrderError: re-exported)
 from predrel_ros.predicates import rules, vocabulary
 from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m, boundary_separation_m
-from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det, q_tmp
+from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det
 from predrel_ros.predicates.config import DynamicConfig, PairRule, PredicateConfig, Threshold
 from predrel_ros.predicates.enclosed_contact import EnclosedContact
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
@@ -98,10 +98,11 @@ class _Track:
 class _Motion:
     """One track's motion over the current window (per frame, in the samples' units)."""
 
-    __slots__ = ("frames", "velocity", "speed", "early", "late")
+    __slots__ = ("frames", "coordinates", "velocity", "speed", "early", "late")
 
     def __init__(self, samples: Sequence[Sample]) -> None:
-        self.frames = {sample[0] for sample in samples}
+        self.coordinates = {sample[0]: sample[1:] for sample in samples}    # frame -> coordinates
+        self.frames = self.coordinates.keys()
         frames = [sample[0] for sample in samples]
         self.velocity = tuple(_slope(frames, [sample[k] for sample in samples]) for k in range(1, len(samples[0])))
         self.speed = math.hypot(*self.velocity)
@@ -120,8 +121,9 @@ def _slope(frames: Sequence[int], values: Sequence[float]) -> float:
         return 0.0
     mean_f = sum(frames) / n
     mean_v = sum(values) / n
-    sxx = sum((f - mean_f) ** 2 for f in frames)
-    return sum((f - mean_f) * (v - mean_v) for f, v in zip(frames, values)) / sxx
+    offsets = [f - mean_f for f in frames]
+    sxx = sum([d ** 2 for d in offsets])
+    return sum([d * (v - mean_v) for d, v in zip(offsets, values)]) / sxx
 
 
 def _window_motion(samples: deque[Sample], window_start: int, frame_index: int) -> _Motion | None:
@@ -270,9 +272,12 @@ class PredicateExtractor:
             for id_b in present_ids[index + 1:]:
                 if self._plan(role_a, self._tracks[id_b].role) is not None:
                     self._together[(id_a, id_b)] = frame_index
-        for id_a, id_b in sorted(self._together):
-            self._pair(id_a, id_b, self._plan(self._tracks[id_a].role, self._tracks[id_b].role), estimates,
-                       hand_evidence)
+        pairs = [(id_a, id_b, self._plan(self._tracks[id_a].role, self._tracks[id_b].role))
+                 for id_a, id_b in sorted(self._together)]
+        contacts = [self._contact(id_a, id_b, plan) for id_a, id_b, plan in pairs]
+        statics = self._statics(pairs, contacts)
+        for (id_a, id_b, plan), contact, pair_statics in zip(pairs, contacts, statics):
+            self._pair(id_a, id_b, plan, contact, pair_statics, estimates, hand_evidence)
         for hand_id, evidence in hand_evidence.items():
             self._active_hand(hand_id, evidence, estimates)
         for key in [key for key in self._enclosed_contacts if key not in self._enclosed_now]:
@@ -379,35 +384,83 @@ class PredicateExtractor:
                 min(entity_i.track_quality, entity_j.track_quality) * continuity,
                 min(entity_i.visibility, entity_j.visibility))
 
-    def _pair(self, id_a: int, id_b: int, plan: _PairPlan, out: list[PredicateEstimate],
+    def _contact(self, id_a: int, id_b: int, plan: _PairPlan) -> tuple[int, float]:
+        """(code, sp) of the pair's contact rule; (UNK, 0) unless both entities are observed."""
+        subject, obj = (id_b, id_a) if plan.swap else (id_a, id_b)
+        geo_s, geo_o = self._geometries.get(subject), self._geometries.get(obj)
+        if geo_s is None or geo_o is None:
+            return UNK, 0.0
+        contact = self.config.contact
+        limit = (contact.distance.value + contact.distance.eta) / self._to_ref
+        distance = boundary_distance(geo_s, geo_o, limit) * self._to_ref
+        depth_test = self._depth_test(geo_s, geo_o, limit) if distance <= limit * self._to_ref else None
+        return rules.contact_rule(distance, depth_test, contact)
+
+    def _statics(self, pairs: list[tuple[int, int, _PairPlan]], contacts: list[tuple[int, float]]
+                 ) -> list[list[tuple[int, float]]]:
+        """Per pair, (code, sp) of the static rule in each of its plan's orientations: the rule of every
+        observed ordered pair of the frame at once (`rules.static_rules`), UNK for the others."""
+        geometries = self._geometries
+        config = self.config.static
+        band = max(1, round(config.support_band / self._to_ref))
+        rows: list[tuple[int, int]] = []                       # (subject, object) of the observed orientations
+        allowed = {name: [] for name in rules.STATIC_RELATIONS}
+        inside, support, contact_passed, contact_margin = [], [], [], []
+        for (id_a, id_b, plan), (contact_code, contact_sp) in zip(pairs, contacts):
+            if id_a not in geometries or id_b not in geometries:
+                continue
+            for swap, relations in plan.static_orders:
+                s, o = (id_b, id_a) if swap else (id_a, id_b)
+                g_s, g_o = geometries[s], geometries[o]
+                rows.append((s, o))
+                for name, flags in allowed.items():
+                    flags.append(name in relations)
+                inside.append(inside_fraction(g_s, g_o) if "In" in relations else 0.0)
+                touching = contact_code == _T
+                support.append(support_fraction(g_s, g_o, band) if "Sup" in relations and touching else 0.0)
+                contact_passed.append(touching)
+                contact_margin.append(contact_sp)
+        decided = iter(())
+        if rows:
+            order = {entity_id: index for index, entity_id in enumerate(geometries)}
+            subjects = np.array([order[s] for s, _ in rows])
+            objects = np.array([order[o] for _, o in rows])
+            extents = np.array([(g.x1, g.x2, g.y2, g.cx, g.cy, g.width, g.height, g.half_diagonal,
+                                 1.0 if g.mask is not None else 0.0) for g in geometries.values()])
+            x1, x2, y2, cx, cy, width, height, half_diagonal, pixel = zip(extents[subjects].T, extents[objects].T)
+            overlap_x = np.minimum(x2[0], x2[1]) - np.maximum(x1[0], x1[1]) + pixel[0]
+            measurements = rules.StaticMeasurements(
+                inside_fraction=np.array(inside),
+                bottom_within=y2[0] <= y2[1],
+                contact=(np.array(contact_passed), np.array(contact_margin)),
+                support_fraction=np.array(support),
+                vertical_offset=(cy[1] - cy[0]) / np.maximum(0.5 * (height[0] + height[1]), 1e-9),
+                horizontal_overlap=np.maximum(overlap_x, 0.0) / np.maximum(np.minimum(width[0], width[1]), 1e-9),
+                centroid_distance=np.hypot(cx[0] - cx[1], cy[0] - cy[1])
+                / np.maximum(half_diagonal[0] + half_diagonal[1], 1e-9),
+            )
+            flags = {name: np.array(values) for name, values in allowed.items()}
+            codes, margins = rules.static_rules(measurements, flags, config)
+            decided = zip(codes.tolist(), margins.tolist())
+        out = []
+        for id_a, id_b, plan in pairs:
+            observed = id_a in geometries and id_b in geometries
+            out.append([next(decided) if observed else (UNK, 0.0) for _ in plan.static_orders])
+        return out
+
+    def _pair(self, id_a: int, id_b: int, plan: _PairPlan, contact_rule: tuple[int, float],
+              statics_rule: list[tuple[int, float]], out: list[PredicateEstimate],
               hand_evidence: dict[int, list[tuple[rules.Truth, rules.Truth]]]) -> None:
+        """Emit the pair's predicates: contact and static from their rules' (code, sp) (`_contact`,
+        `_statics`), then dynamic and the derived ones."""
         config = self.config
         subject, obj = (id_b, id_a) if plan.swap else (id_a, id_b)
         pair_factors = self._pair_factors(subject, obj)
-        geo_s, geo_o = self._geometries.get(subject), self._geometries.get(obj)
-        observed = geo_s is not None and geo_o is not None
-
-        # contact (unordered)
-        if observed:
-            limit = (config.contact.distance.value + config.contact.distance.eta) / self._to_ref
-            distance = boundary_distance(geo_s, geo_o, limit) * self._to_ref
-            depth_test = self._depth_test(geo_s, geo_o, limit) if distance <= limit * self._to_ref else None
-            contact_code, contact_sp = rules.contact_rule(distance, depth_test, config.contact)
-        else:
-            contact_code, contact_sp = UNK, 0.0
-        contact = self._emit(_CONTACT, subject, obj, contact_code, contact_sp, pair_factors, out)
-
-        # static (per evaluated orientation)
+        observed = subject in self._geometries and obj in self._geometries
+        contact = self._emit(_CONTACT, subject, obj, *contact_rule, pair_factors, out)
         statics: dict[tuple[int, int], tuple[int, float]] = {}
-        for swap, allowed in plan.static_orders:
+        for (swap, _), (code, sp) in zip(plan.static_orders, statics_rule):
             s, o = (id_b, id_a) if swap else (id_a, id_b)
-            if observed:
-                g_s, g_o = self._geometries[s], self._geometries[o]
-                contact_test = (contact_code == _T, contact_sp)
-                code, sp = rules.static_rule(self._static_measurements(g_s, g_o, contact_test, allowed),
-                                             allowed, config.static)
-            else:
-                code, sp = UNK, 0.0
             statics[(s, o)] = self._emit(_STATIC, s, o, code, sp, pair_factors, out)
 
         # dynamic (unordered)
@@ -486,43 +539,22 @@ class PredicateExtractor:
                 return inner, outer
         return None
 
-    def _static_measurements(self, g_i: EntityGeometry, g_j: EntityGeometry, contact_test: tuple[bool, float],
-                             allowed: tuple[str, ...]) -> rules.StaticMeasurements:
-        config = self.config.static
-        inside = inside_fraction(g_i, g_j) if "In" in allowed else 0.0
-        support = 0.0
-        if "Sup" in allowed and contact_test[0]:
-            band = max(1, round(config.support_band / self._to_ref))
-            support = support_fraction(g_i, g_j, band)
-        overlap_x = min(g_i.x2, g_j.x2) - max(g_i.x1, g_j.x1) + (1.0 if g_i.mask is not None else 0.0)
-        min_width = min(g_i.width, g_j.width)
-        return rules.StaticMeasurements(
-            inside_fraction=inside,
-            bottom_within=g_i.y2 <= g_j.y2,
-            contact=contact_test,
-            support_fraction=support,
-            vertical_offset=(g_j.cy - g_i.cy) / max(0.5 * (g_i.height + g_j.height), 1e-9),
-            horizontal_overlap=max(overlap_x, 0.0) / max(min_width, 1e-9),
-            centroid_distance=math.hypot(g_i.cx - g_j.cx, g_i.cy - g_j.cy)
-            / max(g_i.half_diagonal + g_j.half_diagonal, 1e-9),
-        )
-
     def _dynamic_test(self, id_i: int, id_j: int) -> tuple[rules.DynamicMeasurements, DynamicConfig]:
         """The pair's dynamic measurements and the config to judge them with: in 3D (m/s) when both
         tracks have 3D positions on min_frames joint frames of the window, else in the image."""
         track_i, track_j = self._tracks[id_i], self._tracks[id_j]
         if self._dynamic_3d is not None and track_i.motion3d is not None and track_j.motion3d is not None:
-            measured = self._measure(id_i, id_j, track_i.positions, track_j.positions, track_i.motion3d,
-                                     track_j.motion3d, self.config.dynamic.frame_rate_hz)
+            measured = self._measure(id_i, id_j, track_i.positions, track_i.motion3d, track_j.motion3d,
+                                     self.config.dynamic.frame_rate_hz)
             if measured.samples >= self._dynamic_3d.min_frames:
                 return measured, self._dynamic_3d
-        return self._measure(id_i, id_j, track_i.samples, track_j.samples, track_i.motion, track_j.motion,
-                             1.0), self.config.dynamic
+        return self._measure(id_i, id_j, track_i.samples, track_i.motion, track_j.motion, 1.0), self.config.dynamic
 
-    def _measure(self, id_i: int, id_j: int, samples_i: deque[Sample], samples_j: deque[Sample], motion_i: _Motion,
-                 motion_j: _Motion, per_frame: float) -> rules.DynamicMeasurements:
-        """Dynamic measurements from two tracks' samples; per_frame: frames per unit of time."""
-        positions_j = {sample[0]: sample[1:] for sample in samples_j}
+    def _measure(self, id_i: int, id_j: int, samples_i: deque[Sample], motion_i: _Motion, motion_j: _Motion,
+                 per_frame: float) -> rules.DynamicMeasurements:
+        """Dynamic measurements from track i's samples and both tracks' motion; per_frame: frames per
+        unit of time."""
+        positions_j = motion_j.coordinates
         frames, distances = [], []
         for sample in samples_i:
             other = positions_j.get(sample[0])
@@ -587,7 +619,7 @@ class PredicateExtractor:
         while frames[0] < self._window_start:
             frames.popleft()
             codes.popleft()
-        tmp = q_tmp(codes, code)
+        tmp = codes.count(code) / len(codes)    # q_tmp (inline: once per estimate; codes holds this frame's)
         det, seg, trk, vis = pair_factors
         factors = (det, seg, trk, vis, sp, tmp)  # the order of EVIDENCE_FACTORS
         confidence = self.confidence(name, factors)

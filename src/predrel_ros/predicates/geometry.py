@@ -32,7 +32,8 @@ class EntityGeometry:
     empty: the entity has a mask with no pixel (no segmentation evidence this frame).
     """
 
-    __slots__ = ("entity", "mask", "x1", "y1", "x2", "y2", "area", "cx", "cy", "empty", "_bottom")
+    __slots__ = ("entity", "mask", "x1", "y1", "x2", "y2", "area", "cx", "cy", "empty", "width", "height",
+                 "half_diagonal", "_bottom")
 
     def __init__(self, entity: Entity) -> None:
         self.entity = entity
@@ -45,24 +46,21 @@ class EntityGeometry:
             self.x1, self.y1, self.x2, self.y2 = (float(v) for v in entity.box)
             self.area = max(self.x2 - self.x1, 0.0) * max(self.y2 - self.y1, 0.0)
             self.empty = False
+            self._extent(0.0)
             return
         self.mask = mask.view(np.uint8)
         self.area = float(cv2.countNonZero(self.mask))
         self.empty = self.area == 0
         x, y, w, h = _mask_rectangle(self.mask, entity.box, self.area) if not self.empty else (0, 0, 1, 1)
         self.x1, self.y1, self.x2, self.y2 = float(x), float(y), float(x + w - 1), float(y + h - 1)
+        self._extent(1.0)
 
-    @property
-    def width(self) -> float:
-        return self.x2 - self.x1 + (1.0 if self.mask is not None else 0.0)
-
-    @property
-    def height(self) -> float:
-        return self.y2 - self.y1 + (1.0 if self.mask is not None else 0.0)
-
-    @property
-    def half_diagonal(self) -> float:
-        return 0.5 * math.hypot(self.width, self.height)
+    def _extent(self, pixel: float) -> None:
+        """width, height and half_diagonal (once per entity and frame, read by every pair); pixel: 1 for
+        a mask's inclusive pixel indices, 0 for a box."""
+        self.width = self.x2 - self.x1 + pixel
+        self.height = self.y2 - self.y1 + pixel
+        self.half_diagonal = 0.5 * math.hypot(self.width, self.height)
 
     def bottom_profile(self) -> tuple[np.ndarray, np.ndarray]:
         """(columns, lowest row) of every mask column; for a box, its bottom edge sampled per pixel."""

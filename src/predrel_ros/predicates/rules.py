@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import numpy as np
+
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import ContactConfig, DynamicConfig, StaticConfig, Threshold
 
@@ -35,17 +37,23 @@ def above(x: float, threshold: Threshold) -> tuple[bool, float]:
     return x > threshold.value, threshold.margin(x)
 
 
-def at_least(x: float, threshold: Threshold) -> tuple[bool, float]:
-    """x >= theta, with its margin."""
-    return x >= threshold.value, threshold.margin(x)
+def at_least(x: np.ndarray, threshold: Threshold) -> tuple[np.ndarray, np.ndarray]:
+    """x >= theta, with its margin, per element (the static rule's tests, `static_rules`)."""
+    return x >= threshold.value, threshold.margins(x)
 
 
 def conjunction(*tests: tuple[bool, float]) -> tuple[bool, float]:
     """All tests pass (margin: the weakest passing one), else fail (margin: the strongest failing one)."""
-    failing = [margin for passed, margin in tests if not passed]
-    if failing:
-        return False, max(failing)
-    return True, min(margin for _, margin in tests)
+    strongest_failing = weakest = None              # one pass (a conjunction is evaluated per test, per pair)
+    for passed, margin in tests:
+        if not passed:
+            if strongest_failing is None or margin > strongest_failing:
+                strongest_failing = margin
+        elif weakest is None or margin < weakest:
+            weakest = margin
+    if strongest_failing is not None:
+        return False, strongest_failing
+    return True, weakest
 
 
 def negation(test: tuple[bool, float]) -> tuple[bool, float]:
@@ -86,7 +94,8 @@ def contact_rule(distance: float, depth_test: tuple[float, Threshold] | None, co
 
 @dataclass
 class StaticMeasurements:
-    """What the static rule of an ordered pair (i, j) looks at (ratios are scale-free)."""
+    """What the static rule of ordered pairs (i, j) looks at (ratios are scale-free): one value per
+    field for one pair, or one array per field with a row per pair (`static_rules`)."""
 
     inside_fraction: float          # share of i's mask inside j's rectangle
     bottom_within: bool             # i's lowest pixel is not below j's lowest pixel
@@ -97,21 +106,50 @@ class StaticMeasurements:
     centroid_distance: float        # centroid distance / sum of the half-diagonals
 
 
+STATIC_RELATIONS = ("In", "Sup", "Ab", "Be", "Ar")      # the static rule's priority order
+
+
 def static_rule(m: StaticMeasurements, allowed: Sequence[str], config: StaticConfig) -> tuple[int, float]:
     """Static relation of (i, j) in priority In > Sup > Ab > Be > Ar > none, restricted to `allowed`."""
-    def overlap() -> tuple[bool, float]:
-        return at_least(m.horizontal_overlap, config.horizontal_overlap)
-    return decide([
-        (IN, (lambda: conjunction(at_least(m.inside_fraction, config.inside_fraction), (m.bottom_within, 1.0)))
-         if "In" in allowed else None),
-        (SUP, (lambda: conjunction(m.contact, at_least(m.support_fraction, config.support_fraction)))
-         if "Sup" in allowed else None),
-        (AB, (lambda: conjunction(at_least(m.vertical_offset, config.above_offset), overlap()))
-         if "Ab" in allowed else None),
-        (BE, (lambda: conjunction(at_least(-m.vertical_offset, config.above_offset), overlap()))
-         if "Be" in allowed else None),
-        (AR, (lambda: at_most(m.centroid_distance, config.around_distance)) if "Ar" in allowed else None),
-    ], NONE)
+    rows = StaticMeasurements(**{name: np.atleast_1d(value) for name, value in vars(m).items() if name != "contact"},
+                              contact=(np.atleast_1d(m.contact[0]), np.atleast_1d(m.contact[1])))
+    codes, margins = static_rules(rows, {name: np.atleast_1d(name in allowed) for name in STATIC_RELATIONS}, config)
+    return int(codes[0]), float(margins[0])
+
+
+def static_rules(m: StaticMeasurements, allowed: dict[str, np.ndarray], config: StaticConfig
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """`static_rule` of every row at once: m holds one array per field, allowed one boolean array per
+    relation of STATIC_RELATIONS. The decision is the scalar one: the first allowed relation whose test
+    passes, margin the smallest of the allowed tests' margins up to it (`decide`)."""
+    overlap = at_least(m.horizontal_overlap, config.horizontal_overlap)
+    tests = (
+        (IN, "In", _conjunction_rows(at_least(m.inside_fraction, config.inside_fraction),
+                                     (m.bottom_within, np.ones(len(m.bottom_within))))),
+        (SUP, "Sup", _conjunction_rows(m.contact, at_least(m.support_fraction, config.support_fraction))),
+        (AB, "Ab", _conjunction_rows(at_least(m.vertical_offset, config.above_offset), overlap)),
+        (BE, "Be", _conjunction_rows(at_least(-m.vertical_offset, config.above_offset), overlap)),
+        (AR, "Ar", (m.centroid_distance <= config.around_distance.value,
+                    config.around_distance.margins(m.centroid_distance))),
+    )
+    codes = np.full(len(m.centroid_distance), NONE)
+    margins = np.ones(len(m.centroid_distance))
+    undecided = np.ones(len(m.centroid_distance), bool)
+    for code, name, (passed, test_margins) in tests:
+        taken = undecided & allowed[name]
+        margins = np.where(taken & (test_margins < margins), test_margins, margins)
+        decided = taken & passed
+        codes[decided] = code
+        undecided &= ~decided
+    return codes, margins
+
+
+def _conjunction_rows(*tests: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """`conjunction` of every row."""
+    passed = np.logical_and.reduce([test for test, _ in tests])
+    failing = np.maximum.reduce([np.where(test, -np.inf, margin) for test, margin in tests])
+    weakest = np.minimum.reduce([margin for _, margin in tests])
+    return passed, np.where(passed, weakest, failing)
 
 
 # ------------------------------------------------------------------------------------------- dynamic
