@@ -65,6 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fit.add_argument("--train-frame-step", type=int, default=2, help="use every k-th frame of train episodes")
     fit.add_argument("--val-frame-step", type=int, default=5, help="use every k-th frame of val episodes")
     fit.add_argument("--classes", help="comma-separated class names; unset: the sorted labels of the train split")
+    fit.add_argument("--init", type=Path, help="start from these weights instead of random ones (fine-tuning): a "
+                                               "model folder, its model.pt2 or a training checkpoint, same classes")
     fit.add_argument("--export", type=Path, help="after training, export the best checkpoint to this folder "
                                                  "and evaluate it on the test split")
     _evaluation_options(fit)
@@ -86,8 +88,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     evaluate.add_argument("--data", type=Path, required=True, help="dataset folder")
     evaluate.add_argument("--split", default="test", choices=("train", "val", "test"))
     evaluate.add_argument("--degradation", default="none",
-                          help="none, all (clean + every image kind), or one of blur, occlusion, illumination, "
-                               "low_resolution")
+                          help="none, all (clean + every image kind), or one of blur, occlusion, occlusion_flat, "
+                               "illumination, low_resolution")
     evaluate.add_argument("--severity", type=int, default=3, help="severity of the degradation (1..5)")
     evaluate.add_argument("--seed", type=int, default=0, help="degradation seed (episode i uses seed + i)")
     evaluate.add_argument("--frame-step", type=int, default=1, help="evaluate every k-th frame")
@@ -124,6 +126,8 @@ def _fit_command(args: argparse.Namespace) -> str:
              "--val-frame-step", str(args.val_frame_step)]
     if args.classes:
         parts += ["--classes", args.classes]
+    if getattr(args, "init", None):
+        parts += ["--init", str(args.init)]
     if getattr(args, "roles", None):
         parts += ["--roles", str(args.roles)]
     if args.export:
@@ -264,7 +268,7 @@ def _fit(args: argparse.Namespace) -> int:
     from predrel_ros.tools.benchmarks.report import hardware
     from predrel_ros.tools.training.dataset_frames import dataset_classes, generation_command
     from predrel_ros.tools.training.network import NetworkConfig
-    from predrel_ros.tools.training.trainer import TrainConfig, train
+    from predrel_ros.tools.training.trainer import TrainConfig, initial_weights, train
 
     for name in ("epochs", "batch_size", "threads", "train_frame_step", "val_frame_step"):
         _check_range("--" + name.replace("_", "-"), getattr(args, name), 1)
@@ -283,6 +287,12 @@ def _fit(args: argparse.Namespace) -> int:
     if len(set(class_names)) != len(class_names):
         raise UserError(f"--classes has duplicates: {class_names}")
     roles = _read_roles(args.roles, class_names) if args.roles else {}
+    initial_state = None
+    if args.init:
+        initial_state, init_classes = initial_weights(args.init)
+        if init_classes != list(class_names):
+            raise UserError(f"--init {args.init} has the classes {init_classes}, the data {list(class_names)}: "
+                            f"fine-tuning needs the same classes in the same order (--classes)")
     try:
         config = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                              seed=args.seed, threads=args.threads)
@@ -302,7 +312,11 @@ def _fit(args: argparse.Namespace) -> int:
     network = NetworkConfig(num_classes=len(class_names))
     print(f"training on {len(train_images)} frames ({len(validation_images)} validation), classes {class_names}",
           file=sys.stderr)
-    result = train(train_images, validation_images, class_names, args.out, config, network, progress)
+    try:
+        result = train(train_images, validation_images, class_names, args.out, config, network, progress,
+                       initial_state)
+    except ValueError as error:  # e.g. --init weights of another architecture
+        raise UserError(str(error)) from None
     if labelled:
         data = {"path": str(args.data), "format": source.format, "train_images": len(train_images),
                 "val_images": len(validation_images), "roles": roles}
