@@ -81,7 +81,22 @@ def test_fit_from_an_exported_model_starts_from_its_weights(trained, synthetic_d
     out = tmp_path / "tuned"
     assert main(["train", "fit", "--data", str(synthetic_dataset), "--init", str(model), "--out", str(out), "--epochs",
                  "1", "--batch-size", "4", "--train-frame-step", "1", "--val-frame-step", "2", "--no-progress"]) == 0
-    assert "--init " + str(model) in json.loads((out / "run.json").read_text())["command"]
+    run = json.loads((out / "run.json").read_text())
+    assert "--init " + str(model) in run["command"] and run["init"] == str(model)
+    baseline = tmp_path / "before.json"
+    assert main(["train", "evaluate", "--model", str(model), "--data", str(synthetic_dataset), "--degradation", "all",
+                 "--json", str(baseline), "--no-progress"]) == 0
+    tuned = tmp_path / "tuned-model"
+    assert main(["train", "export", "--checkpoint", str(out / "best.pt"), "--out", str(tuned), "--data",
+                 str(synthetic_dataset), "--baseline", str(baseline), "--no-progress"]) == 0
+    card = (tuned / "MODEL_CARD.md").read_text()
+    assert "Fine-tuned by the project's own code" in card and f"from `{model}`" in card
+    before = json.loads(baseline.read_text())["conditions"]["occlusion@3"]["box_ap50"]
+    after = json.loads((tuned / "metrics.json").read_text())["conditions"]["occlusion@3"]["box_ap50"]
+    assert f"| occlusion@3 | {before:.3f} | {after:.3f} |" in card
+    assert main(["train", "export", "--checkpoint", str(out / "best.pt"), "--out", str(tuned), "--data",
+                 str(synthetic_dataset), "--baseline", str(baseline), "--eval-seed", "4", "--no-progress"]) == 1
+    assert "not comparable with this evaluation" in capsys.readouterr().err
     assert main(["train", "fit", "--data", str(synthetic_dataset), "--init", str(model), "--classes", "box,bar,disc",
                  "--out", str(tmp_path / "other")]) == 1
     assert "needs the same classes in the same order" in capsys.readouterr().err

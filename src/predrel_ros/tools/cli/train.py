@@ -78,6 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument("--out", type=Path, required=True, help="model folder to write")
     export.add_argument("--data", type=Path, help="dataset folder: evaluate the export on its test split")
     _evaluation_options(export)
+    export.add_argument("--baseline", type=Path,
+                        help="`predrel train evaluate --degradation all --json` of the model this one replaces, on "
+                             "the same split, severity, seed and frame step: a before / after table in the card")
     export.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     evaluate = actions.add_parser("evaluate", help="detection / segmentation metrics on a dataset split",
@@ -329,7 +332,8 @@ def _fit(args: argparse.Namespace) -> int:
                 "description": manifest.get("description", "controlled manipulation set"
                                             if manifest.get("generator") == "predrel_ros.tools.simulator" else "")}
     run = {
-        "command": _fit_command(args), "class_names": class_names, "network": asdict(network),
+        "command": _fit_command(args), "init": str(args.init) if args.init else None,
+        "class_names": class_names, "network": asdict(network),
         "config": asdict(config), "parameters": result.parameters, "best_epoch": result.best_epoch,
         "best_validation": result.best_validation, "wall_seconds": round(result.wall_seconds, 1),
         "cpu_seconds": round(result.cpu_seconds, 1),
@@ -411,9 +415,10 @@ def open_perceiver(model: Path, backend: str, threads: int):
 
 
 def export_model(checkpoint: Path, out_dir: Path, data: Path | None, severity: int = 3, seed: int = 0,
-                 frame_step: int = 1, progress: bool = True) -> dict:
+                 frame_step: int = 1, progress: bool = True, baseline: Path | None = None) -> dict:
     """Export `checkpoint` to `out_dir`: model.onnx, model.pt2, labels.txt, with `data` also roles.yaml
-    (each class's usual role in the data) and metrics.json (test split), and MODEL_CARD.md."""
+    (each class's usual role in the data) and metrics.json (test split), and MODEL_CARD.md; `baseline`:
+    the evaluation JSON of the model this one replaces, for the card's before / after table."""
     import numpy as np
 
     from predrel_ros.core.errors import UserError
@@ -421,6 +426,9 @@ def export_model(checkpoint: Path, out_dir: Path, data: Path | None, severity: i
     from predrel_ros.tools.training.dataset_frames import dataset_role_map
     from predrel_ros.tools.training.trainer import load_checkpoint
 
+    if baseline is not None and data is None:
+        raise UserError("--baseline needs --data: the before / after table compares evaluations on its test split")
+    before = _read_baseline(baseline, severity, seed, frame_step) if baseline is not None else None
     net, class_names, saved = load_checkpoint(checkpoint)
     config = saved["train_config"]
     input_hw = (config["input_height"], config["input_width"])
@@ -460,6 +468,11 @@ def export_model(checkpoint: Path, out_dir: Path, data: Path | None, severity: i
                       "commands": [f"predrel train evaluate --model {out_dir} --data {data} --split test "
                                    f"--degradation all --severity {severity} --seed {seed}"
                                    + (f" --frame-step {frame_step}" if frame_step != 1 else "")]}
+        if before is not None:
+            evaluation["baseline"] = {"model": before["model"], "conditions": before["conditions"],
+                                      "command": f"predrel train evaluate --model {before['model']} --data {data} "
+                                                 f"--split test --degradation all --severity {severity} --seed {seed} "
+                                                 f"--frame-step {frame_step} --json baseline.json"}
         (out_dir / "metrics.json").write_text(json.dumps(evaluation, indent=1) + "\n")
         print_results(results)
 
@@ -488,9 +501,26 @@ def export_model(checkpoint: Path, out_dir: Path, data: Path | None, severity: i
     return exported
 
 
+def _read_baseline(path: Path, severity: int, seed: int, frame_step: int) -> dict:
+    """A `train evaluate --json` result, checked to be comparable with the export's evaluation."""
+    from predrel_ros.core.errors import UserError
+
+    try:
+        baseline = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as error:
+        raise UserError(f"--baseline {path}: cannot read it as JSON: {error}") from None
+    expected = {"split": "test", "severity": severity, "seed": seed, "frame_step": frame_step}
+    differing = {key: baseline.get(key) for key, value in expected.items() if baseline.get(key) != value}
+    if differing or not isinstance(baseline.get("conditions"), dict):
+        raise UserError(f"--baseline {path}: not comparable with this evaluation ({expected}): it has {differing} "
+                        f"(write it with predrel train evaluate --split test --degradation all --severity {severity} "
+                        f"--seed {seed} --frame-step {frame_step} --json FILE)")
+    return baseline
+
+
 def _export(args: argparse.Namespace) -> int:
     export_model(args.checkpoint, args.out, args.data, args.severity, args.eval_seed, args.eval_frame_step,
-                 not args.no_progress)
+                 not args.no_progress, args.baseline)
     return 0
 
 
