@@ -31,6 +31,8 @@ def test_fit_writes_the_run_record_and_export_the_model_folder(trained):
     metrics = json.loads((model / "metrics.json").read_text())
     assert list(metrics["conditions"]) == ["clean", "blur@3", "occlusion@3", "occlusion_flat@3", "illumination@3",
                                            "low_resolution@3"]
+    assert all(("occluder_detections_per_frame" in result) == name.startswith("occlusion")
+               for name, result in metrics["conditions"].items())
     roles = metrics["conditions"]["clean"]["per_group"]["per_class"]
     assert set(roles) == set(yaml.safe_load((model / "roles.yaml").read_text()).values())
     card = (model / "MODEL_CARD.md").read_text()

@@ -226,6 +226,8 @@ def print_results(results: dict[str, dict]) -> None:
     for condition, result in results.items():
         print(f"{condition} ({result['num_images']} frames)")
         _print_table("class", result)
+        if result.get("occluder_detections_per_frame") is not None:
+            print(f"  occluders detected as objects: {result['occluder_detections_per_frame']:.3f} per frame")
         if "per_group" in result:
             _print_table("role", result["per_group"])
 

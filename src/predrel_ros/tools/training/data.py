@@ -28,11 +28,13 @@ from predrel_ros.tools.training.network import PROTOTYPE_STRIDE
 
 @dataclass
 class LabelledImage:
-    """image: H x W x 3 uint8 RGB; labels: (M,) class indices; masks: (M, H, W) bool visible pixels."""
+    """image: H x W x 3 uint8 RGB; labels: (M,) class indices; masks: (M, H, W) bool visible pixels;
+    occluded: (H, W) bool pixels painted over by a synthetic occluder (evaluation under occlusion), or None."""
 
     image: np.ndarray
     labels: np.ndarray
     masks: np.ndarray
+    occluded: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.image = np.asarray(self.image)
@@ -42,6 +44,11 @@ class LabelledImage:
         self.masks = np.asarray(self.masks, dtype=bool).reshape(-1, *self.image.shape[:2])
         if self.masks.shape[0] != self.labels.shape[0]:
             raise ValueError(f"LabelledImage: {self.labels.shape[0]} labels but {self.masks.shape[0]} masks")
+        if self.occluded is not None:
+            self.occluded = np.asarray(self.occluded, dtype=bool)
+            if self.occluded.shape != self.image.shape[:2]:
+                raise ValueError(f"LabelledImage.occluded must be H x W {self.image.shape[:2]}, "
+                                 f"got {self.occluded.shape}")
 
 
 class CompactImage:

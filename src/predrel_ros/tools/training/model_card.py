@@ -50,14 +50,20 @@ def role_table(conditions: dict[str, dict]) -> list[str]:
     return lines + _metric_rows(per_role, roles, _METRICS[:2], mean=False)
 
 
+#: per-frame metrics of the before / after table besides the class means
+_FRAME_METRICS = (("occluder_detections_per_frame", "occluders detected per frame"),)
+
+
 def before_after_table(baseline: dict[str, dict], conditions: dict[str, dict]) -> list[str]:
-    """Markdown rows: per condition the class means of the replaced model (before) and of this one."""
-    lines = ["| condition | " + " | ".join(f"{title} before | {title} after" for _, title in _METRICS) + " |",
-             "|" + " --- |" * (1 + 2 * len(_METRICS))]
+    """Markdown rows: per condition the class means of the replaced model (before) and of this one, and
+    the occluders taken for objects per frame (occlusion conditions; n/a elsewhere)."""
+    metrics = _METRICS + _FRAME_METRICS
+    lines = ["| condition | " + " | ".join(f"{title} before | {title} after" for _, title in metrics) + " |",
+             "|" + " --- |" * (1 + 2 * len(metrics))]
     for condition, result in conditions.items():
         old = baseline.get(condition, {})
         lines.append(f"| {condition} | " + " | ".join(f"{_number(old.get(key))} | {_number(result.get(key))}"
-                                                      for key, _ in _METRICS) + " |")
+                                                      for key, _ in metrics) + " |")
     return lines
 
 
