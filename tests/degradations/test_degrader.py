@@ -8,10 +8,12 @@ from hypothesis.extra.numpy import arrays
 
 from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import (
+    ALL_KINDS,
     DETECTION_NOISE,
     FRAME_DROP,
     IMAGE_KINDS,
     KINDS,
+    OCCLUSION_KINDS,
     REGISTRY,
     SEVERITIES,
     DegradationOptions,
@@ -68,7 +70,8 @@ def loses_detail(energies: list[float], image: np.ndarray) -> bool:
 
 def test_registry_covers_the_design_contract():
     assert KINDS == ("blur", "occlusion", "illumination", "low_resolution", "frame_drop", "detection_noise")
-    assert set(REGISTRY) == set(KINDS) | {"none"}
+    assert ALL_KINDS == KINDS + ("occlusion_flat",)   # the flat look, by name only: "all" stays 31 conditions
+    assert set(REGISTRY) == set(ALL_KINDS) | {"none"}
     assert {k for k, info in REGISTRY.items() if info.level == "image"} == set(IMAGE_KINDS)
     assert REGISTRY[FRAME_DROP].level == "stream" and REGISTRY[DETECTION_NOISE].level == "entities"
 
@@ -77,7 +80,7 @@ def test_registry_covers_the_design_contract():
 @given(images, seeds, frames)
 def test_severity_zero_is_the_identity_for_every_kind(image, seed, frame_index):
     entities = [Entity(3, "cube", "manipulated_object", [1, 2, 9, 12])]
-    for kind in KINDS + ("none",):
+    for kind in ALL_KINDS + ("none",):
         degrader = Degrader(kind, 0, seed, options=SMALL)
         out = degrader.apply_image(image, frame_index, targets=entities)
         np.testing.assert_array_equal(out, image)
@@ -90,7 +93,7 @@ def test_severity_zero_is_the_identity_for_every_kind(image, seed, frame_index):
 @given(images, seeds, frames, st.integers(1, 5))
 def test_output_keeps_shape_and_dtype_and_the_input_is_untouched(image, seed, frame_index, severity):
     before = image.copy()
-    for kind in KINDS:
+    for kind in ALL_KINDS:
         out = Degrader(kind, severity, seed, options=SMALL).apply_image(image, frame_index)
         assert out.shape == image.shape and out.dtype == np.uint8
     grey = image[..., 0].copy()
@@ -115,7 +118,7 @@ def test_same_seed_and_frame_give_the_same_output_in_any_call_order(image, seed,
 def test_different_seeds_differ_for_the_random_image_kinds(height, width, image_seed, seed, frame_index, severity):
     image = np.random.default_rng(image_seed).integers(0, 256, (height, width, 3), dtype=np.uint8)
     other = (seed + 1) % 2**32
-    for kind in ("blur", "occlusion"):
+    for kind in ("blur",) + OCCLUSION_KINDS:
         a = Degrader(kind, severity, seed, options=SMALL).apply_image(image, frame_index)
         b = Degrader(kind, severity, other, options=SMALL).apply_image(image, frame_index)
         assert not np.array_equal(a, b), kind
@@ -167,23 +170,24 @@ def test_illumination_moves_every_pixel_monotonically_away_from_its_clean_value(
 
 
 @settings(max_examples=40, deadline=None)
-@given(images, seeds, st.booleans())
-def test_occlusion_is_nested_and_grows_with_severity(image, seed, with_targets):
+@given(images, seeds, st.booleans(), st.sampled_from(OCCLUSION_KINDS))
+def test_occlusion_is_nested_and_grows_with_severity(image, seed, with_targets, kind):
     height, width = image.shape[:2]
     targets = (np.array([[0, 0, width / 2, height / 2], [width / 3, height / 4, width, height]])
                if with_targets else None)
-    masks = [Degrader("occlusion", s, seed).occluder_mask(image.shape, targets) for s in SEVERITIES]
+    masks = [Degrader(kind, s, seed).occluder_mask(image.shape, targets) for s in SEVERITIES]
     for lower, higher in zip(masks, masks[1:]):
         assert np.all(higher[lower]) and higher.sum() >= lower.sum()
     assert masks[-1].sum() > 0
     for severity, mask in zip(SEVERITIES, masks):
-        changed = np.any(Degrader("occlusion", severity, seed).apply_image(image, 0, targets) != image, axis=2)
+        changed = np.any(Degrader(kind, severity, seed).apply_image(image, 0, targets) != image, axis=2)
         assert not np.any(changed & ~mask)
 
 
 @pytest.mark.parametrize("kind, severity, expected", [
     ("blur", 3, {"gaussian_sigma_px": 2.0, "motion_sigma_px": 3.5, "reference_size_px": 480.0}),
     ("occlusion", 5, {"area_ratio": 0.5}),
+    ("occlusion_flat", 5, {"area_ratio": 0.5}),
     ("low_resolution", 1, {"scale": 0.5}),
     ("frame_drop", 4, {"affected_rate": 0.45, "repeat_share": 0.5}),
     ("detection_noise", 2, {"box_jitter": 0.04, "miss_rate": 0.1, "false_per_frame": 0.1, "track_break_rate": 0.01}),

@@ -1,8 +1,11 @@
+"""The occlusion kind (degradations/occlusion.py): textured, shaped occluders covering the table's share."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from predrel_ros.core.entities import Entity
-from predrel_ros.degradations import DegradationOptions, Degrader
+from predrel_ros.degradations import DEFAULT_TABLE, OCCLUSION_KINDS, SEVERITIES, DegradationOptions, Degrader, occlusion
 
 SHAPE = (120, 160, 3)
 
@@ -11,55 +14,89 @@ def _entity(entity_id, box):
     return Entity(entity_id, "cube", "manipulated_object", box)
 
 
-@pytest.mark.parametrize("severity, ratio", [(1, 0.1), (3, 0.3), (5, 0.5)])
-def test_each_target_box_is_covered_by_the_table_ratio(severity, ratio):
-    box = [20, 30, 100, 90]  # 80 x 60 pixels
-    mask = Degrader("occlusion", severity, seed=2).occluder_mask(SHAPE, [_entity(1, box)])
+boxes = st.tuples(st.integers(0, 150), st.integers(0, 110), st.integers(4, 90), st.integers(4, 90)).map(
+    lambda b: [b[0], b[1], min(b[0] + b[2], 160), min(b[1] + b[3], 120)]).filter(
+    lambda b: b[2] - b[0] >= 2 and b[3] - b[1] >= 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(boxes, st.integers(0, 2**32 - 1), st.integers(0, 10**6))
+def test_each_target_is_covered_by_the_table_share_nested_in_severity(box, seed, entity_id):
+    x1, y1, x2, y2 = box
+    area = (x2 - x1) * (y2 - y1)
+    masks = [Degrader("occlusion", s, seed).occluder_mask(SHAPE, [_entity(entity_id, box)]) for s in SEVERITIES]
     inside = np.zeros(SHAPE[:2], bool)
-    inside[30:90, 20:100] = True
-    assert not np.any(mask & ~inside)
-    rounding = 2 * (80 + 60) + 4  # floor/ceil of the occluder's four sides
-    assert abs(mask.sum() - ratio * 80 * 60) <= rounding
+    inside[y1:y2, x1:x2] = True
+    for severity, mask in zip(SEVERITIES, masks):
+        ratio = DEFAULT_TABLE.row("occlusion", severity)["area_ratio"]
+        assert not np.any(mask & ~inside)
+        assert mask.sum() == round(ratio * area)           # the share of the target, to the pixel
+    for lower, higher in zip(masks, masks[1:]):
+        assert np.all(higher[lower])                        # nested: coverage only grows with severity
 
 
-def test_occluder_moves_with_its_target_and_ignores_list_order():
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(0, 10**6), st.integers(0, 10**6))
+def test_same_seed_same_occluders_at_any_frame_other_seed_other_occluders(seed, severity, frame, other_frame):
+    image = np.random.default_rng(seed % 1000).integers(0, 256, SHAPE, dtype=np.uint8)
+    targets = [_entity(3, [10, 10, 70, 60]), _entity(8, [60, 40, 150, 115])]
+    first = Degrader("occlusion", severity, seed).apply_image(image, frame, targets)
+    np.testing.assert_array_equal(Degrader("occlusion", severity, seed).apply_image(image, other_frame, targets),
+                                  first)
+    other = Degrader("occlusion", severity, (seed + 1) % 2**32)
+    assert not np.array_equal(other.apply_image(image, frame, targets), first)
+
+
+def test_occluders_move_with_their_targets_and_ignore_list_order():
     a, b = _entity(7, [10, 10, 60, 50]), _entity(9, [80, 40, 150, 110])
     degrader = Degrader("occlusion", 4, seed=1)
-    mask = degrader.occluder_mask(SHAPE, [a, b])
-    np.testing.assert_array_equal(degrader.occluder_mask(SHAPE, [b, a]), mask)
-    moved = _entity(7, [15, 13, 65, 53])
+    image = np.zeros(SHAPE, np.uint8)
+    np.testing.assert_array_equal(degrader.apply_image(image, 0, [b, a]), degrader.apply_image(image, 0, [a, b]))
     mask_a = degrader.occluder_mask(SHAPE, [a])
-    np.testing.assert_array_equal(degrader.occluder_mask(SHAPE, [moved]), np.roll(mask_a, (3, 5), axis=(0, 1)))
+    moved = degrader.occluder_mask(SHAPE, [_entity(7, [15, 13, 65, 53])])
+    np.testing.assert_array_equal(moved, np.roll(mask_a, (3, 5), axis=(0, 1)))
+    painted = degrader.apply_image(image, 0, [a])
+    np.testing.assert_array_equal(degrader.apply_image(image, 0, [_entity(7, [15, 13, 65, 53])]),
+                                  np.roll(painted, (3, 5), axis=(0, 1)))
 
 
-def test_without_targets_random_zones_are_fixed_per_seed():
+def test_occluders_are_textured_and_shaped_never_flat_rectangles():
+    image = np.zeros(SHAPE, np.uint8)
+    fills, spreads, shapes = [], [], set()
+    for seed in range(40):
+        degrader = Degrader("occlusion", 5, seed)
+        target = np.array([[20, 20, 120, 100]])
+        out, mask = degrader.apply_image(image, 0, target), degrader.occluder_mask(SHAPE, target)
+        rows, cols = np.flatnonzero(mask.any(1)), np.flatnonzero(mask.any(0))
+        fills.append(mask.sum() / ((rows[-1] - rows[0] + 1) * (cols[-1] - cols[0] + 1)))
+        spreads.append(out[mask].astype(float).std(axis=0).max())
+        key = 0  # an array target's key is its position
+        shapes.add(occlusion.SHAPES[int(occlusion._rng(seed, key, "shape").integers(len(occlusion.SHAPES)))])
+    assert shapes == set(occlusion.SHAPES)
+    assert max(fills) < 0.97 and np.median(fills) < 0.9      # not rectangles
+    assert min(spreads) > 10                                   # never one flat colour
+
+
+def test_without_targets_random_zones_are_fixed_per_seed_and_clipped_to_the_image():
     degrader = Degrader("occlusion", 5, seed=4)
     image = np.random.default_rng(0).integers(0, 256, SHAPE, dtype=np.uint8)
-    first = degrader.apply_image(image, 0)
-    np.testing.assert_array_equal(degrader.apply_image(image, 500), first)
+    np.testing.assert_array_equal(degrader.apply_image(image, 500), degrader.apply_image(image, 0))
     mask = degrader.occluder_mask(SHAPE)
     zones = DegradationOptions().occlusion_zones
-    # each of the zones (20-40 % of each side) is half covered: between one zone and all of them
-    assert 0.5 * 0.2 * 0.2 * 120 * 160 <= mask.sum() <= zones * 0.5 * 0.4 * 0.4 * 120 * 160 + 400
+    assert 0.5 * 0.2 * 0.2 * 120 * 160 - 1 <= mask.sum() <= zones * 0.5 * 0.4 * 0.4 * 120 * 160 + zones
     assert not np.array_equal(Degrader("occlusion", 5, seed=5).occluder_mask(SHAPE), mask)
+    outside = degrader.occluder_mask(SHAPE, np.array([[-50, -50, 40, 30]]))
+    assert outside.any() and not outside[30:, :].any() and not outside[:, 40:].any()
+    assert outside.sum() == round(0.5 * 40 * 30)               # the share of the part inside the image
 
 
-def test_empty_targets_occlude_nothing_and_boxes_work_like_entities():
-    degrader = Degrader("occlusion", 5, seed=0)
+@pytest.mark.parametrize("kind", OCCLUSION_KINDS)
+def test_empty_targets_occlude_nothing_and_boxes_work_like_entities(kind):
+    degrader = Degrader(kind, 5, seed=0)
     image = np.random.default_rng(1).integers(0, 256, SHAPE, dtype=np.uint8)
     np.testing.assert_array_equal(degrader.apply_image(image, 0, []), image)
-    boxes = np.array([[10, 10, 60, 50], [80, 40, 150, 110]])
-    as_entities = [_entity(0, boxes[0]), _entity(1, boxes[1])]
-    np.testing.assert_array_equal(degrader.occluder_mask(SHAPE, boxes), degrader.occluder_mask(SHAPE, as_entities))
-
-
-def test_occluders_are_solid_muted_colours_and_clipped_to_the_image():
-    degrader = Degrader("occlusion", 5, seed=3)
-    image = np.zeros(SHAPE, np.uint8)
-    out = degrader.apply_image(image, 0, np.array([[-50, -50, 40, 30]]))
-    mask = degrader.occluder_mask(SHAPE, np.array([[-50, -50, 40, 30]]))
-    assert mask.any() and not mask[30:, :].any() and not mask[:, 40:].any()
-    colours = np.unique(out[mask].reshape(-1, 3), axis=0)
-    assert len(colours) == 1 and np.all((colours >= 40) & (colours <= 210))
+    targets = np.array([[10, 10, 60, 50], [80, 40, 150, 110]])
+    as_entities = [_entity(0, targets[0]), _entity(1, targets[1])]
+    np.testing.assert_array_equal(degrader.occluder_mask(SHAPE, targets), degrader.occluder_mask(SHAPE, as_entities))
     with pytest.raises(ValueError, match="finite"):
         degrader.occluder_mask(SHAPE, np.array([[0, 0, np.nan, 5]]))

@@ -52,6 +52,14 @@ def test_overrides_are_validated_like_the_default():
         ParameterTable({"blur": DEFAULT_TABLE.as_dict()["blur"]})
 
 
+def test_the_flat_occlusion_kind_reads_the_occlusion_row():
+    table = DEFAULT_TABLE.with_overrides({"occlusion": {"area_ratio": [0, 0.2, 0.4, 0.6, 0.8, 0.9]}})
+    assert [table.row("occlusion_flat", s) for s in SEVERITIES] == [table.row("occlusion", s) for s in SEVERITIES]
+    assert table.columns("occlusion_flat") == ("area_ratio",) and "occlusion_flat" not in table.as_dict()
+    with pytest.raises(ValueError, match="occlusion_flat has no row of its own"):
+        DEFAULT_TABLE.with_overrides({"occlusion_flat": {"area_ratio": [0, 0.2, 0.4, 0.6, 0.8, 0.9]}})
+
+
 def test_row_validates_kind_and_severity():
     with pytest.raises(ValueError, match="severity must lie in 0..5"):
         DEFAULT_TABLE.row("blur", -1)

@@ -17,8 +17,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from predrel_ros.core.entities import Entity
-from predrel_ros.degradations import blur, detection_noise, frame_drop, illumination, occlusion
+from predrel_ros.degradations import blur, detection_noise, flat_occlusion, frame_drop, illumination, occlusion
 from predrel_ros.degradations.low_resolution import low_resolution
+from predrel_ros.degradations.occlusion_regions import occluded_regions
 from predrel_ros.degradations.options import DegradationOptions
 from predrel_ros.degradations.table import (
     BLUR,
@@ -29,6 +30,8 @@ from predrel_ros.degradations.table import (
     LOW_RESOLUTION,
     NONE,
     OCCLUSION,
+    OCCLUSION_FLAT,
+    OCCLUSION_KINDS,
     ParameterTable,
     check_kind,
     check_severity,
@@ -49,7 +52,9 @@ class KindInfo:
 REGISTRY: dict[str, KindInfo] = {info.name: info for info in (
     KindInfo(NONE, NONE, "clean reference (identity)"),
     KindInfo(BLUR, IMAGE, "Gaussian defocus + linear motion blur along a per-frame direction"),
-    KindInfo(OCCLUSION, IMAGE, "solid occluders over a growing share of target boxes or random zones"),
+    KindInfo(OCCLUSION, IMAGE, "textured, shaped occluders (arms, blobs, ellipses) over a growing share of "
+                               "target boxes or random zones"),
+    KindInfo(OCCLUSION_FLAT, IMAGE, "for comparison: solid rectangles in muted colours over the same shares"),
     KindInfo(ILLUMINATION, IMAGE, "low light, overexposure or contrast reduction (per seed)"),
     KindInfo(LOW_RESOLUTION, IMAGE, "downsample and resize back to the original resolution"),
     KindInfo(FRAME_DROP, STREAM, "drop or repeat frames, frame indices preserved"),
@@ -164,18 +169,22 @@ class Degrader:
     def occluder_mask(self, image_shape: tuple[int, ...],
                       targets: Sequence[Entity] | np.ndarray | None = None) -> np.ndarray:
         """Boolean H x W mask of the pixels this condition occludes (all false for other kinds)."""
-        if self.kind != OCCLUSION or self.is_identity:
+        if self.kind not in OCCLUSION_KINDS or self.is_identity:
             return np.zeros(image_shape[:2], bool)
-        return occlusion.occluder_mask(self._occluders(image_shape, targets)[0], image_shape)
+        if self.kind == OCCLUSION_FLAT:
+            return flat_occlusion.occluder_mask(self._flat_occluders(image_shape, targets)[0], image_shape)
+        return occlusion.occluder_mask(self._occluders(image_shape, targets), image_shape)
 
     def _occluders(self, image_shape: tuple[int, ...],
-                   targets: Sequence[Entity] | np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        regions, keys = occlusion.target_regions(targets)
-        if len(regions) == 0 and targets is None:
-            regions = occlusion.random_zones(image_shape, self.seed, self.options)
-            keys = np.arange(len(regions), dtype=np.int64)
-        rects = occlusion.occluder_rects(regions, keys, self._row["area_ratio"], self.seed, image_shape)
-        return rects, occlusion.occluder_colours(keys, self.seed)
+                   targets: Sequence[Entity] | np.ndarray | None) -> list[occlusion.Occluder]:
+        regions, keys = occluded_regions(targets, image_shape, self.seed, self.options)
+        return occlusion.occluders(regions, keys, self._row["area_ratio"], self.seed, image_shape)
+
+    def _flat_occluders(self, image_shape: tuple[int, ...],
+                        targets: Sequence[Entity] | np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        regions, keys = occluded_regions(targets, image_shape, self.seed, self.options)
+        rects = flat_occlusion.occluder_rects(regions, keys, self._row["area_ratio"], self.seed, image_shape)
+        return rects, flat_occlusion.occluder_colours(keys, self.seed)
 
     def _pixel_scale(self, image_shape: tuple[int, ...]) -> float:
         return min(image_shape[:2]) / self.options.reference_size
@@ -189,8 +198,11 @@ def _blur(degrader: Degrader, image: np.ndarray, frame_index: int, targets) -> n
 
 
 def _occlusion(degrader: Degrader, image: np.ndarray, frame_index: int, targets) -> np.ndarray:
-    rects, colours = degrader._occluders(image.shape, targets)
-    return occlusion.occlude(image, rects, colours)
+    return occlusion.occlude(image, degrader._occluders(image.shape, targets), degrader.seed)
+
+
+def _flat_occlusion(degrader: Degrader, image: np.ndarray, frame_index: int, targets) -> np.ndarray:
+    return flat_occlusion.occlude(image, *degrader._flat_occluders(image.shape, targets))
 
 
 def _illumination(degrader: Degrader, image: np.ndarray, frame_index: int, targets) -> np.ndarray:
@@ -203,5 +215,6 @@ def _low_resolution(degrader: Degrader, image: np.ndarray, frame_index: int, tar
 
 
 _IMAGE_OPERATIONS: dict[str, Callable[[Degrader, np.ndarray, int, object], np.ndarray]] = {
-    BLUR: _blur, OCCLUSION: _occlusion, ILLUMINATION: _illumination, LOW_RESOLUTION: _low_resolution,
+    BLUR: _blur, OCCLUSION: _occlusion, OCCLUSION_FLAT: _flat_occlusion, ILLUMINATION: _illumination,
+    LOW_RESOLUTION: _low_resolution,
 }

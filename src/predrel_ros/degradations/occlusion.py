@@ -1,98 +1,181 @@
-"""Occlusion: solid occluders over parts of target regions, covering a growing share of each region.
+"""The occlusion kind: textured, shaped occluders over a growing share of each occluded region.
 
-Regions are the caller's target boxes (e.g. hands, objects, containers and surfaces from ground truth
-or from the clean pipeline), or, without targets, a few random zones of the frame. In each region one
-axis-aligned occluder covers `area_ratio` of the region's area: its sides are w * r**a and
-h * r**(1 - a) for a drawn exponent a, and it sits at a drawn relative position (u, v) inside the
-region. Both sides grow with r around that fixed relative position, so the occluder at a higher
-severity contains the one at a lower severity (nested), and it never leaves its region.
+A flat rectangle in a muted colour looks like one of the simulator's objects (the occlusion_flat
+kind, degradations/flat_occlusion.py), so a detector finds it as an object. Here an occluder has a
+shape (an arm entering the region from one side and widening into a hand at its end, a lobed blob
+or an ellipse, each with slightly ragged edges) and a procedural texture (value noise, stripes, a
+checker or grain in two contrasting colours, degradations/textures.py). Patches cut from other frames
+are not used: a degradation is a pure function of (seed, frame, inputs) and keeps no stream history.
 
-Draws are keyed by the seed and the target's id (an Entity's track id, else its list position), not
-by the frame: an occluder stays on the same part of its target while the target moves, as a real
-occluder would, instead of flickering. Random zones are fixed in the frame for a seed (e.g. an
-obstruction in front of the camera).
+Each shape is grown as the nested level sets of a field over its region: the region's N pixels in
+the image are ranked by the field and the round(r * N) lowest are covered, r the table's
+`area_ratio`. So the covered share of each region is the table's ratio to one pixel (the severity
+table's meaning, as for the flat kind), what is covered at a ratio stays covered at every larger
+one (nested), and the shape is fixed relative to its region box and drawn from (seed, region key):
+it moves with its target.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from predrel_ros.core.entities import Entity
-from predrel_ros.degradations import draws
-from predrel_ros.degradations.options import DegradationOptions
+from predrel_ros.degradations import draws, textures
 
-#: range of the aspect exponent a: the occluder's aspect varies, its area share does not
-_ASPECT_EXPONENT = (0.25, 0.75)
-
-
-def target_regions(targets: Sequence[Entity] | np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Target boxes (N x 4, float) and their draw keys (N ints) from Entities or an N x 4 array."""
-    if targets is None:
-        return np.zeros((0, 4)), np.zeros(0, np.int64)
-    if len(targets) and isinstance(targets[0], Entity):
-        boxes = np.array([entity.box for entity in targets], dtype=np.float64).reshape(-1, 4)
-        keys = np.array([entity.id for entity in targets], dtype=np.int64)
-    else:
-        boxes = np.asarray(targets, dtype=np.float64).reshape(-1, 4) if len(targets) else np.zeros((0, 4))
-        keys = np.arange(len(boxes), dtype=np.int64)
-    if not np.all(np.isfinite(boxes)):
-        raise ValueError("targets: boxes must be finite (x1, y1, x2, y2)")
-    return boxes, keys
+#: occluder shapes, drawn per region
+SHAPES = ("arm", "blob", "ellipse")
+#: amplitude of the smooth noise that makes the level sets' edges ragged (relative change of the field)
+_RAGGEDNESS = 0.15
+#: side of the coarse grid of that noise
+_NOISE_GRID = 6
+#: the two colours of a texture differ by at least this much (sum over the channels)
+_MIN_CONTRAST = 150
 
 
-def random_zones(image_shape: tuple[int, ...], seed: int, options: DegradationOptions) -> np.ndarray:
-    """The seed's random zones (N x 4 boxes) of a frame, used when no targets are given."""
+@dataclass(frozen=True)
+class Occluder:
+    """One region's occluder: `mask` covers the image rows top..top+h and columns left..left+w."""
+
+    key: int
+    top: int
+    left: int
+    mask: np.ndarray
+
+    def covered(self, image_shape: tuple[int, ...]) -> np.ndarray:
+        """Boolean H x W mask of the pixels this occluder covers."""
+        full = np.zeros(image_shape[:2], bool)
+        height, width = self.mask.shape
+        full[self.top:self.top + height, self.left:self.left + width] = self.mask
+        return full
+
+
+def occluders(regions: np.ndarray, keys: np.ndarray, area_ratio: float, seed: int,
+              image_shape: tuple[int, ...]) -> list[Occluder]:
+    """The occluders of `regions` (N x 4 boxes) at `area_ratio`, ordered by key (drawing order)."""
     height, width = image_shape[:2]
-    count = options.occlusion_zones
-    low, high = options.occlusion_zone_size
-    zone = np.arange(count)
-    zone_w = width * (low + (high - low) * draws.uniform(seed, "occlusion.zone.w", zone))
-    zone_h = height * (low + (high - low) * draws.uniform(seed, "occlusion.zone.h", zone))
-    x1 = (width - zone_w) * draws.uniform(seed, "occlusion.zone.x", zone)
-    y1 = (height - zone_h) * draws.uniform(seed, "occlusion.zone.y", zone)
-    return np.stack([x1, y1, x1 + zone_w, y1 + zone_h], axis=1)
+    out = []
+    if area_ratio <= 0:
+        return out
+    for region, key in sorted(zip(regions, keys), key=lambda pair: int(pair[1])):
+        x1, y1, x2, y2 = (float(v) for v in region)
+        left, top = max(int(np.floor(x1)), 0), max(int(np.floor(y1)), 0)
+        right, bottom = min(int(np.ceil(x2)), width), min(int(np.ceil(y2)), height)
+        if right <= left or bottom <= top or x2 <= x1 or y2 <= y1:
+            continue
+        field = _shape_field(_rng(seed, int(key), "shape"), np.arange(left, right) + 0.5 - x1,
+                             np.arange(top, bottom) + 0.5 - y1, x2 - x1, y2 - y1)
+        mask = _lowest(field, int(round(area_ratio * field.size)))
+        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        if rows.size:
+            out.append(Occluder(int(key), top + int(rows[0]), left + int(cols[0]),
+                                mask[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]))
+    return out
 
 
-def occluder_rects(regions: np.ndarray, keys: np.ndarray, area_ratio: float, seed: int,
-                   image_shape: tuple[int, ...]) -> np.ndarray:
-    """Integer occluder rectangles (N x 4: x1, y1, x2, y2 exclusive), clipped to the image."""
-    height, width = image_shape[:2]
-    if area_ratio <= 0 or len(regions) == 0:
-        return np.zeros((0, 4), np.int64)
-    x1, y1, x2, y2 = (regions[:, i] for i in range(4))
-    region_w, region_h = np.maximum(x2 - x1, 0.0), np.maximum(y2 - y1, 0.0)
-    low, high = _ASPECT_EXPONENT
-    exponent = low + (high - low) * draws.uniform(seed, "occlusion.aspect", keys)
-    occluder_w = region_w * area_ratio ** exponent
-    occluder_h = region_h * area_ratio ** (1.0 - exponent)
-    left = x1 + draws.uniform(seed, "occlusion.u", keys) * (region_w - occluder_w)
-    top = y1 + draws.uniform(seed, "occlusion.v", keys) * (region_h - occluder_h)
-    # floor/ceil keep nesting exact: left/top only decrease and right/bottom only grow with the ratio
-    rects = np.stack([np.floor(left), np.floor(top), np.ceil(left + occluder_w), np.ceil(top + occluder_h)],
-                     axis=1)
-    rects[:, [0, 2]] = np.clip(rects[:, [0, 2]], 0, width)
-    rects[:, [1, 3]] = np.clip(rects[:, [1, 3]], 0, height)
-    return rects.astype(np.int64)
+def _lowest(field: np.ndarray, count: int) -> np.ndarray:
+    """Mask of the `count` lowest values of `field`, ties broken in raster order: the first `count` of one
+    fixed ranking, so a larger count only adds pixels."""
+    flat = field.ravel()
+    if count <= 0:
+        return np.zeros(field.shape, bool)
+    if count >= flat.size:
+        return np.ones(field.shape, bool)
+    threshold = np.partition(flat, count - 1)[count - 1]
+    mask = flat < threshold
+    ties = np.flatnonzero(flat == threshold)[:count - int(mask.sum())]
+    mask[ties] = True
+    return mask.reshape(field.shape)
 
 
-def occluder_colours(keys: np.ndarray, seed: int) -> np.ndarray:
-    """One muted solid colour per occluder (N x 3 uint8), fixed per seed and key."""
-    channels = np.stack([draws.uniform(seed, f"occlusion.colour.{c}", keys) for c in range(3)], axis=1)
-    return (40 + 170 * channels).astype(np.uint8)
-
-
-def occluder_mask(rects: np.ndarray, image_shape: tuple[int, ...]) -> np.ndarray:
-    """Boolean H x W mask of the pixels covered by `rects`."""
+def occluder_mask(occluders_: list[Occluder], image_shape: tuple[int, ...]) -> np.ndarray:
+    """Boolean H x W mask of the pixels covered by any of the occluders."""
     mask = np.zeros(image_shape[:2], bool)
-    for x1, y1, x2, y2 in rects:
-        mask[y1:y2, x1:x2] = True
+    for occluder in occluders_:
+        mask |= occluder.covered(image_shape)
     return mask
 
 
-def occlude(image: np.ndarray, rects: np.ndarray, colours: np.ndarray) -> np.ndarray:
-    """A copy of `image` (H x W x 3, or H x W grey) with each rectangle filled with its colour."""
+def occlude(image: np.ndarray, occluders_: list[Occluder], seed: int) -> np.ndarray:
+    """A copy of `image` (H x W x 3, or H x W grey) with each occluder painted in its texture."""
     out = image.copy()
-    for (x1, y1, x2, y2), colour in zip(rects, colours):
-        out[y1:y2, x1:x2] = colour if out.ndim == 3 else int(colour.mean())
+    for occluder in occluders_:
+        height, width = occluder.mask.shape
+        texture = _texture(_rng(seed, occluder.key, "texture"), height, width)
+        if out.ndim == 2:
+            texture = texture.mean(axis=2).astype(np.uint8)
+        window = out[occluder.top:occluder.top + height, occluder.left:occluder.left + width]
+        window[occluder.mask] = texture[occluder.mask]
     return out
+
+
+def _rng(seed: int, key: int, part: str) -> np.random.Generator:
+    return np.random.default_rng(int(draws.hashes(seed, f"occlusion.{part}", key)[0]))
+
+
+def _texture(rng: np.random.Generator, height: int, width: int) -> np.ndarray:
+    """A procedural texture whose two colours contrast (never one flat colour)."""
+    texture = textures.procedural_texture(rng, height, width)
+    low, high = texture.reshape(-1, 3).min(axis=0).astype(int), texture.reshape(-1, 3).max(axis=0).astype(int)
+    if int((high - low).sum()) >= _MIN_CONTRAST:
+        return texture
+    stretch = _MIN_CONTRAST / max(int((high - low).sum()), 1)
+    centre = (low + high) / 2
+    return np.clip(centre + (texture - centre) * stretch, 0, 255).astype(np.uint8)
+
+
+def _shape_field(rng: np.random.Generator, xs: np.ndarray, ys: np.ndarray, region_w: float,
+                 region_h: float) -> np.ndarray:
+    """Field over the pixel centres (xs, ys relative to the region's top-left corner) whose lowest values
+    form the occluder: distances in units of the region's geometric mean side, so shapes stay round."""
+    scale = np.sqrt(region_w * region_h)
+    x, y = np.meshgrid((xs / scale).astype(np.float32), (ys / scale).astype(np.float32))
+    box_w, box_h = region_w / scale, region_h / scale
+    shape = SHAPES[int(rng.integers(len(SHAPES)))]
+    if shape == "arm":
+        field = _arm(rng, x, y, box_w, box_h)
+    else:
+        # anywhere in the box, edges included: a real occluder comes in from a side more often than it
+        # hides a target's middle and leaves its outline (a ring) in view
+        cx, cy = box_w * rng.uniform(0.0, 1.0), box_h * rng.uniform(0.0, 1.0)
+        dx, dy = x - cx, y - cy
+        if shape == "ellipse":
+            angle, ratio = rng.uniform(0, np.pi), rng.uniform(0.45, 1.0)
+            along, across = dx * np.cos(angle) + dy * np.sin(angle), -dx * np.sin(angle) + dy * np.cos(angle)
+            field = np.hypot(along, across / ratio)
+        else:  # blob: a star-shaped outline with a few lobes
+            angle = np.arctan2(dy, dx)
+            radius = np.ones_like(angle)
+            for lobes, amplitude in zip((2, 3, 5), rng.uniform(0.0, (0.25, 0.18, 0.08))):
+                radius += amplitude * np.cos(lobes * angle + rng.uniform(0, 2 * np.pi))
+            field = np.hypot(dx, dy) / radius
+    noise = _smooth_noise(rng, xs / region_w, ys / region_h)
+    return field * (1.0 + _RAGGEDNESS * (2.0 * noise - 1.0))
+
+
+def _arm(rng: np.random.Generator, x: np.ndarray, y: np.ndarray, box_w: float, box_h: float) -> np.ndarray:
+    """An arm entering from a side of the box, reaching in as the level grows, with a hand at its tip."""
+    side, position = int(rng.integers(4)), rng.uniform(0.25, 0.75)
+    entry, inward = [(np.array([0.0, position * box_h]), 0.0), (np.array([box_w, position * box_h]), np.pi),
+                     (np.array([position * box_w, 0.0]), np.pi / 2),
+                     (np.array([position * box_w, box_h]), -np.pi / 2)][side]
+    direction = inward + rng.uniform(-0.5, 0.5)
+    dx, dy = x - entry[0], y - entry[1]
+    along = dx * np.cos(direction) + dy * np.sin(direction)
+    across = -dx * np.sin(direction) + dy * np.cos(direction)
+    thickness, reach = rng.uniform(0.1, 0.18), rng.uniform(0.5, 0.8)
+    arm = np.hypot(across / thickness, np.maximum(along, 0.0) / reach)
+    tip_along = reach * rng.uniform(0.6, 0.9)   # where the hand starts to widen
+    hand = np.hypot(along - tip_along, across) / (2.2 * thickness) + tip_along / reach
+    return np.minimum(arm, hand)
+
+
+def _smooth_noise(rng: np.random.Generator, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Bilinear value noise in [0, 1] on a coarse grid over the region (u, v: 0..1 across it)."""
+    grid = rng.random((_NOISE_GRID, _NOISE_GRID), dtype=np.float32)
+    gu, gv = np.clip(u, 0, 1) * (_NOISE_GRID - 1), np.clip(v, 0, 1) * (_NOISE_GRID - 1)
+    iu, iv = np.minimum(gu.astype(int), _NOISE_GRID - 2), np.minimum(gv.astype(int), _NOISE_GRID - 2)
+    fu, fv = (gu - iu).astype(np.float32)[None, :], (gv - iv).astype(np.float32)[:, None]
+    iu, iv = iu[None, :], iv[:, None]
+    top = grid[iv, iu] * (1 - fu) + grid[iv, iu + 1] * fu
+    bottom = grid[iv + 1, iu] * (1 - fu) + grid[iv + 1, iu + 1] * fu
+    return top * (1 - fv) + bottom * fv

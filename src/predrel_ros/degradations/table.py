@@ -20,6 +20,8 @@ import numpy as np
 
 BLUR = "blur"
 OCCLUSION = "occlusion"
+#: the look occlusion had before textured occluders: flat rectangles in muted colours (for comparison)
+OCCLUSION_FLAT = "occlusion_flat"
 ILLUMINATION = "illumination"
 LOW_RESOLUTION = "low_resolution"
 FRAME_DROP = "frame_drop"
@@ -27,9 +29,17 @@ DETECTION_NOISE = "detection_noise"
 #: the clean condition (DegradationState.kind "none"); only severity 0
 NONE = "none"
 
+#: the protocol's kinds: what a sweep over "all" kinds runs (1 clean + 6 kinds x 5 severities = 31 conditions)
 KINDS = (BLUR, OCCLUSION, ILLUMINATION, LOW_RESOLUTION, FRAME_DROP, DETECTION_NOISE)
+#: variants kept for comparison: selectable by name everywhere a kind is, never part of "all"
+COMPARISON_KINDS = (OCCLUSION_FLAT,)
+ALL_KINDS = KINDS + COMPARISON_KINDS
+#: a comparison kind has no row of its own: it reads the row of the kind it varies (same severity meaning)
+TABLE_ROW_KIND = {OCCLUSION_FLAT: OCCLUSION}
 #: kinds that change pixels; frame_drop acts on the stream, detection_noise on perception output
-IMAGE_KINDS = (BLUR, OCCLUSION, ILLUMINATION, LOW_RESOLUTION)
+IMAGE_KINDS = (BLUR, OCCLUSION, OCCLUSION_FLAT, ILLUMINATION, LOW_RESOLUTION)
+#: kinds that hide parts of their targets (Degrader.occluder_mask says which pixels)
+OCCLUSION_KINDS = (OCCLUSION, OCCLUSION_FLAT)
 MAX_SEVERITY = 5
 SEVERITIES = tuple(range(MAX_SEVERITY + 1))
 
@@ -126,8 +136,9 @@ DEFAULT_VALUES: dict[str, dict[str, tuple[float, ...]]] = {
 
 
 def check_kind(kind: str, allow_none: bool = True) -> str:
-    """Return `kind` if it names a degradation kind (or "none" when allowed), else ValueError."""
-    valid = KINDS + ((NONE,) if allow_none else ())
+    """Return `kind` if it names a degradation kind, comparison kinds included (or "none" when allowed),
+    else ValueError."""
+    valid = ALL_KINDS + ((NONE,) if allow_none else ())
     if not isinstance(kind, str) or kind not in valid:
         raise ValueError(f"kind must be one of {', '.join(valid)}; got {kind!r}")
     return kind
@@ -197,17 +208,21 @@ class ParameterTable:
             if severity != 0:
                 raise ValueError(f"severity must be 0 for kind 'none'; got {severity}")
             return {}
+        kind = TABLE_ROW_KIND.get(kind, kind)
         return {column.name: self._values[kind][column.name][severity] for column in SCHEMA[kind]}
 
     def columns(self, kind: str) -> tuple[str, ...]:
         check_kind(kind)
-        return tuple(column.name for column in SCHEMA.get(kind, ()))
+        return tuple(column.name for column in SCHEMA.get(TABLE_ROW_KIND.get(kind, kind), ()))
 
     def with_overrides(self, overrides: Mapping[str, Mapping[str, Sequence[float]]]) -> "ParameterTable":
         """A new table with some columns replaced, e.g. {"blur": {"motion_sigma_px": [0, 1, ...]}}."""
         merged = {kind: dict(columns) for kind, columns in self._values.items()}
         for kind, columns in overrides.items():
             check_kind(kind, allow_none=False)
+            if kind in TABLE_ROW_KIND:
+                raise ValueError(f"parameter table: {kind} has no row of its own, it reads the "
+                                 f"{TABLE_ROW_KIND[kind]} row: override that one")
             for name, row in columns.items():
                 if name not in merged[kind]:
                     raise ValueError(f"parameter table: {kind} has no parameter {name!r}; "

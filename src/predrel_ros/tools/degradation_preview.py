@@ -1,8 +1,9 @@
 """Contact sheet: one row per degradation (variant), one column per severity 0..5, for a person to judge.
 
-Rows: blur, occlusion, the three illumination variants, low_resolution, a frame_drop timeline (which
-of the next frames are delivered, repeated or dropped) and, when target boxes are given, detection
-noise drawn as boxes (clean in white, noisy in colour: kept, interrupted track, false detection).
+Rows: blur, occlusion, occlusion_flat (for comparison), the three illumination variants, low_resolution,
+a frame_drop timeline (which of the next frames are delivered, repeated or dropped) and, when target
+boxes are given, detection noise drawn as boxes (clean in white, noisy in colour: kept, interrupted
+track, false detection).
 Each cell is labelled with its severity and parameters. The sheet keeps the input's channel order.
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ from predrel_ros.degradations.table import (
     ILLUMINATION,
     LOW_RESOLUTION,
     OCCLUSION,
+    OCCLUSION_FLAT,
     SEVERITIES,
     ParameterTable,
 )
@@ -74,7 +76,7 @@ def contact_sheet(image: np.ndarray, seed: int = 0, boxes: np.ndarray | None = N
 
 
 def _image_rows(options: DegradationOptions) -> list[tuple[str, str, DegradationOptions]]:
-    rows = [(BLUR, BLUR, options), (OCCLUSION, OCCLUSION, options)]
+    rows = [(BLUR, BLUR, options), (OCCLUSION, OCCLUSION, options), (OCCLUSION_FLAT, OCCLUSION_FLAT, options)]
     rows += [(f"illumination: {variant}", ILLUMINATION, dataclasses.replace(options, illumination_mode=variant))
              for variant in ILLUMINATION_VARIANTS]
     rows.append((LOW_RESOLUTION, LOW_RESOLUTION, options))

@@ -64,7 +64,7 @@ def test_folder_of_images(image_path, tmp_path):
 def test_preview_and_table(image_path, tmp_path, capsys):
     sheet = tmp_path / "sheet.png"
     assert cli.main(["degrade", "preview", "--input", str(image_path), "--out", str(sheet)]) == 0
-    assert cv2.imread(str(sheet)).shape == (7 * 78 + 6 * 4, 150 + 6 * 68, 3)
+    assert cv2.imread(str(sheet)).shape == (8 * 78 + 7 * 4, 150 + 6 * 68, 3)   # 8 rows: occlusion_flat too
     assert cli.main(["degrade", "table"]) == 0
     assert "| blur | motion_sigma_px | 0 | 1.5 | 2.5 | 3.5 | 5 | 7 |" in capsys.readouterr().out
 

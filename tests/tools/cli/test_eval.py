@@ -36,3 +36,5 @@ def test_kinds_none_is_the_clean_condition_alone():
     from predrel_ros.tools.cli.eval import _kinds
     assert _kinds(["none"]) == ()
     assert _kinds(["blur,occlusion"]) == ("blur", "occlusion")
+    assert _kinds(["occlusion,occlusion_flat"]) == ("occlusion", "occlusion_flat")   # the flat look by name
+    assert "occlusion_flat" not in _kinds(["all"])

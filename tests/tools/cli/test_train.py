@@ -29,7 +29,10 @@ def test_fit_writes_the_run_record_and_export_the_model_folder(trained):
     metadata = {p.key: p.value for p in onnx.load(str(model / "model.onnx")).metadata_props}
     assert labels_from_onnx_metadata(metadata) == ["bar", "box", "disc"]
     metrics = json.loads((model / "metrics.json").read_text())
-    assert list(metrics["conditions"]) == ["clean", "blur@3", "occlusion@3", "illumination@3", "low_resolution@3"]
+    assert list(metrics["conditions"]) == ["clean", "blur@3", "occlusion@3", "occlusion_flat@3", "illumination@3",
+                                           "low_resolution@3"]
+    assert all(("occluder_detections_per_frame" in result) == name.startswith("occlusion")
+               for name, result in metrics["conditions"].items())
     roles = metrics["conditions"]["clean"]["per_group"]["per_class"]
     assert set(roles) == set(yaml.safe_load((model / "roles.yaml").read_text()).values())
     card = (model / "MODEL_CARD.md").read_text()
@@ -65,6 +68,43 @@ def test_evaluate_refuses_bad_options(trained, synthetic_dataset, args, message,
     _, model = trained
     assert main(["train", "evaluate", "--model", str(model), "--data", str(synthetic_dataset), *args]) == 1
     assert message in capsys.readouterr().err
+
+
+def test_fit_from_an_exported_model_starts_from_its_weights(trained, synthetic_dataset, tmp_path, capsys):
+    import torch
+
+    from predrel_ros.tools.training.trainer import initial_weights, load_checkpoint
+
+    run_dir, model = trained
+    start, classes = initial_weights(model)
+    exported, _, _ = load_checkpoint(run_dir / "best.pt")
+    assert classes == ["bar", "box", "disc"]
+    assert all(torch.equal(start[name], value) for name, value in exported.state_dict().items())
+    out = tmp_path / "tuned"
+    assert main(["train", "fit", "--data", str(synthetic_dataset), "--init", str(model), "--out", str(out), "--epochs",
+                 "1", "--batch-size", "4", "--train-frame-step", "1", "--val-frame-step", "2", "--no-progress"]) == 0
+    run = json.loads((out / "run.json").read_text())
+    assert "--init " + str(model) in run["command"] and run["init"] == str(model)
+    baseline = tmp_path / "before.json"
+    assert main(["train", "evaluate", "--model", str(model), "--data", str(synthetic_dataset), "--degradation", "all",
+                 "--json", str(baseline), "--no-progress"]) == 0
+    tuned = tmp_path / "tuned-model"
+    assert main(["train", "export", "--checkpoint", str(out / "best.pt"), "--out", str(tuned), "--data",
+                 str(synthetic_dataset), "--baseline", str(baseline), "--no-progress"]) == 0
+    card = (tuned / "MODEL_CARD.md").read_text()
+    assert "Fine-tuned by the project's own code" in card and f"from `{model}`" in card
+    before = json.loads(baseline.read_text())["conditions"]["occlusion@3"]["box_ap50"]
+    after = json.loads((tuned / "metrics.json").read_text())["conditions"]["occlusion@3"]["box_ap50"]
+    assert f"| occlusion@3 | {before:.3f} | {after:.3f} |" in card
+    assert main(["train", "export", "--checkpoint", str(out / "best.pt"), "--out", str(tuned), "--data",
+                 str(synthetic_dataset), "--baseline", str(baseline), "--eval-seed", "4", "--no-progress"]) == 1
+    assert "not comparable with this evaluation" in capsys.readouterr().err
+    assert main(["train", "fit", "--data", str(synthetic_dataset), "--init", str(model), "--classes", "box,bar,disc",
+                 "--out", str(tmp_path / "other")]) == 1
+    assert "needs the same classes in the same order" in capsys.readouterr().err
+    assert main(["train", "fit", "--data", str(synthetic_dataset), "--init", str(tmp_path / "nothing.onnx"),
+                 "--out", str(tmp_path / "other")]) == 1
+    assert "expected a training checkpoint" in capsys.readouterr().err
 
 
 def test_fit_refuses_a_missing_dataset(tmp_path, capsys):

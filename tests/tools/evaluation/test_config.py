@@ -21,6 +21,7 @@ def test_config_orders_kinds_and_refuses_bad_fields():
     assert config.kinds == ("blur", "detection_noise") and config.severities == (3, 5)
     assert EvaluationConfig().kinds == KINDS and not EvaluationConfig().oracle
     assert EvaluationConfig(kinds=()).kinds == ()   # the clean condition alone
+    assert EvaluationConfig(kinds=("occlusion_flat", "occlusion")).kinds == ("occlusion", "occlusion_flat")
     for field, value in (("kinds", ("fog",)), ("kinds", ("blur", "blur")), ("reference", "mine"), ("match_iou", 0.0),
                          ("tpc_tolerance", -1), ("jobs", 0), ("moderate_severity", 6), ("severities", (0,))):
         with pytest.raises(ValueError, match=field.split("_")[0]):

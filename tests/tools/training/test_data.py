@@ -60,7 +60,8 @@ def test_textured_occluders_hide_pixels_from_the_visible_masks():
     covered_any, textured = False, 0
     for seed in range(12):
         augment = AugmentConfig(**still, erase_probability=1.0, erase_max=3, erase_area=(0.05, 0.1),
-                                erase_patch_share=0.0)  # textures: patches of this flat frame could match it
+                                erase_patch_share=0.0,  # textures: patches of this flat frame could match it
+                                erase_object_share=0.0)
         sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment)
         changed = np.any(sample.image.numpy() != plain.image.numpy(), axis=0)  # (256, 320) occluder pixels
         assert 0.04 * 256 * 320 * 0.3 < changed.sum() < 0.1 * 3 * 256 * 320  # shapes fill part of their box
@@ -71,6 +72,25 @@ def test_textured_occluders_hide_pixels_from_the_visible_masks():
         again = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment)
         assert np.array_equal(sample.image.numpy(), again.image.numpy())
     assert covered_any and textured >= 9
+
+
+def test_object_aware_occluders_stay_inside_an_instance_box_and_hide_part_of_it():
+    still = dict(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.0, saturation_gain=0.0,
+                 value_gain=0.0, blur_probability=0.0, noise_probability=0.0)
+    frame = _frame(box=(20, 20, 120, 100))        # 100 x 80, at rows 28..108 of the letterboxed input
+    plain = prepare(frame, (256, 320))
+    augment = AugmentConfig(**still, erase_probability=1.0, erase_max=1, erase_patch_share=0.0,
+                            erase_object_share=1.0, erase_object_area=(0.2, 0.4))
+    hidden = []
+    for seed in range(10):
+        sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment)
+        changed = np.any(sample.image.numpy() != plain.image.numpy(), axis=0)
+        outside = np.ones_like(changed)
+        outside[28:108, 20:120] = False
+        assert changed.any() and not changed[outside].any()
+        hidden.append(1 - float(sample.masks.sum()) / float(plain.masks.sum()))
+    # shapes fill part of their box (a thin arm little of it): never more than the drawn 40 % of the instance
+    assert all(0 < share <= 0.4 + 0.01 for share in hidden) and 0.1 < np.mean(hidden) < 0.35, hidden
 
 
 def test_instances_pushed_out_of_view_are_dropped():

@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from predrel_ros.degradations.table import KINDS, MAX_SEVERITY, NONE
+from predrel_ros.degradations.table import ALL_KINDS, MAX_SEVERITY, NONE
 from predrel_ros.ros.messages.message_classes import DEGRADATION_STATE, RCLPY, Message, MessageClasses
 
 
@@ -57,8 +57,8 @@ def checked_degradation_from_msg(msg: Message) -> DegradationInfo:
     """Content of `msg` (`degradation_from_msg`) if its kind is one of the project's degradation
     kinds (or none), else ValueError: what a node checks on the frames it receives."""
     info = degradation_from_msg(msg)
-    if info.kind not in KINDS + (NONE,):
-        raise ValueError(f"DegradationState.kind {info.kind!r} is not one of {(NONE,) + KINDS}")
+    if info.kind not in ALL_KINDS + (NONE,):
+        raise ValueError(f"DegradationState.kind {info.kind!r} is not one of {(NONE,) + ALL_KINDS}")
     if info.kind == NONE and info.severity != 0:
         raise ValueError(f"DegradationState.kind none must have severity 0, got {info.severity}")
     return info

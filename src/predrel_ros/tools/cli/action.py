@@ -82,8 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     evaluate.add_argument("--split", choices=("train", "val", "test"), default="test")
     _source_options(evaluate)
     evaluate.add_argument("--degradation", default="none",
-                          help="none, or a kind: blur, occlusion, illumination, low_resolution (these need "
-                               "--source perception), frame_drop, detection_noise")
+                          help="none, or a kind: blur, occlusion, occlusion_flat, illumination, low_resolution "
+                               "(these need --source perception), frame_drop, detection_noise")
     evaluate.add_argument("--severity", type=int, default=3, help="severity 1..5 of --degradation")
     evaluate.add_argument("--seed", type=int, default=0, help="degradation seed (episode i of the split uses seed + i)")
     evaluate.add_argument("--mask", type=_names, default=(),

@@ -5,8 +5,9 @@ Actions:
   preview          contact sheet of IMAGE: kinds x severities 0..5, to check the severities by eye
   table            print the parameter table (Markdown)
 
-Kinds: blur, occlusion, illumination, low_resolution, frame_drop, detection_noise (entity level:
-use the Degrader API or the replay node). Severity 0 is the clean frame. The same (seed, frame
+Kinds: blur, occlusion (textured, shaped occluders), occlusion_flat (flat rectangles, for comparison),
+illumination, low_resolution, frame_drop, detection_noise (entity level: use the Degrader API or the
+replay node). Severity 0 is the clean frame. The same (seed, frame
 index, kind, severity) always gives the same output. A video is written with its dropped frames left
 out; the sidecar PATH.frames.csv keeps every frame index with its action (deliver/repeat/drop).
 """
@@ -37,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="apply (default), preview or table")
     parser.add_argument("--input", type=Path, help="image, video, or folder of images")
     parser.add_argument("--out", type=Path, help="output image, video (.mp4/.avi/.mkv/.mov) or folder")
-    parser.add_argument("--kind", help="blur|occlusion|illumination|low_resolution|frame_drop")
+    parser.add_argument("--kind", help="blur|occlusion|occlusion_flat|illumination|low_resolution|frame_drop")
     parser.add_argument("--severity", type=int, help="0 (clean) .. 5")
     parser.add_argument("--schedule", help="instead of --kind/--severity: e.g. sweep:blur:30, "
                                            "segments:0=none,100=blur:3 (see predrel_ros.degradations.schedule)")

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from predrel_ros.core.errors import UserError
-from predrel_ros.degradations.table import KINDS, SEVERITIES
+from predrel_ros.degradations.table import ALL_KINDS, SEVERITIES
 from predrel_ros.tools.demo import (
     DEFAULT_FRAMES,
     RUN_FILE,
@@ -74,9 +74,9 @@ def main(args: argparse.Namespace) -> int:
     from predrel_ros.ros.run.runner import run_nodes
 
     kinds = [kind.strip() for kind in args.kinds.split(",") if kind.strip()]
-    unknown = [kind for kind in kinds if kind not in KINDS]
+    unknown = [kind for kind in kinds if kind not in ALL_KINDS]
     if not kinds or unknown:
-        raise UserError(f"--kinds must name some of {', '.join(KINDS)}; got {args.kinds!r}")
+        raise UserError(f"--kinds must name some of {', '.join(ALL_KINDS)}; got {args.kinds!r}")
     if args.frames < 24:
         raise UserError(f"--frames must be at least 24 (an episode holds its primitives), got {args.frames}")
     if args.rate < 0:

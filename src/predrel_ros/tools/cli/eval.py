@@ -39,15 +39,16 @@ cache/ (detections; delete it to force a cold run).
 
 
 def _kinds(values: list[str]) -> tuple[str, ...]:
-    from predrel_ros.degradations import KINDS
+    from predrel_ros.degradations import ALL_KINDS, KINDS
     names = [name for value in values for name in value.split(",") if name]
     if names == ["all"]:
         return KINDS
     if names == ["none"]:
         return ()
-    unknown = [name for name in names if name not in KINDS]
+    unknown = [name for name in names if name not in ALL_KINDS]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown kinds {unknown}; expected 'all', 'none' or some of {list(KINDS)}")
+        raise argparse.ArgumentTypeError(f"unknown kinds {unknown}; expected 'all', 'none' or some of "
+                                         f"{list(ALL_KINDS)}")
     return tuple(names)
 
 

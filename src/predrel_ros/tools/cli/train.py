@@ -65,6 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fit.add_argument("--train-frame-step", type=int, default=2, help="use every k-th frame of train episodes")
     fit.add_argument("--val-frame-step", type=int, default=5, help="use every k-th frame of val episodes")
     fit.add_argument("--classes", help="comma-separated class names; unset: the sorted labels of the train split")
+    fit.add_argument("--init", type=Path, help="start from these weights instead of random ones (fine-tuning): a "
+                                               "model folder, its model.pt2 or a training checkpoint, same classes")
     fit.add_argument("--export", type=Path, help="after training, export the best checkpoint to this folder "
                                                  "and evaluate it on the test split")
     _evaluation_options(fit)
@@ -76,6 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument("--out", type=Path, required=True, help="model folder to write")
     export.add_argument("--data", type=Path, help="dataset folder: evaluate the export on its test split")
     _evaluation_options(export)
+    export.add_argument("--baseline", type=Path,
+                        help="`predrel train evaluate --degradation all --json` of the model this one replaces, on "
+                             "the same split, severity, seed and frame step: a before / after table in the card")
     export.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     evaluate = actions.add_parser("evaluate", help="detection / segmentation metrics on a dataset split",
@@ -86,8 +91,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     evaluate.add_argument("--data", type=Path, required=True, help="dataset folder")
     evaluate.add_argument("--split", default="test", choices=("train", "val", "test"))
     evaluate.add_argument("--degradation", default="none",
-                          help="none, all (clean + every image kind), or one of blur, occlusion, illumination, "
-                               "low_resolution")
+                          help="none, all (clean + every image kind), or one of blur, occlusion, occlusion_flat, "
+                               "illumination, low_resolution")
     evaluate.add_argument("--severity", type=int, default=3, help="severity of the degradation (1..5)")
     evaluate.add_argument("--seed", type=int, default=0, help="degradation seed (episode i uses seed + i)")
     evaluate.add_argument("--frame-step", type=int, default=1, help="evaluate every k-th frame")
@@ -124,6 +129,8 @@ def _fit_command(args: argparse.Namespace) -> str:
              "--val-frame-step", str(args.val_frame_step)]
     if args.classes:
         parts += ["--classes", args.classes]
+    if getattr(args, "init", None):
+        parts += ["--init", str(args.init)]
     if getattr(args, "roles", None):
         parts += ["--roles", str(args.roles)]
     if args.export:
@@ -219,6 +226,8 @@ def print_results(results: dict[str, dict]) -> None:
     for condition, result in results.items():
         print(f"{condition} ({result['num_images']} frames)")
         _print_table("class", result)
+        if result.get("occluder_detections_per_frame") is not None:
+            print(f"  occluders detected as objects: {result['occluder_detections_per_frame']:.3f} per frame")
         if "per_group" in result:
             _print_table("role", result["per_group"])
 
@@ -264,7 +273,7 @@ def _fit(args: argparse.Namespace) -> int:
     from predrel_ros.tools.benchmarks.report import hardware
     from predrel_ros.tools.training.dataset_frames import dataset_classes, generation_command
     from predrel_ros.tools.training.network import NetworkConfig
-    from predrel_ros.tools.training.trainer import TrainConfig, train
+    from predrel_ros.tools.training.trainer import TrainConfig, initial_weights, train
 
     for name in ("epochs", "batch_size", "threads", "train_frame_step", "val_frame_step"):
         _check_range("--" + name.replace("_", "-"), getattr(args, name), 1)
@@ -283,6 +292,12 @@ def _fit(args: argparse.Namespace) -> int:
     if len(set(class_names)) != len(class_names):
         raise UserError(f"--classes has duplicates: {class_names}")
     roles = _read_roles(args.roles, class_names) if args.roles else {}
+    initial_state = None
+    if args.init:
+        initial_state, init_classes = initial_weights(args.init)
+        if init_classes != list(class_names):
+            raise UserError(f"--init {args.init} has the classes {init_classes}, the data {list(class_names)}: "
+                            f"fine-tuning needs the same classes in the same order (--classes)")
     try:
         config = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                              seed=args.seed, threads=args.threads)
@@ -302,7 +317,11 @@ def _fit(args: argparse.Namespace) -> int:
     network = NetworkConfig(num_classes=len(class_names))
     print(f"training on {len(train_images)} frames ({len(validation_images)} validation), classes {class_names}",
           file=sys.stderr)
-    result = train(train_images, validation_images, class_names, args.out, config, network, progress)
+    try:
+        result = train(train_images, validation_images, class_names, args.out, config, network, progress,
+                       initial_state)
+    except ValueError as error:  # e.g. --init weights of another architecture
+        raise UserError(str(error)) from None
     if labelled:
         data = {"path": str(args.data), "format": source.format, "train_images": len(train_images),
                 "val_images": len(validation_images), "roles": roles}
@@ -315,7 +334,8 @@ def _fit(args: argparse.Namespace) -> int:
                 "description": manifest.get("description", "controlled manipulation set"
                                             if manifest.get("generator") == "predrel_ros.tools.simulator" else "")}
     run = {
-        "command": _fit_command(args), "class_names": class_names, "network": asdict(network),
+        "command": _fit_command(args), "init": str(args.init) if args.init else None,
+        "class_names": class_names, "network": asdict(network),
         "config": asdict(config), "parameters": result.parameters, "best_epoch": result.best_epoch,
         "best_validation": result.best_validation, "wall_seconds": round(result.wall_seconds, 1),
         "cpu_seconds": round(result.cpu_seconds, 1),
@@ -397,9 +417,10 @@ def open_perceiver(model: Path, backend: str, threads: int):
 
 
 def export_model(checkpoint: Path, out_dir: Path, data: Path | None, severity: int = 3, seed: int = 0,
-                 frame_step: int = 1, progress: bool = True) -> dict:
+                 frame_step: int = 1, progress: bool = True, baseline: Path | None = None) -> dict:
     """Export `checkpoint` to `out_dir`: model.onnx, model.pt2, labels.txt, with `data` also roles.yaml
-    (each class's usual role in the data) and metrics.json (test split), and MODEL_CARD.md."""
+    (each class's usual role in the data) and metrics.json (test split), and MODEL_CARD.md; `baseline`:
+    the evaluation JSON of the model this one replaces, for the card's before / after table."""
     import numpy as np
 
     from predrel_ros.core.errors import UserError
@@ -407,6 +428,9 @@ def export_model(checkpoint: Path, out_dir: Path, data: Path | None, severity: i
     from predrel_ros.tools.training.dataset_frames import dataset_role_map
     from predrel_ros.tools.training.trainer import load_checkpoint
 
+    if baseline is not None and data is None:
+        raise UserError("--baseline needs --data: the before / after table compares evaluations on its test split")
+    before = _read_baseline(baseline, severity, seed, frame_step) if baseline is not None else None
     net, class_names, saved = load_checkpoint(checkpoint)
     config = saved["train_config"]
     input_hw = (config["input_height"], config["input_width"])
@@ -446,6 +470,11 @@ def export_model(checkpoint: Path, out_dir: Path, data: Path | None, severity: i
                       "commands": [f"predrel train evaluate --model {out_dir} --data {data} --split test "
                                    f"--degradation all --severity {severity} --seed {seed}"
                                    + (f" --frame-step {frame_step}" if frame_step != 1 else "")]}
+        if before is not None:
+            evaluation["baseline"] = {"model": before["model"], "conditions": before["conditions"],
+                                      "command": f"predrel train evaluate --model {before['model']} --data {data} "
+                                                 f"--split test --degradation all --severity {severity} --seed {seed} "
+                                                 f"--frame-step {frame_step} --json baseline.json"}
         (out_dir / "metrics.json").write_text(json.dumps(evaluation, indent=1) + "\n")
         print_results(results)
 
@@ -474,9 +503,26 @@ def export_model(checkpoint: Path, out_dir: Path, data: Path | None, severity: i
     return exported
 
 
+def _read_baseline(path: Path, severity: int, seed: int, frame_step: int) -> dict:
+    """A `train evaluate --json` result, checked to be comparable with the export's evaluation."""
+    from predrel_ros.core.errors import UserError
+
+    try:
+        baseline = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as error:
+        raise UserError(f"--baseline {path}: cannot read it as JSON: {error}") from None
+    expected = {"split": "test", "severity": severity, "seed": seed, "frame_step": frame_step}
+    differing = {key: baseline.get(key) for key, value in expected.items() if baseline.get(key) != value}
+    if differing or not isinstance(baseline.get("conditions"), dict):
+        raise UserError(f"--baseline {path}: not comparable with this evaluation ({expected}): it has {differing} "
+                        f"(write it with predrel train evaluate --split test --degradation all --severity {severity} "
+                        f"--seed {seed} --frame-step {frame_step} --json FILE)")
+    return baseline
+
+
 def _export(args: argparse.Namespace) -> int:
     export_model(args.checkpoint, args.out, args.data, args.severity, args.eval_seed, args.eval_frame_step,
-                 not args.no_progress)
+                 not args.no_progress, args.baseline)
     return 0
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from predrel_ros.degradations import KINDS, MAX_SEVERITY
+from predrel_ros.degradations import ALL_KINDS, KINDS, MAX_SEVERITY
 from predrel_ros.reliability.association import MIN_IOU
 from predrel_ros.tools.evaluation.fleet import check_scheduler
 
@@ -30,7 +30,8 @@ NO_ACTION = "none"
 class EvaluationConfig:
     """What one sweep evaluates.
 
-    kinds / severities: degradations and their severities 1..5 (clean always runs; no kinds: clean only).
+    kinds / severities: degradations and their severities 1..5 (clean always runs; no kinds: clean only);
+        the default, the protocol's six kinds, is 31 conditions; occlusion_flat runs only when named.
     reference: "gt" (ground-truth predicates; needs data that has them) or "clean" (the clean
         pipeline's own predicates, the paper's y^0).
     perception: "default" (the embedded model), "oracle" (ground-truth entities: perfect perception)
@@ -83,13 +84,13 @@ class EvaluationConfig:
 
     def __post_init__(self) -> None:
         kinds = tuple(self.kinds)
-        unknown = [kind for kind in kinds if kind not in KINDS]
+        unknown = [kind for kind in kinds if kind not in ALL_KINDS]
         if unknown:
-            raise ValueError(f"kinds: unknown {unknown}; expected some of {list(KINDS)} "
+            raise ValueError(f"kinds: unknown {unknown}; expected some of {list(ALL_KINDS)} "
                              f"(no kinds: the clean condition only)")
         if len(set(kinds)) != len(kinds):
             raise ValueError(f"kinds: {list(kinds)} names a kind twice")
-        object.__setattr__(self, "kinds", tuple(kind for kind in KINDS if kind in kinds))
+        object.__setattr__(self, "kinds", tuple(kind for kind in ALL_KINDS if kind in kinds))
         severities = tuple(sorted({int(s) for s in self.severities if int(s) != 0}))
         if not severities or any(not 1 <= s <= MAX_SEVERITY for s in severities):
             raise ValueError(f"severities: need one or more of 1..{MAX_SEVERITY} (0, clean, always runs), "

@@ -40,7 +40,7 @@ from predrel_ros.degradations import (
     IMAGE_KINDS,
     LOW_RESOLUTION,
     NONE,
-    OCCLUSION,
+    OCCLUSION_KINDS,
     Condition,
     Degrader,
     FrameAction,
@@ -138,8 +138,8 @@ class OracleFrontEnd:
             if condition.kind == DETECTION_NOISE and condition.severity > 0:
                 return _noisy(clean, condition, seed, episode.shape)
             delivered = delivery(condition, seed, episode.num_frames)
-            if condition.kind == OCCLUSION and condition.severity > 0:
-                degrader = Degrader(OCCLUSION, condition.severity, seed)
+            if condition.kind in OCCLUSION_KINDS and condition.severity > 0:
+                degrader = Degrader(condition.kind, condition.severity, seed)
                 shape = episode.shape[:2]
                 entities = [occlude_entities(truth[t], degrader.occluder_mask(shape, targets=truth[t]))
                             for t, _ in delivered]
@@ -207,7 +207,7 @@ class PerceptionFrontEnd:
             described = {"kind": image_condition.kind, "severity": image_condition.severity, "seed": seed,
                          "parameters": degrader.parameters(),
                          "targets": ("ground_truth" if episode.gt_entities is not None else "clean_run")
-                         if image_condition.kind == OCCLUSION else None}
+                         if image_condition.kind in OCCLUSION_KINDS else None}
         if image_condition is None and self._clean is not None and self._clean[0] == episode.content_hash:
             return self._clean[1]
         key = cache_key(self.model_digest, self.settings, described, episode.content_hash)
@@ -257,7 +257,7 @@ def occlusion_targets(episode: LoadedEpisode, condition: Condition,
                       clean: ConditionRun | None) -> list[list[Entity]] | None:
     """Per frame the entities the occlusion degradation hides (the ground truth's, else the clean
     run's); None under any other condition."""
-    if condition.kind != OCCLUSION or condition.severity == 0:
+    if condition.kind not in OCCLUSION_KINDS or condition.severity == 0:
         return None
     return episode.gt_entities if episode.gt_entities is not None else _per_frame(clean, episode.num_frames)
 

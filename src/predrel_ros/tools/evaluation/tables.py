@@ -38,9 +38,10 @@ from predrel_ros.tools.evaluation.scores import PREDICATE, VALUE, VALUE_ROWS
 
 NAN = float("nan")
 KIND_TITLES = {"blur": "Blur", "occlusion": "Occlusion", "illumination": "Illumination",
-               "low_resolution": "Low resolution", "frame_drop": "Frame dropping", "detection_noise": "Detection noise"}
+               "low_resolution": "Low resolution", "frame_drop": "Frame dropping", "detection_noise": "Detection noise",
+               "occlusion_flat": "Occlusion (flat)"}
 KIND_SHORT = {"blur": "Blur", "occlusion": "Occ.", "illumination": "Illum.", "low_resolution": "Low res.",
-              "frame_drop": "Frame drop", "detection_noise": "Det. noise"}
+              "frame_drop": "Frame drop", "detection_noise": "Det. noise", "occlusion_flat": "Occ. flat"}
 GROUP_TITLES = {vocabulary.CONTACT: "Contact relations", vocabulary.STATIC: "Static spatial relations",
                 vocabulary.DYNAMIC: "Dynamic spatial relations", vocabulary.DERIVED: "Derived predicates"}
 METRICS = ("prs", "agreement", "tpc", "tpc_s", "cws", "mean_confidence", "degraded_unk_rate", "unk_on_known_reference")

@@ -28,11 +28,13 @@ from predrel_ros.tools.training.network import PROTOTYPE_STRIDE
 
 @dataclass
 class LabelledImage:
-    """image: H x W x 3 uint8 RGB; labels: (M,) class indices; masks: (M, H, W) bool visible pixels."""
+    """image: H x W x 3 uint8 RGB; labels: (M,) class indices; masks: (M, H, W) bool visible pixels;
+    occluded: (H, W) bool pixels painted over by a synthetic occluder (evaluation under occlusion), or None."""
 
     image: np.ndarray
     labels: np.ndarray
     masks: np.ndarray
+    occluded: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.image = np.asarray(self.image)
@@ -42,6 +44,11 @@ class LabelledImage:
         self.masks = np.asarray(self.masks, dtype=bool).reshape(-1, *self.image.shape[:2])
         if self.masks.shape[0] != self.labels.shape[0]:
             raise ValueError(f"LabelledImage: {self.labels.shape[0]} labels but {self.masks.shape[0]} masks")
+        if self.occluded is not None:
+            self.occluded = np.asarray(self.occluded, dtype=bool)
+            if self.occluded.shape != self.image.shape[:2]:
+                raise ValueError(f"LabelledImage.occluded must be H x W {self.image.shape[:2]}, "
+                                 f"got {self.occluded.shape}")
 
 
 class CompactImage:
@@ -90,10 +97,12 @@ class AugmentConfig:
     erase_max: int = 3
     erase_area: tuple[float, float] = (0.01, 0.08)  # share of the input area per occluder
     erase_patch_share: float = 0.5  # occluders filled with a patch of the frame itself (else a texture)
+    erase_object_share: float = 0.5  # occluders placed inside a random instance's box (object-aware erasing)
+    erase_object_area: tuple[float, float] = (0.15, 0.6)  # share of that box per object-aware occluder
 
     def __post_init__(self) -> None:
         for name in ("flip_probability", "blur_probability", "noise_probability", "erase_probability",
-                     "erase_patch_share"):
+                     "erase_patch_share", "erase_object_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"AugmentConfig.{name} must lie in [0, 1], got {getattr(self, name)}")
         for name in ("scale_jitter", "translate", "hue_shift", "saturation_gain", "value_gain"):
@@ -105,6 +114,10 @@ class AugmentConfig:
         if self.erase_max < 1 or not 0 < low <= high < 1:
             raise ValueError(f"AugmentConfig needs erase_max >= 1 and 0 < erase_area[0] <= erase_area[1] < 1, "
                              f"got {self.erase_max} and {self.erase_area}")
+        low, high = self.erase_object_area
+        if not 0 < low <= high < 1:
+            raise ValueError(f"AugmentConfig needs 0 < erase_object_area[0] <= erase_object_area[1] < 1, "
+                             f"got {self.erase_object_area}")
         if self.flip_classes and sorted(self.flip_classes) != list(range(len(self.flip_classes))):
             raise ValueError(f"AugmentConfig.flip_classes must be a permutation of 0..n-1, got {self.flip_classes}")
 
@@ -160,17 +173,26 @@ def _photometric(image: np.ndarray, rng: np.random.Generator, augment: AugmentCo
 def _erase(image: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
            augment: AugmentConfig) -> tuple[np.ndarray, np.ndarray]:
     """Random erasing (Zhong et al., AAAI 2020) with textured, shaped occluders instead of flat or
-    noise boxes; the covered pixels are no longer visible in any instance's mask."""
+    noise boxes, anywhere in the frame or, object-aware, inside one instance's box (so the network
+    sees partly hidden objects, not only occluders beside them); the covered pixels are no longer
+    visible in any instance's mask."""
     if rng.random() >= augment.erase_probability:
         return image, masks
     image, masks = image.copy(), masks.copy()
     height, width = image.shape[:2]
+    boxes = boxes_from_masks(masks)
+    boxes = boxes[(boxes[:, 2] - boxes[:, 0] >= 2) & (boxes[:, 3] - boxes[:, 1] >= 2)].astype(int)
     for _ in range(int(rng.integers(1, augment.erase_max + 1))):
-        area = rng.uniform(*augment.erase_area) * height * width
+        if len(boxes) and rng.random() < augment.erase_object_share:
+            left, top, right, bottom = boxes[int(rng.integers(len(boxes)))]
+            area = rng.uniform(*augment.erase_object_area) * (right - left) * (bottom - top)
+        else:
+            left, top, right, bottom = 0, 0, width, height
+            area = rng.uniform(*augment.erase_area) * height * width
         aspect = np.exp(rng.uniform(np.log(0.3), np.log(3.3)))
-        h = int(np.clip(round(np.sqrt(area / aspect)), 2, height))
-        w = int(np.clip(round(np.sqrt(area * aspect)), 2, width))
-        y, x = int(rng.integers(0, height - h + 1)), int(rng.integers(0, width - w + 1))
+        h = int(np.clip(round(np.sqrt(area / aspect)), 2, bottom - top))
+        w = int(np.clip(round(np.sqrt(area * aspect)), 2, right - left))
+        y, x = int(rng.integers(top, bottom - h + 1)), int(rng.integers(left, right - w + 1))
         shape = textures.shape_mask(rng, h, w)
         fill = (textures.cut_patch(image, rng, h, w) if rng.random() < augment.erase_patch_share
                 else textures.procedural_texture(rng, h, w))

@@ -15,6 +15,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from predrel_ros.core.errors import UserError
+from predrel_ros.degradations.table import OCCLUSION_KINDS
 from predrel_ros.sources.dataset import Dataset, EpisodeReader
 from predrel_ros.tools.training.data import LabelledImage
 
@@ -101,4 +102,7 @@ def labelled_frames(episodes: Sequence[EpisodeReader], class_names: Sequence[str
             image = frame.rgb if degrader is None else degrader.apply_image(frame.rgb, frame.index, kept)
             masks = (np.stack([e.mask for e in kept]) if kept
                      else np.zeros((0, frame.height, frame.width), bool))
-            yield LabelledImage(image, [class_index[e.label] for e in kept], masks)
+            occluded = None
+            if degrader is not None and degrader.kind in OCCLUSION_KINDS:
+                occluded = degrader.occluder_mask(frame.rgb.shape, kept)
+            yield LabelledImage(image, [class_index[e.label] for e in kept], masks, occluded)

@@ -129,6 +129,8 @@ class EvaluationResult:
     per_class: list[ClassResult]
     num_images: int
     per_group: "EvaluationResult | None" = None
+    #: detections that are no object but sit on a synthetic occluder, per frame (None: no occluded frames)
+    occluder_detections_per_frame: float | None = None
 
     def _mean(self, attribute: str) -> float:
         values = [getattr(c, attribute) for c in self.per_class if c.num_truth > 0]
@@ -148,6 +150,8 @@ class EvaluationResult:
                   "mean_mask_iou": _clean(self.mean_mask_iou), "precision": _clean(self._mean("precision")),
                   "recall": _clean(self._mean("recall")),
                   "per_class": {c.name: c.as_dict() for c in self.per_class}}
+        if self.occluder_detections_per_frame is not None:
+            result["occluder_detections_per_frame"] = round(self.occluder_detections_per_frame, 4)
         if self.per_group is not None:
             result["per_group"] = {k: v for k, v in self.per_group.as_dict().items() if k != "num_images"}
         return result

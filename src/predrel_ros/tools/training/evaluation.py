@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import torch
 
+from predrel_ros.core.boxes import box_iou
 from predrel_ros.perception import letterbox
 from predrel_ros.perception.detections import Detections
 from predrel_ros.perception.yolo_seg import DecoderConfig, YoloSegDecoder
@@ -49,6 +50,25 @@ class TorchDetector:
         return self.decoder.decode({"output0": output0.numpy(), "output1": output1.numpy()}, geometry)
 
 
+def occluder_detections(detections: InstanceSet, truth: InstanceSet, occluded: np.ndarray, iou_threshold: float,
+                        score_threshold: float) -> int:
+    """How many detections (score >= threshold) are an occluder taken for an object: they match no
+    ground-truth instance of any class (box IoU below the threshold) and at least half of their mask
+    (their box without one) lies on occluder pixels."""
+    height, width = occluded.shape
+    count = 0
+    for i in np.flatnonzero(detections.scores >= score_threshold):
+        if len(truth.boxes) and box_iou(detections.boxes[i], truth.boxes).max() >= iou_threshold:
+            continue
+        if detections.masks is not None and detections.masks[i].any():
+            share = occluded[detections.masks[i]].mean()
+        else:
+            x1, y1, x2, y2 = np.clip(np.round(detections.boxes[i]), 0, [width, height, width, height]).astype(int)
+            share = occluded[y1:y2, x1:x2].mean() if x2 > x1 and y2 > y1 else 0.0
+        count += bool(share >= 0.5)
+    return count
+
+
 def evaluate_detector(detector: Detector, samples: Iterable[LabelledImage], class_names: Sequence[str],
                       min_pixels: int, iou_threshold: float = 0.5, score_threshold: float = 0.25,
                       groups: Mapping[str, str] | None = None) -> EvaluationResult:
@@ -61,12 +81,18 @@ def evaluate_detector(detector: Detector, samples: Iterable[LabelledImage], clas
         group_names = list(dict.fromkeys(group_of))
         group_of_class = np.array([group_names.index(group) for group in group_of])
         group_evaluator = DetectionEvaluator(group_names, iou_threshold, score_threshold)
+    occluded_frames = occluder_hits = 0
     for sample in samples:
         detections, truth = as_instances(detector(sample.image)), ground_truth(sample, min_pixels)
         evaluator.add(detections, truth)
         if group_evaluator is not None:
             group_evaluator.add(regrouped(detections, group_of_class), regrouped(truth, group_of_class))
+        if sample.occluded is not None:
+            occluded_frames += 1
+            occluder_hits += occluder_detections(detections, truth, sample.occluded, iou_threshold, score_threshold)
     result = evaluator.result()
+    if occluded_frames:
+        result.occluder_detections_per_frame = occluder_hits / occluded_frames
     if group_evaluator is not None:
         result.per_group = group_evaluator.result()
     return result

@@ -50,6 +50,43 @@ def role_table(conditions: dict[str, dict]) -> list[str]:
     return lines + _metric_rows(per_role, roles, _METRICS[:2], mean=False)
 
 
+#: per-frame metrics of the before / after table besides the class means
+_FRAME_METRICS = (("occluder_detections_per_frame", "occluders detected per frame"),)
+
+
+def before_after_table(baseline: dict[str, dict], conditions: dict[str, dict]) -> list[str]:
+    """Markdown rows: per condition the class means of the replaced model (before) and of this one, and
+    the occluders taken for objects per frame (occlusion conditions; n/a elsewhere)."""
+    metrics = _METRICS + _FRAME_METRICS
+    lines = ["| condition | " + " | ".join(f"{title} before | {title} after" for _, title in metrics) + " |",
+             "|" + " --- |" * (1 + 2 * len(metrics))]
+    for condition, result in conditions.items():
+        old = baseline.get(condition, {})
+        lines.append(f"| {condition} | " + " | ".join(f"{_number(old.get(key))} | {_number(result.get(key))}"
+                                                      for key, _ in metrics) + " |")
+    return lines
+
+
+def _origin(run: dict) -> list[str]:
+    if run.get("init"):
+        return ["predrel_ros controlled manipulation scenes. Fine-tuned by the project's own code (`predrel train`,",
+                f"PyTorch on the CPU) from `{run['init']}` (the model it replaces, trained by the same code from",
+                "random initialisation): no third-party weights, no Ultralytics code."]
+    return ["predrel_ros controlled manipulation scenes. Trained by the project's own code (`predrel train`,",
+            "PyTorch on the CPU) from random initialisation: no third-party weights, no Ultralytics code."]
+
+
+def _augmentation(augment: dict) -> list[str]:
+    if not augment.get("erase_probability"):
+        return ["  and sensor noise as augmentation (none of the evaluation protocol's degradations is used)."]
+    return [f"  and sensor noise as augmentation; random erasing (probability {augment['erase_probability']:g}) "
+            "with textured, shaped occluders",
+            "  (procedural textures or patches of the frame; ellipses, blobs, arm-like shapes), "
+            f"{augment.get('erase_object_share', 0):.0%} of them inside",
+            "  an instance's box. None of the evaluation protocol's degradations is used; the `occlusion` kind",
+            "  draws on the same texture generator (degradations/textures.py), with its own shapes and placement."]
+
+
 def render(model_name: str, class_names: Sequence[str], run: dict, export: dict, evaluation: dict | None) -> str:
     """Markdown text of the card. run: the training record; export: files, sizes, checks, latency;
     evaluation: {"split", "severity", "conditions": {name: EvaluationResult.as_dict()}, "command"}."""
@@ -58,8 +95,7 @@ def render(model_name: str, class_names: Sequence[str], run: dict, export: dict,
         f"# Model card: {model_name}",
         "",
         "Instance segmentation (boxes, classes, masks) of hands, objects, containers and the table in the",
-        "predrel_ros controlled manipulation scenes. Trained by the project's own code (`predrel train`,",
-        "PyTorch on the CPU) from random initialisation: no third-party weights, no Ultralytics code.",
+        *_origin(run),
         "Licence: Apache-2.0, like the package.",
         "",
         "## Files",
@@ -96,7 +132,7 @@ def render(model_name: str, class_names: Sequence[str], run: dict, export: dict,
         "  AdamW, warm-up + cosine schedule, weight EMA; frames with rare classes drawn more often",
         f"  (repeat-factor sampling, threshold {run['config']['repeat_threshold']}); flips, scale/translate "
         "jitter, HSV jitter, light blur",
-        "  and sensor noise as augmentation (none of the evaluation protocol's degradations is used).",
+        *_augmentation(run["config"]["augment"]),
         "",
         "## Training data and recipe",
         "",
@@ -146,7 +182,8 @@ def render(model_name: str, class_names: Sequence[str], run: dict, export: dict,
     if evaluation:
         lines += [
             f"## Metrics ({evaluation['split']} split: {evaluation['episodes']} episodes, "
-            f"{evaluation['num_images']} frames)",
+            f"{evaluation['num_images']} frames"
+            + (f", every {evaluation['frame_step']}th frame" if evaluation.get("frame_step", 1) != 1 else "") + ")",
             "",
             "Box AP50 (COCO 101-point), mean mask IoU of matched pairs, precision and recall at score 0.25",
             "(decoder defaults: NMS IoU 0.45, mask threshold 0.5). Ground truth: visible masks; instances",
@@ -163,6 +200,11 @@ def render(model_name: str, class_names: Sequence[str], run: dict, export: dict,
                "the right manipulated object): classes merged by the role they play in the training split.",
                "", *role_table(evaluation["conditions"]), ""]
               if all("per_group" in r for r in evaluation["conditions"].values()) else []),
+            *([f"Before / after: class means of the model this one replaces (`{evaluation['baseline']['model']}`,",
+               "evaluated the same way on the same frames) and of this one.", "",
+               *before_after_table(evaluation["baseline"]["conditions"], evaluation["conditions"]), "",
+               "```", evaluation["baseline"]["command"], "```", ""]
+              if evaluation.get("baseline") else []),
             f"Severity {evaluation['severity']} parameters (`predrel_ros.degradations` table): "
             + "; ".join(f"{name}: " + ", ".join(f"{k} {v:g}" for k, v in row.items())
                         for name, row in evaluation["parameters"].items()) + ".",

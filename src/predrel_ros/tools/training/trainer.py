@@ -127,6 +127,29 @@ def load_checkpoint(path: Path) -> tuple[SegmentationNet, list[str], dict]:
     return net.eval(), list(data["class_names"]), data
 
 
+def initial_weights(path: Path) -> tuple[dict[str, torch.Tensor], list[str]]:
+    """(state dict, class names) to start training from: a training checkpoint (.pt), an exported
+    torch.export program (.pt2, labels.txt beside it) or a model folder holding one. Fine-tuning an
+    exported model needs no checkpoint: the program keeps the network's weights under its wrapper."""
+    from predrel_ros.core.errors import UserError
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / "model.pt2"
+    if path.suffix == ".pt":
+        net, class_names, _ = load_checkpoint(path)
+        return net.state_dict(), class_names
+    if path.suffix != ".pt2" or not path.is_file():
+        raise UserError(f"--init {path}: expected a training checkpoint (.pt), a model.pt2 or a model folder")
+    labels = path.parent / "labels.txt"
+    if not labels.is_file():
+        raise UserError(f"--init {path}: no labels.txt beside it")
+    prefix = "net."  # export.YoloSegExport wraps the network as .net
+    state = {name[len(prefix):]: value for name, value in torch.export.load(path).state_dict.items()
+             if name.startswith(prefix)}
+    return state, [line.strip() for line in labels.read_text().splitlines() if line.strip()]
+
+
 def _parameter_groups(net: nn.Module, weight_decay: float) -> list[dict]:
     decayed = [p for name, p in net.named_parameters() if p.ndim == 4]
     others = [p for name, p in net.named_parameters() if p.ndim != 4]
@@ -159,8 +182,10 @@ def validation_score(metrics: dict) -> float:
 
 def train(train_images: Sequence[CompactImage], validation_images: Sequence[CompactImage],
           class_names: Sequence[str], out_dir: Path, config: TrainConfig = TrainConfig(),
-          network: NetworkConfig | None = None, progress: bool = True) -> TrainResult:
-    """Train a network on `train_images`, select on `validation_images`, write checkpoints to `out_dir`."""
+          network: NetworkConfig | None = None, progress: bool = True,
+          initial_state: dict[str, torch.Tensor] | None = None) -> TrainResult:
+    """Train a network on `train_images`, select on `validation_images`, write checkpoints to `out_dir`;
+    from random initialisation, or from `initial_state` (fine-tuning: `initial_weights`)."""
     from tqdm import tqdm
 
     if not train_images:
@@ -176,6 +201,11 @@ def train(train_images: Sequence[CompactImage], validation_images: Sequence[Comp
     if network.num_classes != len(class_names):
         raise ValueError(f"network has {network.num_classes} classes but {len(class_names)} class names were given")
     net = SegmentationNet(network)
+    if initial_state is not None:
+        try:
+            net.load_state_dict(initial_state)
+        except RuntimeError as error:  # missing, unexpected or differently shaped weights
+            raise ValueError(f"the initial weights do not fit the network: {error}") from None
     average = WeightAverage(net, config.ema_decay)
     optimizer = torch.optim.AdamW(_parameter_groups(net, config.weight_decay), lr=config.learning_rate)
     factors = repeat_factors(train_images, len(class_names), config.repeat_threshold, config.min_pixels)
