@@ -122,7 +122,9 @@ def publish_at_camera_rate(probe, publish, frames: list[np.ndarray], count: int 
     start = time.monotonic()
     index = 0
     while (index < count) if count is not None else (not stop() and time.monotonic() - start < timeout_s):
-        probe.spin_until(lambda: time.monotonic() >= start + index * period, period + 1.0)
+        # spin exactly until the frame is due: a spin waiting for callbacks past it would send the
+        # late frame and the next one together, which no camera does
+        probe.spin_until(lambda: False, start + index * period - time.monotonic())
         publish(frames[index % len(frames)])
         index += 1
     return index
