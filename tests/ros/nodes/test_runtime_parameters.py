@@ -28,7 +28,8 @@ NODES = {
     "replay": (replay_node, replay_node.ReplayNode, {"max_frames": 1}, "seed"),
     "degrade": (degrade_node, degrade_node.DegradeNode, {}, "seed"),
     "predicate": (predicate_node, predicate_node.PredicateNode, {}, None),
-    "reliability": (reliability_node, reliability_node.ReliabilityNode, {}, "reference_mode"),
+    # no trust model: the shipped one was fitted over 30-frame windows and refuses another window (tested below)
+    "reliability": (reliability_node, reliability_node.ReliabilityNode, {"trust_model": ""}, "reference_mode"),
     "action": (action_node, action_node.ActionNode, {}, "use_reliability"),
     "dashboard": (dashboard_node, dashboard_node.DashboardNode, {"display": "lines"}, "reliability_topics"),
 }
@@ -115,3 +116,12 @@ def test_runtime_parameters_change_over_dds_and_the_others_say_why_not(
 def other_value_or_same(spec):
     """A value to try on a read-only parameter (refused whatever it is)."""
     return spec.default + 1 if spec.type == "int" else spec.default
+
+
+def test_a_window_the_trust_model_was_not_fitted_with_is_refused_with_the_reason(ros_context):
+    node = reliability_node.ReliabilityNode(context=ros_context)
+    try:
+        result = node.set_parameters([Parameter("window", value=45)])[0]
+        assert not result.successful and "window" in result.reason and node.params["window"] == 30
+    finally:
+        node.destroy_node()
