@@ -102,7 +102,9 @@ class SceneMemory:
         if width < 1 or height < 1:
             raise ValueError(f"image_size must be (width, height) >= 1 pixel, got {image_size}")
         self._forget(frame_index)
-        observed = [e for e in entities if e.visibility >= self.min_visibility]
+        # in track order: two new tracks may compete for one vanished predecessor, and the winner must not
+        # depend on the order the entities came in
+        observed = sorted((e for e in entities if e.visibility >= self.min_visibility), key=lambda e: e.id)
         hands = np.array([_grown(e.box, self.hand_margin) for e in observed if e.is_hand]).reshape(-1, 4)
         diagonal = math.hypot(width, height)
         births = unexplained_births = reacquired = relabels = jumps = 0
@@ -151,8 +153,8 @@ class SceneMemory:
 
     def _predecessor(self, entity: Entity, frame_index: int) -> int | None:
         """The vanished entity a new track takes the place of (best box IoU), if any."""
-        candidates = [track for track, seen in self._seen.items()
-                      if track not in self._previous and frame_index - seen.last_observed <= self.reacquire_frames]
+        candidates = [track for track, seen in self._seen.items()  # vanished: neither last frame nor this one
+                      if track not in self._previous and 0 < frame_index - seen.last_observed <= self.reacquire_frames]
         if not candidates:
             return None
         ious = box_iou(entity.box, np.array([self._seen[track].box for track in candidates]))[0]
