@@ -99,6 +99,7 @@ from predrel_ros.ros.kit.runtime import run_node
 from predrel_ros.ros.kit.topic_specs import DIAGNOSTICS, PUBLISHES, STREAM_QOS_TEXT, SUBSCRIBES, TopicSpec
 from predrel_ros.ros.messages.degradations import checked_degradation_from_msg
 from predrel_ros.ros.messages.entities import entities_from_msg
+from predrel_ros.ros.messages.fields import stamp_to_ns
 from predrel_ros.ros.messages.images import image_to_numpy
 from predrel_ros.ros.messages.predicates import predicates_from_msg
 from predrel_ros.ros.messages.reliability import TRUST_CODES, reliability_report_to_msg
@@ -346,13 +347,14 @@ class ReliabilityNode(PredrelNode):
             self._fed(self.monitor.add_evaluated_entities(msg.frame_index, self._entities(msg)), start)
             return
         entities = self._entities(msg, masks=True)               # the mask areas are evidence
-        quality = self._image_measures.pop(_stamp(msg.header), None)
+        quality = self._image_measures.pop(stamp_to_ns(msg.header), None)
         self._fed(self.monitor.add_evaluated_entities(msg.frame_index, entities, (msg.image_width, msg.image_height),
                                                       quality), start)
 
     def _on_image(self, msg: Image) -> None:
         """Measure the image now and keep the measures until its entities come (a bounded buffer)."""
-        self._image_measures[_stamp(msg.header)] = self._quality.measure(image_to_numpy(msg))   # ValueError: malformed
+        measures = self._quality.measure(image_to_numpy(msg))   # ValueError: counted malformed
+        self._image_measures[stamp_to_ns(msg.header)] = measures
         self.count(IMAGE, PROCESSED)
         while len(self._image_measures) > self.params["match_buffer"]:
             self._image_measures.popitem(last=False)
@@ -460,10 +462,6 @@ class ReliabilityNode(PredrelNode):
             statuses.append(diagnostics.status(name, TRUST_CODES[record.trust],
                                                record.reason or record.trust, values))
         return statuses
-
-
-def _stamp(header) -> tuple[int, int]:
-    return int(header.stamp.sec), int(header.stamp.nanosec)
 
 
 def main(args: list[str] | None = None) -> int:

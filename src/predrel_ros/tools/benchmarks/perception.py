@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from predrel_ros.tools.benchmarks.report import peak_rss_mb, summarize
+from predrel_ros.tools.benchmarks.report import parse_size, peak_rss_mb, summarize
 
 SIZES = ("320x240", "640x480")
 BACKENDS = ("onnxruntime", "pytorch", "tensorrt")
@@ -41,18 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", type=Path, default=None,
                         help="model folder to time instead (model.onnx / model.pt2 + labels.txt)")
     parser.add_argument("--no-hands", action="store_true", help="skip timing the hand-landmark models")
-
-
-def _parse_size(text: str) -> tuple[int, int]:
-    from predrel_ros.core.errors import UserError
-
-    try:
-        width, height = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise UserError(f"size {text!r} must look like 640x480") from None
-    if width < 32 or height < 32:
-        raise UserError(f"size {text!r} is too small")
-    return width, height
 
 
 def _stand_in_model(folder: Path, height: int, width: int) -> dict:
@@ -152,7 +140,7 @@ def _measure(args: argparse.Namespace) -> dict:
 
     if args.repeats < 1 or args.warmup < 0:
         raise UserError("--repeats must be >= 1 and --warmup >= 0")
-    sizes = [_parse_size(text) for text in args.sizes]
+    sizes = [parse_size(text) for text in args.sizes]
     skipped = {}
     backends = []
     for name in args.backends:

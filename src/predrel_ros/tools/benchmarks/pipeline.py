@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from predrel_ros.core.errors import UserError
-from predrel_ros.tools.benchmarks.report import summarize
+from predrel_ros.tools.benchmarks.report import parse_size, summarize
 
 RATE_HZ = 30.0
 DEFAULT_SIZE = "320x240"
@@ -279,16 +279,6 @@ def measure_in_process(frames: list[np.ndarray], model: str, backend: str) -> di
             **{key: description.get(key) for key in ("backend", "provider", "device")}}
 
 
-def _parse_size(text: str) -> tuple[int, int]:
-    try:
-        width, height = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise UserError(f"--size {text!r} must look like 320x240") from None
-    if not (64 <= width <= 1920 and 64 <= height <= 1080):
-        raise UserError(f"--size {text!r}: 64x64 to 1920x1080")
-    return width, height
-
-
 def _ratio(a, b) -> float | None:
     return None if not a or not b else round(a / b, 2)
 
@@ -340,7 +330,7 @@ def run(args: argparse.Namespace) -> dict:
 
     if args.seconds <= 0 or args.warmup_timeout <= 0 or args.lockstep < 0:
         raise UserError("--seconds and --warmup-timeout must be > 0, --lockstep >= 0")
-    width, height = _parse_size(args.size)
+    width, height = parse_size(args.size)
     os.environ.update(dds.node_environment())  # this process uses the nodes' DDS settings
     bag = demo_episode(args.cache_dir or default_cache_dir(), EPISODE_FRAMES, size=(width, height))
     frames = [frame.rgb for frame in open_frames(bag)]

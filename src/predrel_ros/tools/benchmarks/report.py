@@ -25,6 +25,19 @@ def summarize(seconds: Sequence[float]) -> dict:
             "mean_ms": float(ms.mean()), "min_ms": float(ms.min()), "n": int(ms.size)}
 
 
+def parse_size(text: str) -> tuple[int, int]:
+    """A frame size given as WxH (e.g. 640x480) -> (width, height); UserError when it is not one."""
+    from predrel_ros.core.errors import UserError
+
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise UserError(f"size {text!r} must look like 640x480") from None
+    if width < 32 or height < 32:
+        raise UserError(f"size {text!r} is too small")
+    return width, height
+
+
 def hardware() -> dict:
     """What the numbers were measured on."""
     cpu = platform.processor() or platform.machine()
