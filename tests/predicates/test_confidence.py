@@ -116,3 +116,35 @@ def test_agreement_samples_match_references_in_either_orientation():
     assert samples["contact"].correct.tolist() == [True, False]
     assert samples["contact"].confidence.tolist() == [0.9, 0.1]
     assert samples["contact"].factors.shape == (2, 6)
+
+
+_factor = st.floats(0.0, 1.0) | st.sampled_from([0.0, 1.0, 1e-300])
+
+
+@settings(max_examples=50, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from(["contact", "static", "dynamic", "grasp", "active_hand"]),
+                               st.lists(_factor, min_size=6, max_size=6)), min_size=1, max_size=20))
+def test_confidences_of_rows_equal_one_call_per_row(rows):
+    """The models' array form (the extractor's) gives each row's `__call__` value (to an ulp: numpy's
+    log and exp against math's)."""
+    from predrel_ros.predicates.confidence import confidences
+
+    weights = ConfidenceConfig().weights
+    weights["grasp"] = dict(weights["grasp"], seg=0.0)            # a factor without weight is ignored, even at 0
+    geometric = GeometricMeanConfidence(weights)
+    calibrated = CalibratedConfidence({"contact": [0.3, 1.0, -2.0, 0.5, 0.1, 3.0, -1.0]}, fallback=geometric)
+    names = [name for name, _ in rows]
+    factors = np.array([values for _, values in rows], np.float64)
+    for model in (geometric, calibrated, lambda name, z: geometric(name, z)):      # the last: a plain callable
+        got = confidences(model, names, factors)
+        expected = [model(name, values) for name, values in rows]
+        assert got.tolist() == pytest.approx(expected, rel=1e-15, abs=1e-300)
+
+
+def test_confidences_refuse_an_unknown_predicate():
+    from predrel_ros.predicates.confidence import confidences
+
+    with pytest.raises(ValueError, match="nope"):
+        confidences(GeometricMeanConfidence(ConfidenceConfig().weights), ["nope"], np.ones((1, 6)))
+    with pytest.raises(ValueError, match="nope"):
+        confidences(CalibratedConfidence({}), ["nope"], np.ones((1, 6)))

@@ -1,4 +1,7 @@
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from predrel_ros.predicates import rules
 from predrel_ros.predicates.config import ContactConfig, DynamicConfig, StaticConfig, Threshold
@@ -106,3 +109,40 @@ def test_kleene_logic_and_derived_rules():
     assert rules.onset_rule(SUP, (UNK, 0.0), IN)[0] == UNK
     assert rules.active_hand_rule([(N, 1.0)], [(GC, 0.4)]) == (T, 0.4)
     assert rules.active_hand_rule([(N, 1.0)], [(S, 0.4)]) == (N, 0.4)
+
+
+def _dynamic_reference(m: DynamicMeasurements, config: DynamicConfig) -> tuple[int, float]:
+    """The dynamic rule as the priority chain of `rules.decide` (how it was written before the rows)."""
+    if m.samples < config.min_frames:
+        return UNK, 0.0
+    speed, rate = config.moving_speed, config.distance_rate
+    moving_i, moving_j = rules.above(m.speed_i, speed), rules.above(m.speed_j, speed)
+    return rules.decide([
+        (HT, lambda: rules.conjunction(rules.above(m.early_speed_i, speed), rules.above(m.early_speed_j, speed),
+                                       rules.negation(rules.above(m.late_speed_i, speed)),
+                                       rules.negation(rules.above(m.late_speed_j, speed)))),
+        (S, lambda: rules.conjunction(rules.negation(moving_i), rules.negation(moving_j))),
+        (MT, lambda: rules.conjunction(moving_i, moving_j, rules.at_most(m.relative_speed, config.relative_speed))),
+        (FMT, lambda: rules.conjunction((moving_i[0] != moving_j[0], min(moving_i[1], moving_j[1])),
+                                        (m.contact_fraction >= config.fmt_contact_fraction, 1.0))),
+        (GC, lambda: (m.distance_rate < -rate.value, rate.margin(-m.distance_rate))),
+        (MA, lambda: rules.above(m.distance_rate, rate)),
+    ], S)
+
+
+_speeds = st.floats(0.0, 4.0) | st.sampled_from([0.5, 0.2, 0.8])         # on and around the thresholds
+_rates = st.floats(-3.0, 3.0) | st.sampled_from([0.7, -0.7, 0.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.fixed_dictionaries({
+    "samples": st.integers(0, 5), "speed_i": _speeds, "speed_j": _speeds, "early_speed_i": _speeds,
+    "early_speed_j": _speeds, "late_speed_i": _speeds, "late_speed_j": _speeds, "relative_speed": _speeds,
+    "distance_rate": _rates, "contact_fraction": st.sampled_from([0.0, 0.2, 0.5, 0.6, 1.0])}), min_size=1, max_size=12))
+def test_dynamic_rules_of_rows_are_the_priority_chain_of_each_row(rows):
+    config = DynamicConfig()
+    arrays = DynamicMeasurements(**{name: np.array([row[name] for row in rows]) for name in rows[0]})
+    codes, margins = rules.dynamic_rules(arrays, config)
+    for row, code, margin in zip(rows, codes.tolist(), margins.tolist()):
+        assert (code, margin) == _dynamic_reference(dynamic(**row), config)
+        assert rules.dynamic_rule(dynamic(**row), config) == (code, margin)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import optimize
@@ -57,6 +57,8 @@ class GeometricMeanConfidence:
                 raise ValueError(f"confidence weights of {name!r} must have a positive sum")
             self._active[name] = tuple((index, factors[f] / total) for index, f in enumerate(EVIDENCE_FACTORS)
                                        if factors[f] > 0)
+        self._matrix: np.ndarray | None = None      # the normalised weights as a (name x factor) array
+        self._index: dict[str, int] = {}
 
     def __call__(self, name: str, factors: Sequence[float]) -> float:
         try:
@@ -72,6 +74,36 @@ class GeometricMeanConfidence:
             log_sum += weight * log(value)
         confidence = math.exp(log_sum)
         return confidence if confidence < 1.0 else 1.0
+
+    def confidences(self, names: Sequence[str], factors: np.ndarray) -> np.ndarray:
+        """c of every row of `factors` (N x 6), row k for predicate names[k]: `__call__`'s arithmetic
+        on arrays (the same products, summed in the same factor order)."""
+        if self._matrix is None:
+            self._index = {name: row for row, name in enumerate(self._active)}
+            self._matrix = np.zeros((len(self._active), len(EVIDENCE_FACTORS)))
+            for name, active in self._active.items():
+                for index, weight in active:
+                    self._matrix[self._index[name], index] = weight
+        try:
+            weights = self._matrix[[self._index[name] for name in names]]
+        except KeyError as error:
+            raise ValueError(f"no confidence weights for predicate {error.args[0]!r}") from None
+        active = weights > 0.0
+        usable = ~(factors <= 0.0)
+        logs = np.log(np.where(usable, factors, 1.0))
+        confidence = np.exp(np.sum(weights * logs, axis=1))
+        confidence[(active & ~usable).any(axis=1)] = 0.0
+        return np.where(confidence < 1.0, confidence, 1.0)
+
+
+def confidences(model: Callable[[str, Sequence[float]], float], names: Sequence[str], factors: np.ndarray
+                ) -> np.ndarray:
+    """c of every row of `factors` (N x 6) under `model`, row k for predicate names[k]: by the model's
+    own `confidences` where it has one (the shipped models), else one call per row."""
+    batch = getattr(model, "confidences", None)
+    if batch is not None:
+        return batch(names, factors)
+    return np.array([model(name, row) for name, row in zip(names, factors.tolist())], np.float64).reshape(-1)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -137,6 +169,21 @@ class CalibratedConfidence:
             return self.fallback(name, factors)
         logit = beta[0] + sum(b * q for b, q in zip(beta[1:], factors))
         return 0.5 * (1.0 + math.tanh(0.5 * logit))
+
+    def confidences(self, names: Sequence[str], factors: np.ndarray) -> np.ndarray:
+        """c of every row of `factors` (N x 6), row k for predicate names[k] (`__call__` on arrays)."""
+        out = np.empty(len(names))
+        fitted = np.array([name in self.coefficients for name in names], bool)
+        if fitted.any():
+            betas = np.array([self.coefficients[name] for name, known in zip(names, fitted) if known])
+            logits = betas[:, 0] + np.sum(betas[:, 1:] * factors[fitted], axis=1)
+            out[fitted] = 0.5 * (1.0 + np.tanh(0.5 * logits))
+        if not fitted.all():
+            rest = [name for name, known in zip(names, fitted) if not known]
+            if self.fallback is None:
+                raise ValueError(f"calibrated confidence has no coefficients for {rest[0]!r}")
+            out[~fitted] = self.fallback.confidences(rest, factors[~fitted])
+        return out
 
     @classmethod
     def fit(cls, samples: Mapping[str, AgreementSamples], l2: float = 1e-2,

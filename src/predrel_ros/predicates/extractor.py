@@ -55,12 +55,14 @@ from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: 
 from predrel_ros.predicates import rules, vocabulary
 from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m, boundary_separation_m
 from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det
-from predrel_ros.predicates.config import DynamicConfig, PairRule, PredicateConfig, Threshold
+from predrel_ros.predicates.config import PairRule, PredicateConfig, Threshold
 from predrel_ros.predicates.enclosed_contact import EnclosedContact
+from predrel_ros.predicates.engine import FrameRows, PairFactors
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, inside_fraction, support_fraction
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
 from predrel_ros.predicates.point_sets import position_m
+from predrel_ros.predicates.stream_windows import StreamWindows
 
 if TYPE_CHECKING:                     # core.frame imports predicates.estimate
     from predrel_ros.core.frame import CameraIntrinsics
@@ -70,9 +72,9 @@ _T = rules.T
 _CONTACT, _STATIC, _DYNAMIC = vocabulary.CONTACT, vocabulary.STATIC, vocabulary.DYNAMIC
 _GRASP, _RELEASE, _ACTIVE = vocabulary.GRASP, vocabulary.RELEASE, vocabulary.ACTIVE_HAND
 _CONTAINMENT, _SUPPORT = vocabulary.CONTAINMENT_EVENT, vocabulary.SUPPORT_EVENT
-_LABELS = {name: vocabulary.values_of(name) for name in vocabulary.PREDICATES}
 _ENCLOSING_ROLES = (CONTAINER, *HAND_ROLES)     # roles whose image box hides the contact of what lies in it
-_GROUPS = {name: vocabulary.group_of(name) for name in vocabulary.PREDICATES}
+#: order keys of one pair's estimates: pair index * _PAIR_SLOTS + position within the pair
+_PAIR_SLOTS = 64
 
 ConfidenceModel = Callable[[str, Sequence[float]], float]
 
@@ -126,21 +128,23 @@ def _slope(frames: Sequence[int], values: Sequence[float]) -> float:
     return sum([d * (v - mean_v) for d, v in zip(offsets, values)]) / sxx
 
 
+def _slopes(frames: np.ndarray, values: np.ndarray, taken: np.ndarray) -> np.ndarray:
+    """`_slope` of each row of values over frames, on the row's `taken` cells only."""
+    count = np.count_nonzero(taken, axis=1)
+    safe = np.maximum(count, 1)
+    mean_f = np.sum(np.where(taken, frames, 0.0), axis=1) / safe
+    mean_v = np.sum(np.where(taken, values, 0.0), axis=1) / safe
+    offsets = np.where(taken, frames - mean_f[:, None], 0.0)
+    sxx = np.sum(offsets ** 2, axis=1)
+    products = np.sum(np.where(taken, offsets * (values - mean_v[:, None]), 0.0), axis=1)
+    return np.where(count >= 2, products / np.where(sxx > 0, sxx, 1.0), 0.0)
+
+
 def _window_motion(samples: deque[Sample], window_start: int, frame_index: int) -> _Motion | None:
     """Drop the samples before the window; the motion over it when the track has this frame's sample."""
     while samples and samples[0][0] < window_start:
         samples.popleft()
     return _Motion(samples) if samples and samples[-1][0] == frame_index else None
-
-
-class _Stream:
-    """Raw values of one predicate stream over the window (for q_tmp and the FMT contact share)."""
-
-    __slots__ = ("frames", "codes")
-
-    def __init__(self) -> None:
-        self.frames: deque[int] = deque()
-        self.codes: deque[int] = deque()
 
 
 class _PairPlan:
@@ -152,6 +156,20 @@ class _PairPlan:
         self.rule = rule
         self.swap = swap                      # True: the higher id is the subject
         self.static_orders = static_orders    # (swap, allowed relations) per evaluated orientation
+
+
+class _PairRows:
+    """One pair's rows of a frame (`FrameRows`): the pair's orientation, evidence factors and the rows
+    the derived predicates read."""
+
+    __slots__ = ("order", "subject", "object", "factors", "contact", "statics", "dynamic")
+
+    def __init__(self, order: int, subject: int, obj: int, factors: PairFactors) -> None:
+        self.order = order
+        self.subject, self.object = subject, obj
+        self.factors = factors
+        self.contact = self.dynamic = -1
+        self.statics: list[tuple[int, int, int]] = []      # (subject, object, row) per static orientation
 
 
 class PredicateExtractor:
@@ -178,7 +196,7 @@ class PredicateExtractor:
     def reset(self) -> None:
         """Forget all history (a new sequence starts)."""
         self._tracks: dict[int, _Track] = {}
-        self._streams: dict[tuple[str, int, int], _Stream] = {}
+        self._windows = StreamWindows(self.config.window)      # raw values per stream (q_tmp, FMT contact share)
         self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
         self._holds: dict[tuple[str, int, int], HoldState] = {}
         self._enclosed_contacts: dict[tuple[str, int, int], EnclosedContact] = {}
@@ -263,7 +281,6 @@ class PredicateExtractor:
         self._enclosed_now: set[tuple[str, int, int]] = set()
         self._present = present
         self._geometries = geometries
-        estimates: list[PredicateEstimate] = []
         hand_evidence: dict[int, list[tuple[rules.Truth, rules.Truth]]] = {
             track_id: [] for track_id, track in sorted(self._tracks.items()) if track.role in HAND_ROLES}
         present_ids = sorted(present)
@@ -276,10 +293,17 @@ class PredicateExtractor:
                  for id_a, id_b in sorted(self._together)]
         contacts = [self._contact(id_a, id_b, plan) for id_a, id_b, plan in pairs]
         statics = self._statics(pairs, contacts)
-        for (id_a, id_b, plan), contact, pair_statics in zip(pairs, contacts, statics):
-            self._pair(id_a, id_b, plan, contact, pair_statics, estimates, hand_evidence)
-        for hand_id, evidence in hand_evidence.items():
-            self._active_hand(hand_id, evidence, estimates)
+        rows = FrameRows(self._windows, self.confidence, self._floor, frame_index, window_start)
+        bases = [self._base(index * _PAIR_SLOTS, id_a, id_b, plan, contact, pair_statics, rows)
+                 for index, ((id_a, id_b, plan), contact, pair_statics) in enumerate(zip(pairs, contacts, statics))]
+        rows.push()                         # the contact windows, this frame included, for the dynamic rule
+        self._dynamics(bases, rows)
+        rows.evaluate()                     # the base predicates' reported values, for the derived ones
+        for (id_a, id_b, plan), base in zip(pairs, bases):
+            self._derived(id_a, id_b, plan, base, rows, hand_evidence)
+        for index, (hand_id, evidence) in enumerate(hand_evidence.items()):
+            self._active_hand(len(pairs) * _PAIR_SLOTS + index, hand_id, evidence, rows)
+        estimates = rows.estimates()
         for key in [key for key in self._enclosed_contacts if key not in self._enclosed_now]:
             del self._enclosed_contacts[key]        # its history spans consecutive frames only
         return estimates
@@ -334,9 +358,9 @@ class PredicateExtractor:
 
     def _forget(self, track_ids: set[int]) -> None:
         """Drop tracks and every pair they are part of."""
+        self._windows.forget(lambda key: key[0] == _ACTIVE and key[1] in track_ids)
         for track_id in track_ids:
             self._tracks.pop(track_id, None)
-            self._streams.pop((_ACTIVE, track_id, NO_OBJECT), None)
         self._forget_pairs({pair for pair in self._together if pair[0] in track_ids or pair[1] in track_ids})
 
     def _forget_pairs(self, pairs: set[tuple[int, int]]) -> None:
@@ -345,8 +369,11 @@ class PredicateExtractor:
             return
         for pair in pairs:
             del self._together[pair]
-        for table in (self._streams, self._known, self._holds, self._enclosed_contacts):
-            for key in [key for key in table if (min(key[1], key[2]), max(key[1], key[2])) in pairs]:
+        def gone(key: tuple[str, int, int]) -> bool:
+            return (min(key[1], key[2]), max(key[1], key[2])) in pairs
+        self._windows.forget(gone)
+        for table in (self._known, self._holds, self._enclosed_contacts):
+            for key in [key for key in table if gone(key)]:
                 del table[key]
 
     def _plan(self, role_a: str, role_b: str) -> _PairPlan | None:
@@ -448,29 +475,62 @@ class PredicateExtractor:
             out.append([next(decided) if observed else (UNK, 0.0) for _ in plan.static_orders])
         return out
 
-    def _pair(self, id_a: int, id_b: int, plan: _PairPlan, contact_rule: tuple[int, float],
-              statics_rule: list[tuple[int, float]], out: list[PredicateEstimate],
-              hand_evidence: dict[int, list[tuple[rules.Truth, rules.Truth]]]) -> None:
-        """Emit the pair's predicates: contact and static from their rules' (code, sp) (`_contact`,
-        `_statics`), then dynamic and the derived ones."""
-        config = self.config
+    def _base(self, order: int, id_a: int, id_b: int, plan: _PairPlan, contact_rule: tuple[int, float],
+              statics_rule: list[tuple[int, float]], rows: FrameRows) -> _PairRows:
+        """Add the pair's contact and static rows from their rules' (code, sp) (`_contact`, `_statics`)."""
         subject, obj = (id_b, id_a) if plan.swap else (id_a, id_b)
-        pair_factors = self._pair_factors(subject, obj)
-        observed = subject in self._geometries and obj in self._geometries
-        contact = self._emit(_CONTACT, subject, obj, *contact_rule, pair_factors, out)
-        statics: dict[tuple[int, int], tuple[int, float]] = {}
+        pair = _PairRows(order, subject, obj, self._pair_factors(subject, obj))
+        pair.contact = rows.add(order, _CONTACT, subject, obj, *contact_rule, pair.factors)
         for (swap, _), (code, sp) in zip(plan.static_orders, statics_rule):
             s, o = (id_b, id_a) if swap else (id_a, id_b)
-            statics[(s, o)] = self._emit(_STATIC, s, o, code, sp, pair_factors, out)
+            pair.statics.append((s, o, rows.add(order + len(pair.statics) + 1, _STATIC, s, o, code, sp,
+                                                pair.factors)))
+        return pair
 
-        # dynamic (unordered)
+    def _dynamics(self, pairs: list[_PairRows], rows: FrameRows) -> None:
+        """Add every pair's dynamic row (unordered; the contact windows must hold this frame's values): the
+        rule of all observed pairs at once, in 3D (m/s) for those whose tracks both have 3D positions on
+        min_frames joint frames of the window, else in the image; UNK for the pairs not observed."""
+        geometries = self._geometries
+        observed = [pair for pair in pairs if pair.subject in geometries and pair.object in geometries]
+        codes, margins = np.full(len(observed), UNK), np.zeros(len(observed))
         if observed:
-            dyn_code, dyn_sp = rules.dynamic_rule(*self._dynamic_test(subject, obj))
-        else:
-            dyn_code, dyn_sp = UNK, 0.0
-        dynamic = self._emit(_DYNAMIC, subject, obj, dyn_code, dyn_sp, pair_factors, out)
+            subjects = [pair.subject for pair in observed]
+            objects = [pair.object for pair in observed]
+            touching = self._windows.shares(rows.window_rows([pair.contact for pair in observed]), _T,
+                                            self._window_start)
+            in_image = np.ones(len(observed), bool)
+            if self._dynamic_3d is not None:
+                tracks = self._tracks
+                in_3d = np.array([tracks[s].motion3d is not None and tracks[o].motion3d is not None
+                                  for s, o in zip(subjects, objects)])
+                if in_3d.any():
+                    chosen = np.flatnonzero(in_3d)
+                    measured = self._measure([subjects[k] for k in chosen], [objects[k] for k in chosen], True,
+                                             touching[chosen], self.config.dynamic.frame_rate_hz)
+                    enough = measured.samples >= self._dynamic_3d.min_frames
+                    chosen = chosen[enough]
+                    decided = rules.dynamic_rules(measured, self._dynamic_3d)
+                    codes[chosen], margins[chosen] = decided[0][enough], decided[1][enough]
+                    in_image[chosen] = False
+            if in_image.any():
+                chosen = np.flatnonzero(in_image)
+                measured = self._measure([subjects[k] for k in chosen], [objects[k] for k in chosen], False,
+                                         touching[chosen], 1.0)
+                codes[chosen], margins[chosen] = rules.dynamic_rules(measured, self.config.dynamic)
+        decided = iter(zip(codes.tolist(), margins.tolist()))
+        for pair in pairs:
+            code, sp = next(decided) if pair.subject in geometries and pair.object in geometries else (UNK, 0.0)
+            pair.dynamic = rows.add(pair.order + len(pair.statics) + 1, _DYNAMIC, pair.subject, pair.object, code, sp,
+                                    pair.factors)
 
-        # derived
+    def _derived(self, id_a: int, id_b: int, plan: _PairPlan, pair: _PairRows, rows: FrameRows,
+                 hand_evidence: dict[int, list[rules.Truth]]) -> None:
+        """Add the pair's derived rows from its base predicates' reported values (rows evaluated)."""
+        config = self.config
+        subject, obj, factors = pair.subject, pair.object, pair.factors
+        order = pair.order + len(pair.statics) + 2
+        contact, dynamic = rows.output(pair.contact), rows.output(pair.dynamic)
         rule = plan.rule
         if rule.hand_subject:
             key = (_GRASP, subject, obj)
@@ -478,17 +538,21 @@ class PredicateExtractor:
             if hold is None:
                 hold = self._holds[key] = HoldState()
             grasp, release = hold.update(contact, dynamic, config.grasp, self._motion_codes)
-            self._emit(_GRASP, subject, obj, *grasp, pair_factors, out)
-            self._emit(_RELEASE, subject, obj, *release, pair_factors, out)
+            rows.add(order, _GRASP, subject, obj, *grasp, factors)
+            rows.add(order + 1, _RELEASE, subject, obj, *release, factors)
+            order += 2
             hand_evidence[subject].append((contact, dynamic))
-        for (s, o), static in statics.items():
+        statics = [(s, o, rows.output(row)) for s, o, row in pair.statics]
+        for s, o, static in statics:
             if "In" in rule.static_relations:
                 previous = self._previous_known(_STATIC, s, o)
-                self._emit(_CONTAINMENT, s, o, *rules.onset_rule(previous, static, rules.IN), pair_factors, out)
+                rows.add(order, _CONTAINMENT, s, o, *rules.onset_rule(previous, static, rules.IN), factors)
+                order += 1
             if "Sup" in rule.static_relations:
                 previous = self._previous_known(_STATIC, s, o)
-                self._emit(_SUPPORT, s, o, *rules.onset_rule(previous, static, rules.SUP), pair_factors, out)
-        for (s, o), (code, _) in statics.items():
+                rows.add(order, _SUPPORT, s, o, *rules.onset_rule(previous, static, rules.SUP), factors)
+                order += 1
+        for s, o, (code, _) in statics:
             self._remember(_STATIC, s, o, code)
 
     def _depth_test(self, geo_i: EntityGeometry, geo_j: EntityGeometry, radius_px: float
@@ -539,44 +603,45 @@ class PredicateExtractor:
                 return inner, outer
         return None
 
-    def _dynamic_test(self, id_i: int, id_j: int) -> tuple[rules.DynamicMeasurements, DynamicConfig]:
-        """The pair's dynamic measurements and the config to judge them with: in 3D (m/s) when both
-        tracks have 3D positions on min_frames joint frames of the window, else in the image."""
-        track_i, track_j = self._tracks[id_i], self._tracks[id_j]
-        if self._dynamic_3d is not None and track_i.motion3d is not None and track_j.motion3d is not None:
-            measured = self._measure(id_i, id_j, track_i.positions, track_i.motion3d, track_j.motion3d,
-                                     self.config.dynamic.frame_rate_hz)
-            if measured.samples >= self._dynamic_3d.min_frames:
-                return measured, self._dynamic_3d
-        return self._measure(id_i, id_j, track_i.samples, track_i.motion, track_j.motion, 1.0), self.config.dynamic
-
-    def _measure(self, id_i: int, id_j: int, samples_i: deque[Sample], motion_i: _Motion, motion_j: _Motion,
-                 per_frame: float) -> rules.DynamicMeasurements:
-        """Dynamic measurements from track i's samples and both tracks' motion; per_frame: frames per
-        unit of time."""
-        positions_j = motion_j.coordinates
-        frames, distances = [], []
-        for sample in samples_i:
-            other = positions_j.get(sample[0])
-            if other is not None:
-                frames.append(sample[0])
-                distances.append(math.dist(sample[1:], other))
-        contact = self._streams.get((_CONTACT, id_i, id_j))
-        touching = contact.codes.count(_T) / len(contact.codes) if contact is not None else 0.0
+    def _measure(self, ids_i: list[int], ids_j: list[int], in_3d: bool, touching: np.ndarray, per_frame: float
+                 ) -> rules.DynamicMeasurements:
+        """Dynamic measurements of pairs (ids_i[k], ids_j[k]) from their tracks' windows, in 3D (positions
+        in m) or in the image (reference px); per_frame: frames per unit of time; touching: each pair's
+        share of contact T over the window."""
+        ids = sorted(set(ids_i) | set(ids_j))
+        index = {track_id: k for k, track_id in enumerate(ids)}
+        window, start = self.config.window, self._window_start
+        dims = 3 if in_3d else 2
+        coordinates = np.full((len(ids), window, dims), np.nan)
+        seen = np.zeros((len(ids), window), bool)
+        motion = np.empty((len(ids), 3 + dims))               # speed, early, late, velocity
+        for k, track_id in enumerate(ids):
+            track = self._tracks[track_id]
+            for sample in (track.positions if in_3d else track.samples):
+                coordinates[k, sample[0] - start] = sample[1:]
+                seen[k, sample[0] - start] = True
+            moving = track.motion3d if in_3d else track.motion
+            motion[k] = (moving.speed, moving.early, moving.late, *moving.velocity)
+        rows_i = np.array([index[track_id] for track_id in ids_i])
+        rows_j = np.array([index[track_id] for track_id in ids_j])
+        joint = seen[rows_i] & seen[rows_j]
+        offsets = coordinates[rows_i] - coordinates[rows_j]
+        distances = np.sqrt(np.sum(offsets * offsets, axis=2))
+        velocity = motion[rows_i, 3:] - motion[rows_j, 3:]
+        m_i, m_j = motion[rows_i] * per_frame, motion[rows_j] * per_frame
         return rules.DynamicMeasurements(
-            samples=len(frames),
-            speed_i=motion_i.speed * per_frame, speed_j=motion_j.speed * per_frame,
-            early_speed_i=motion_i.early * per_frame, early_speed_j=motion_j.early * per_frame,
-            late_speed_i=motion_i.late * per_frame, late_speed_j=motion_j.late * per_frame,
-            relative_speed=math.dist(motion_i.velocity, motion_j.velocity) * per_frame,
-            distance_rate=_slope(frames, distances) * per_frame,
+            samples=np.count_nonzero(joint, axis=1),
+            speed_i=m_i[:, 0], speed_j=m_j[:, 0], early_speed_i=m_i[:, 1], early_speed_j=m_j[:, 1],
+            late_speed_i=m_i[:, 2], late_speed_j=m_j[:, 2],
+            relative_speed=np.sqrt(np.sum(velocity * velocity, axis=1)) * per_frame,
+            distance_rate=_slopes(np.arange(start, start + window, dtype=np.float64), distances, joint) * per_frame,
             contact_fraction=touching,
         )
 
     # --------------------------------------------------------------------------------- derived
 
-    def _active_hand(self, hand_id: int, evidence: list[tuple[rules.Truth, rules.Truth]],
-                     out: list[PredicateEstimate]) -> None:
+    def _active_hand(self, order: int, hand_id: int, evidence: list[tuple[rules.Truth, rules.Truth]],
+                     rows: FrameRows) -> None:
         entity = self._present.get(hand_id)
         if hand_id not in self._geometries:
             code, sp = UNK, 0.0
@@ -589,7 +654,7 @@ class PredicateExtractor:
             seg = entity.mask_quality if entity.mask is not None else self.config.confidence.box_only_seg_quality
             continuity = len(motion.frames) / self._window_frames if motion is not None else 0.0
             factors = (entity.score, seg, entity.track_quality * continuity, entity.visibility)
-        self._emit(_ACTIVE, hand_id, NO_OBJECT, code, sp, factors, out)
+        rows.add(order, _ACTIVE, hand_id, NO_OBJECT, code, sp, factors)
 
     def _previous_known(self, name: str, subject: int, obj: int) -> int | None:
         known = self._known.get((name, subject, obj))
@@ -600,32 +665,3 @@ class PredicateExtractor:
     def _remember(self, name: str, subject: int, obj: int, code: int) -> None:
         if code != UNK:
             self._known[(name, subject, obj)] = (self._frame, code)
-
-    # ------------------------------------------------------------------------------------ output
-
-    def _emit(self, name: str, subject: int, obj: int, code: int, sp: float,
-              pair_factors: tuple[float, float, float, float], out: list[PredicateEstimate]
-              ) -> tuple[int, float]:
-        """Add one estimate (q_tmp from the stream's window, c = g_k, UNK under the floor).
-
-        Returns (output code, sp) for the predicates derived from this one."""
-        key = (name, subject, obj)
-        stream = self._streams.get(key)
-        if stream is None:
-            stream = self._streams[key] = _Stream()
-        frames, codes = stream.frames, stream.codes
-        frames.append(self._frame)
-        codes.append(code)
-        while frames[0] < self._window_start:
-            frames.popleft()
-            codes.popleft()
-        tmp = codes.count(code) / len(codes)    # q_tmp (inline: once per estimate; codes holds this frame's)
-        det, seg, trk, vis = pair_factors
-        factors = (det, seg, trk, vis, sp, tmp)  # the order of EVIDENCE_FACTORS
-        confidence = self.confidence(name, factors)
-        output = code if confidence >= self._floor else UNK
-        label = vocabulary.UNK_LABEL if output == UNK else _LABELS[name][output]
-        evidence = {"det": det, "seg": seg, "trk": trk, "vis": vis, "sp": sp, "tmp": tmp}  # EVIDENCE_FACTORS
-        out.append(PredicateEstimate.trusted(name, subject, obj, label, confidence, evidence, self._frame,
-                                             _GROUPS[name]))
-        return output, sp

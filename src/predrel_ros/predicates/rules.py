@@ -156,7 +156,8 @@ def _conjunction_rows(*tests: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray
 
 @dataclass
 class DynamicMeasurements:
-    """What the dynamic rule of a pair looks at over the window (reference px per frame)."""
+    """What the dynamic rule of a pair looks at over the window (reference px per frame): one value per
+    field for one pair, or one array per field with a row per pair (`dynamic_rules`)."""
 
     samples: int                 # frames of the window in which both entities were seen
     speed_i: float               # least-squares centroid speed over the window
@@ -172,21 +173,50 @@ class DynamicMeasurements:
 
 def dynamic_rule(m: DynamicMeasurements, config: DynamicConfig) -> tuple[int, float]:
     """GC / MA / MT / FMT / HT / S of a pair (see `DynamicConfig` for the decision order)."""
-    if m.samples < config.min_frames:
-        return UNK, 0.0
-    speed = config.moving_speed
-    moving_i, moving_j = above(m.speed_i, speed), above(m.speed_j, speed)
-    rate = config.distance_rate
-    return decide([
-        (HT, lambda: conjunction(above(m.early_speed_i, speed), above(m.early_speed_j, speed),
-                                 negation(above(m.late_speed_i, speed)), negation(above(m.late_speed_j, speed)))),
-        (S, lambda: conjunction(negation(moving_i), negation(moving_j))),
-        (MT, lambda: conjunction(moving_i, moving_j, at_most(m.relative_speed, config.relative_speed))),
-        (FMT, lambda: conjunction((moving_i[0] != moving_j[0], min(moving_i[1], moving_j[1])),
-                                  (m.contact_fraction >= config.fmt_contact_fraction, 1.0))),
-        (GC, lambda: (m.distance_rate < -rate.value, rate.margin(-m.distance_rate))),
-        (MA, lambda: above(m.distance_rate, rate)),
-    ], S)
+    rows = DynamicMeasurements(**{name: np.atleast_1d(value) for name, value in vars(m).items()})
+    codes, margins = dynamic_rules(rows, config)
+    return int(codes[0]), float(margins[0])
+
+
+def dynamic_rules(m: DynamicMeasurements, config: DynamicConfig) -> tuple[np.ndarray, np.ndarray]:
+    """`dynamic_rule` of every row at once (m holds one array per field): the first label of
+    HT > S > MT > FMT > GC > MA whose test passes, else S; the margin is the smallest of the tests'
+    margins up to it (`decide`); UNK with margin 0 for fewer than min_frames joint samples."""
+    speed, rate = config.moving_speed, config.distance_rate
+    moving_i, moving_j = _above_rows(m.speed_i, speed), _above_rows(m.speed_j, speed)
+    tests = (
+        (HT, _conjunction_rows(_above_rows(m.early_speed_i, speed), _above_rows(m.early_speed_j, speed),
+                               _negation_rows(_above_rows(m.late_speed_i, speed)),
+                               _negation_rows(_above_rows(m.late_speed_j, speed)))),
+        (S, _conjunction_rows(_negation_rows(moving_i), _negation_rows(moving_j))),
+        (MT, _conjunction_rows(moving_i, moving_j, (m.relative_speed <= config.relative_speed.value,
+                                                    config.relative_speed.margins(m.relative_speed)))),
+        (FMT, _conjunction_rows((moving_i[0] != moving_j[0], np.minimum(moving_i[1], moving_j[1])),
+                                (m.contact_fraction >= config.fmt_contact_fraction, np.ones(len(m.samples))))),
+        (GC, (m.distance_rate < -rate.value, rate.margins(-m.distance_rate))),
+        (MA, _above_rows(m.distance_rate, rate)),
+    )
+    codes = np.full(len(m.samples), S)
+    margins = np.ones(len(m.samples))
+    undecided = np.ones(len(m.samples), bool)
+    for code, (passed, test_margins) in tests:
+        margins = np.where(undecided & (test_margins < margins), test_margins, margins)
+        decided = undecided & passed
+        codes[decided] = code
+        undecided &= ~decided
+    few = np.asarray(m.samples) < config.min_frames
+    codes[few] = UNK
+    margins[few] = 0.0
+    return codes, margins
+
+
+def _above_rows(x: np.ndarray, threshold: Threshold) -> tuple[np.ndarray, np.ndarray]:
+    """`above` of every row."""
+    return x > threshold.value, threshold.margins(x)
+
+
+def _negation_rows(test: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    return ~test[0], test[1]
 
 
 # ------------------------------------------------------------------------------------------- derived
