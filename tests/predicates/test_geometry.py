@@ -92,3 +92,22 @@ def test_inside_and_support_fractions_by_hand():
     half_over = geometry(paint([(0, 40, 10, 10)]), track_id=2)
     ledge = geometry(paint([(5, 50, 20, 10)]))                        # under cols 5-9 only
     assert support_fraction(half_over, ledge, band=2) == pytest.approx(0.5)
+
+
+def support_by_definition(mask_a, mask_b, band):
+    """Share of a's mask columns with a pixel of b within `band` rows of the column's lowest pixel of a."""
+    columns = np.flatnonzero(mask_a.any(axis=0))
+    hits = 0
+    for column in columns:
+        lowest = np.flatnonzero(mask_a[:, column]).max()
+        hits += mask_b[max(lowest - band, 0):lowest + band + 1, column].any()
+    return hits / columns.size if columns.size else 0.0
+
+
+@settings(max_examples=80, deadline=None)
+@given(blobs, blobs, st.integers(1, 5))
+def test_support_fraction_is_its_definition(rects_a, rects_b, band):
+    """The dilated-crop computation gives the per-column definition, masks at the frame's edges included."""
+    mask_a, mask_b = paint(rects_a), paint(rects_b)
+    assert support_fraction(geometry(mask_a), geometry(mask_b, track_id=2), band) == support_by_definition(
+        mask_a, mask_b, band)

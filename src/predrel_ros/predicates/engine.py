@@ -110,11 +110,13 @@ class FrameRows:
         frame, unk_label = self.frame, vocabulary.UNK_LABEL
         trusted = PredicateEstimate.trusted
         out = []
-        for row in sorted(range(len(self._keys)), key=self._order.__getitem__):
-            name, subject, obj = self._keys[row]
-            output = self._outputs[row]
-            det, seg, trk, vis = self._factors[row]
-            evidence = {"det": det, "seg": seg, "trk": trk, "vis": vis, "sp": self._sps[row], "tmp": self._tmps[row]}
+        keys, outputs, factors, sps, tmps, confidence = (self._keys, self._outputs, self._factors, self._sps,
+                                                         self._tmps, self._confidences)
+        for row in np.argsort(np.array(self._order), kind="stable").tolist():
+            name, subject, obj = keys[row]
+            output = outputs[row]
+            det, seg, trk, vis = factors[row]
+            evidence = {"det": det, "seg": seg, "trk": trk, "vis": vis, "sp": sps[row], "tmp": tmps[row]}
             label = unk_label if output == UNK else _LABELS[name][output]
-            out.append(trusted(name, subject, obj, label, self._confidences[row], evidence, frame, _GROUPS[name]))
+            out.append(trusted(name, subject, obj, label, confidence[row], evidence, frame, _GROUPS[name]))
         return out

@@ -150,12 +150,13 @@ def _window_motion(samples: deque[Sample], window_start: int, frame_index: int) 
 class _PairPlan:
     """How one unordered pair of roles is evaluated (cached per role pair and id order)."""
 
-    __slots__ = ("rule", "swap", "static_orders")
+    __slots__ = ("rule", "swap", "static_orders", "allowed")
 
     def __init__(self, rule: PairRule, swap: bool, static_orders: list[tuple[bool, tuple[str, ...]]]) -> None:
         self.rule = rule
         self.swap = swap                      # True: the higher id is the subject
         self.static_orders = static_orders    # (swap, allowed relations) per evaluated orientation
+        self.allowed = tuple(name in rule.static_relations for name in rules.STATIC_RELATIONS)
 
 
 class _PairRows:
@@ -431,7 +432,7 @@ class PredicateExtractor:
         config = self.config.static
         band = max(1, round(config.support_band / self._to_ref))
         rows: list[tuple[int, int]] = []                       # (subject, object) of the observed orientations
-        allowed = {name: [] for name in rules.STATIC_RELATIONS}
+        allowed: list[tuple[bool, ...]] = []                   # per row, per relation of rules.STATIC_RELATIONS
         inside, support, contact_passed, contact_margin = [], [], [], []
         for (id_a, id_b, plan), (contact_code, contact_sp) in zip(pairs, contacts):
             if id_a not in geometries or id_b not in geometries:
@@ -440,8 +441,7 @@ class PredicateExtractor:
                 s, o = (id_b, id_a) if swap else (id_a, id_b)
                 g_s, g_o = geometries[s], geometries[o]
                 rows.append((s, o))
-                for name, flags in allowed.items():
-                    flags.append(name in relations)
+                allowed.append(plan.allowed)
                 inside.append(inside_fraction(g_s, g_o) if "In" in relations else 0.0)
                 touching = contact_code == _T
                 support.append(support_fraction(g_s, g_o, band) if "Sup" in relations and touching else 0.0)
@@ -466,7 +466,7 @@ class PredicateExtractor:
                 centroid_distance=np.hypot(cx[0] - cx[1], cy[0] - cy[1])
                 / np.maximum(half_diagonal[0] + half_diagonal[1], 1e-9),
             )
-            flags = {name: np.array(values) for name, values in allowed.items()}
+            flags = dict(zip(rules.STATIC_RELATIONS, np.array(allowed, bool).T))
             codes, margins = rules.static_rules(measurements, flags, config)
             decided = zip(codes.tolist(), margins.tolist())
         out = []

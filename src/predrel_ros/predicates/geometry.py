@@ -170,13 +170,23 @@ def support_fraction(a: EntityGeometry, b: EntityGeometry, band: int) -> float:
     cols, rows = a.bottom_profile()
     if cols.size == 0:
         return 0.0
+    if b.mask is not None:
+        height, width = b.mask.shape
+        lowest, highest = int(rows.min()), int(rows.max())
+        if cols[0] >= 0 and cols[-1] < width and lowest >= 0 and highest < height:        # cols ascend
+            # the usual case, a's boundary in the frame: b dilated by the band along the columns, on the
+            # crop the bands reach (outside the frame: no pixel), read at a's lowest pixels
+            top, bottom, left = max(lowest - band, 0), min(highest + band + 1, height), int(cols[0])
+            crop = b.mask[top:bottom, left:int(cols[-1]) + 1]
+            reach = cv2.dilate(crop, np.ones((2 * band + 1, 1), np.uint8), borderType=cv2.BORDER_CONSTANT,
+                               borderValue=0)
+            return float(np.count_nonzero(reach[rows - top, cols - left])) / cols.size
     offsets = np.arange(-band, band + 1)[:, None]
     band_rows = rows[None, :] + offsets
     if b.mask is None:
         inside_cols = (cols >= b.x1) & (cols <= b.x2)
         inside_rows = ((band_rows >= b.y1) & (band_rows <= b.y2)).any(axis=0)
         return float(np.count_nonzero(inside_cols & inside_rows)) / cols.size
-    height, width = b.mask.shape
     valid_cols = (cols >= 0) & (cols < width)
     if not valid_cols.any():
         return 0.0
