@@ -59,3 +59,15 @@ def test_a_forgotten_stream_starts_empty_when_it_comes_back():
 def test_window_must_be_positive():
     with pytest.raises(ValueError, match="window"):
         StreamWindows(0)
+
+
+def test_frame_indices_beyond_int64_are_taken():
+    """A sequence may start at any frame_index (the message field is uint64)."""
+    windows = StreamWindows(3)
+    first = 2 ** 64 - 10
+    rows = windows.rows([KEYS[0], KEYS[1]])
+    for step, codes in enumerate([[1, 0], [1, 1], [0, 1], [0, 1]]):
+        windows.push(rows, first + step, np.array(codes))
+    start = first + 3 - 3 + 1
+    assert windows.agreement(rows, np.array([0, 1]), start).tolist() == [2 / 3, 1.0]
+    assert windows.shares(rows, 1, start).tolist() == [1 / 3, 1.0]

@@ -634,7 +634,7 @@ class PredicateExtractor:
             speed_i=m_i[:, 0], speed_j=m_j[:, 0], early_speed_i=m_i[:, 1], early_speed_j=m_j[:, 1],
             late_speed_i=m_i[:, 2], late_speed_j=m_j[:, 2],
             relative_speed=np.sqrt(np.sum(velocity * velocity, axis=1)) * per_frame,
-            distance_rate=_slopes(np.arange(start, start + window, dtype=np.float64), distances, joint) * per_frame,
+            distance_rate=_slopes(np.arange(window, dtype=np.float64), distances, joint) * per_frame,   # from start
             contact_fraction=touching,
         )
 

@@ -1,10 +1,12 @@
 """The raw values of every predicate stream over the last `window` frames, as one ring-buffer array.
 
 A stream (name, subject, object) owns one row of `window` cells; the value of frame f is kept in
-cell f % window together with f. The window of frame t is [t - window + 1, t], so a cell holds a
-value of the window exactly when its frame is >= the window's start: skipped frames (a gap in the
-frame indices) leave cells of older frames behind, which that test excludes. Every stream of a frame
-is written and read with one array operation each (q_tmp of all estimates of a frame at once).
+cell f % window together with f, counted from the first frame pushed (frame indices are unbounded
+integers, 2**64 - 1 included; a sequence's span fits the array). The window of frame t is
+[t - window + 1, t], so a cell holds a value of the window exactly when its frame is >= the
+window's start: skipped frames (a gap in the frame indices) leave cells of older frames behind,
+which that test excludes. Every stream of a frame is written and read with one array operation
+each (q_tmp of all estimates of a frame at once).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ class StreamWindows:
         self._free: list[int] = []
         self._frames = np.full((capacity, window), _NEVER, np.int64)
         self._codes = np.zeros((capacity, window), np.int64)
+        self._origin: int | None = None                 # the first frame pushed: frames are kept from it
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -59,21 +62,27 @@ class StreamWindows:
 
     def push(self, rows: np.ndarray, frame: int, codes: np.ndarray) -> None:
         """Frame `frame`'s code of each row (one value per row and frame)."""
+        if self._origin is None:
+            self._origin = frame
         cell = frame % self.window
-        self._frames[rows, cell] = frame
+        self._frames[rows, cell] = frame - self._origin
         self._codes[rows, cell] = codes
 
     def agreement(self, rows: np.ndarray, codes: np.ndarray, window_start: int) -> np.ndarray:
         """q_tmp of each row: the share of its window's values equal to `codes` (the row's current value
         included, so the window is never empty once pushed)."""
-        valid = self._frames[rows] >= window_start
+        valid = self._frames[rows] >= self._since(window_start)
         same = valid & (self._codes[rows] == np.asarray(codes)[:, None])
         return np.count_nonzero(same, axis=1) / np.count_nonzero(valid, axis=1)
 
     def shares(self, rows: np.ndarray, code: int, window_start: int) -> np.ndarray:
         """Share of each row's window values equal to `code` (rows pushed this frame: never empty)."""
-        valid = self._frames[rows] >= window_start
+        valid = self._frames[rows] >= self._since(window_start)
         return np.count_nonzero(valid & (self._codes[rows] == code), axis=1) / np.count_nonzero(valid, axis=1)
+
+    def _since(self, frame: int) -> int:
+        """`frame` as the rows keep it (from the origin; never below the oldest representable frame)."""
+        return max(frame - (self._origin or 0), _NEVER + 1)
 
     def forget(self, gone: Callable[[Hashable], bool]) -> None:
         """Drop every stream whose key `gone` accepts."""
