@@ -17,9 +17,10 @@ the hand as subject and `NO_OBJECT` as object.
 State over frames. The extractor keeps per track the centroid samples of the last `window` frames
 (the dynamic relations and q_trk continuity) and, with a depth image and camera intrinsics, its 3D
 positions (`point_sets`; the dynamic relations in metres per second, `DynamicConfig`), per predicate
-stream the raw values of the window (q_tmp), the hold state of each hand-object pair (grasp and
-release, `hold_state`) and the contact of an object inside a hand's image box (`enclosed_contact`),
-and the last known static value of each pair (onset events).
+stream the raw values of the window (q_tmp; one ring-buffer array for all streams, `stream_windows`),
+the hold state of each hand-object pair (grasp and release, `hold_state`) and the contact of an
+object inside a hand's image box (`enclosed_contact`), and the last known static value of each pair
+(onset events).
 - Pairs exist only for tracks seen together: a pair is evaluated on the frames where both entities
   are present and, reported as UNK (missing evidence), for `track_memory` frames after the last
   frame they were seen together; a track not seen for `track_memory` frames is forgotten. A new
@@ -35,6 +36,10 @@ and the last known static value of each pair (onset events).
   implausibly far ahead, is refused with `FrameOrderError` and changes nothing (a node can catch it
   and count it); the `restart_after`-th such frame in a row (default 5) starts a new sequence (the
   extractor resets and takes it). `StreamOrder(restart_after=0)` is the strict mode: always refused.
+
+Arrays over the frame's pairs: the static and dynamic rules of all observed pairs at once, and every
+estimate as a row of `engine.FrameRows` (q_tmp, confidence and floor of a stage at once: the base
+predicates, then the derived ones from their reported values); the estimates are built last.
 
 UNK: insufficient evidence (missing or invisible entity, too few window samples for a dynamic
 relation, an UNK base predicate of a derived one) or a confidence under `confidence.floor`. The
