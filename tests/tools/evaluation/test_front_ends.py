@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from predrel_ros.degradations import CLEAN, Condition, Degrader, FrameAction, degrade_stream
+from predrel_ros.reliability.image_quality import ImageQuality
 from predrel_ros.tools.evaluation.data import load_episode, resolve_data
 from predrel_ros.tools.evaluation.front_ends import NotApplicable, OracleFrontEnd, Timer, delivery, make_front_end
 
@@ -56,5 +57,11 @@ def test_perception_from_cached_detections_equals_the_perceiver_on_the_images(ep
             assert a.visibility == b.visibility == c.visibility and a.track_quality == b.track_quality
         assert len(expected) == len(ours) == len(cached)
     assert timer.seconds["detector"] > 0 and front.cache.misses == 1
+    # the run that degraded the images carries their measures (the trust phase reads them instead of
+    # degrading the images again); the one from the cache has none
+    quality = ImageQuality()
+    assert blurred.image_measures == {frame.index: quality.measure(degrader.apply_image(frame.rgb, frame.index, None))
+                                      for frame in episode.frames}
+    assert again.image_measures is None
     noisy = front.run(episode, Condition("detection_noise", 3), 5, blurred, timer)
     assert noisy.delivered == blurred.delivered      # noise acts on the given run's entities, no new pass

@@ -208,6 +208,7 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
     ys, cs, presents, delivered_masks = [], [], [], []
     trust_series: list[trust_measurement.TrustSeries] = []
     switch_frames: dict[Condition, list] = {}   # clean and severity-3 frames, for the switching schedules
+    clean_measures: dict[int, dict] = {}        # content frame -> image measures of the clean image
     predictions: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray]] = {}
     not_applicable: list[str] = []
     stats = []
@@ -234,7 +235,7 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
         kept.append(condition)
         ys.append(y), cs.append(c), presents.append(present), delivered_masks.append(delivered)
         with timer.phase("trust"):
-            frames = _trust_frames(episode, run, estimates, seed, clean)
+            frames = _trust_frames(episode, run, estimates, seed, clean, clean_measures)
             trust_series.append(_self_trust(frames, episode, y_true))
             if condition == CLEAN or condition.severity == trust_measurement.SWITCH_SEVERITY:
                 switch_frames[condition] = frames
@@ -281,15 +282,17 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
 
 
 def _trust_frames(episode: LoadedEpisode, run: ConditionRun, estimates: list[list[PredicateEstimate]], seed: int,
-                  clean: ConditionRun) -> list[trust_measurement.TrustFrame]:
+                  clean: ConditionRun, clean_measures: dict[int, dict]) -> list[trust_measurement.TrustFrame]:
     """(frame index, estimates, entities, image measures) of the delivered frames of one condition's
-    run; the image measures are those of the image perception saw (None when it sees no images)."""
+    run; the image measures are those of the image perception saw (None when it sees no images): the
+    run's own where the front-end measured them, the episode's clean ones (`clean_measures`, filled
+    here and shared by the conditions that leave the images clean), else measured here."""
     measures: list = [None] * len(run.delivered)
     if front_end().needs_images:
         degrader = image_degrader(run.condition, seed)
         targets = occlusion_targets(episode, run.condition, clean)
         quality = ImageQuality()
-        measured: dict[int, dict] = {}
+        measured = clean_measures if degrader is None else dict(run.image_measures or {})
         for position, (_, content) in enumerate(run.delivered):
             if content not in measured:
                 image = episode.frames[content].rgb

@@ -46,6 +46,7 @@ from predrel_ros.degradations import (
     FrameAction,
 )
 from predrel_ros.degradations.entity_occlusion import occlude_entities
+from predrel_ros.reliability.image_quality import ImageQuality
 from predrel_ros.tools.evaluation.data import LoadedEpisode
 from predrel_ros.tools.evaluation.detection_cache import DetectionCache, cache_key, file_digest
 
@@ -93,6 +94,9 @@ class ConditionRun:
     condition: Condition
     delivered: list[tuple[int, int]]            # (frame index, index of the frame whose content it shows)
     entities: list[list[Entity]] = field(default_factory=list)   # per delivered frame
+    #: content frame -> `ImageQuality` measures of the degraded image perception saw, where the front-end
+    #: degraded it in this run (a cold detection cache); the trust phase measures the rest itself
+    image_measures: dict[int, dict[str, float]] | None = None
 
 
 def delivery(condition: Condition, seed: int, count: int) -> list[tuple[int, int]]:
@@ -181,6 +185,7 @@ class PerceptionFrontEnd:
         self.perceiver = _replay_perceiver_class()(config)
         self.cache = cache
         self.model_digest = file_digest(self.perceiver.model_file)
+        self._quality = ImageQuality()
         self._clean: tuple[str, list] | None = None   # (episode content hash, clean detections): frame
         # dropping reuses them, once per severity
         self.settings = {"decoder": dataclasses.asdict(config.decoder), "input_size": config.input_size,
@@ -198,8 +203,9 @@ class PerceptionFrontEnd:
         self.perceiver.close()
 
     def detections(self, episode: LoadedEpisode, condition: Condition, seed: int, targets: list[list[Entity]] | None,
-                   timer: Timer) -> list:
-        """Detector output of every frame under an image condition (clean: kind none)."""
+                   timer: Timer) -> tuple[list, dict[int, dict[str, float]] | None]:
+        """Detector output of every frame under an image condition (clean: kind none), and the image
+        measures of the degraded images when they were degraded here (else None)."""
         degrader = image_degrader(condition, seed)
         image_condition = condition if degrader is not None else None
         described = {"kind": NONE, "severity": 0}
@@ -209,32 +215,37 @@ class PerceptionFrontEnd:
                          "targets": ("ground_truth" if episode.gt_entities is not None else "clean_run")
                          if image_condition.kind in OCCLUSION_KINDS else None}
         if image_condition is None and self._clean is not None and self._clean[0] == episode.content_hash:
-            return self._clean[1]
+            return self._clean[1], None
         key = cache_key(self.model_digest, self.settings, described, episode.content_hash)
         with timer.phase("cache_io"):
             out = self.cache.get(key)
+        measures = None
         if out is None or len(out) != episode.num_frames:
             out = []
+            measures = {} if degrader is not None else None
             for frame in episode.frames:
                 image = frame.rgb
                 if degrader is not None:
                     with timer.phase("degrade_images"):
                         image = degrader.apply_image(image, frame.index,
                                                      None if targets is None else targets[frame.index])
+                    with timer.phase("trust"):      # measured now, so the trust phase need not degrade it again
+                        measures[frame.index] = self._quality.measure(image)
                 with timer.phase("detector"):
                     out.append(self.perceiver.image_detections(image, bgr=False))
             with timer.phase("cache_io"):
                 self.cache.put(key, out, episode.shape[:2])
         if image_condition is None:
             self._clean = (episode.content_hash, out)
-        return out
+        return out, measures
 
     def run(self, episode: LoadedEpisode, condition: Condition, seed: int, clean: ConditionRun | None,
             timer: Timer) -> ConditionRun:
         if condition.kind == DETECTION_NOISE and condition.severity > 0:
             with timer.phase("degrade_entities"):
                 return _noisy(clean, condition, seed, episode.shape)
-        detections = self.detections(episode, condition, seed, occlusion_targets(episode, condition, clean), timer)
+        detections, measures = self.detections(episode, condition, seed, occlusion_targets(episode, condition, clean),
+                                               timer)
         delivered = delivery(condition, seed, episode.num_frames)
         perceiver = self.perceiver
         entities = []
@@ -243,7 +254,7 @@ class PerceptionFrontEnd:
             for t, source in delivered:
                 frame = episode.frames[source]
                 entities.append(perceiver.assemble(detections[source], t, frame.rgb.shape, frame.depth, frame.camera))
-        return ConditionRun(condition, delivered, entities)
+        return ConditionRun(condition, delivered, entities, measures)
 
 
 def image_degrader(condition: Condition, seed: int) -> Degrader | None:
