@@ -26,5 +26,6 @@ def test_small_run_reports_both_cases_and_the_crowd_beyond_the_bound():
     assert scene["estimates_per_frame"] > 50
     assert crowd["dropped_per_frame"] == 40 - 32             # the shipped config's max_entities
     assert crowd["per_frame"]["median_ms"] > 0 and crowd["goal_ms"] == predicates.CROWD_GOAL_MS
+    assert crowd["per_frame"]["cpu"]["n"] == scene["with_depth"]["cpu"]["n"] == 10      # CPU time beside wall time
     with pytest.raises(UserError, match="--frames"):
         predicates.run(argparse.Namespace(frames=2, repeats=1, width=160, height=120, crowd=40, seed=0))
