@@ -44,7 +44,8 @@ def test_cache_hits_after_put_and_keys_change_with_every_input(tmp_path):
     key = cache_key("model", {"decoder": 1}, {"kind": "blur", "severity": 3}, "episode")
     assert cache.get(key) is None
     cache.put(key, frames, (4, 4))
-    assert same(cache.get(key)[0], frames[0]) and (cache.hits, cache.misses) == (1, 1)
+    cached, measures = cache.get(key)
+    assert same(cached[0], frames[0]) and measures is None and (cache.hits, cache.misses) == (1, 1)
     others = {cache_key("other", {"decoder": 1}, {"kind": "blur", "severity": 3}, "episode"),
               cache_key("model", {"decoder": 2}, {"kind": "blur", "severity": 3}, "episode"),
               cache_key("model", {"decoder": 1}, {"kind": "blur", "severity": 4}, "episode"),
@@ -52,3 +53,16 @@ def test_cache_hits_after_put_and_keys_change_with_every_input(tmp_path):
     assert key not in others and len(others) == 4
     assert not list(tmp_path.rglob("*.tmp.npz"))
     assert DetectionCache(None).get(key) is None
+
+
+def test_image_measures_are_kept_with_the_detections_exactly(tmp_path):
+    rng = np.random.default_rng(3)
+    frames = [detections(rng, 2, (4, 4)), detections(rng, 1, (4, 4))]
+    measures = {0: {"sharpness": 0.1 + 1e-17, "exposure": 1 / 3}, 1: {"sharpness": 2.5, "exposure": float(np.pi)}}
+    cache = DetectionCache(tmp_path)
+    cache.put("ab" * 32, frames, (4, 4), measures, "v1")
+    cached, back = cache.get("ab" * 32, "v1")
+    assert back == measures and all(same(a, b) for a, b in zip(cached, frames))
+    assert all(type(value) is float for values in back.values() for value in values.values())
+    cached, stale = cache.get("ab" * 32, "v2")            # measured by other code: detections alone
+    assert stale is None and all(same(a, b) for a, b in zip(cached, frames))

@@ -57,11 +57,11 @@ def test_perception_from_cached_detections_equals_the_perceiver_on_the_images(ep
             assert a.visibility == b.visibility == c.visibility and a.track_quality == b.track_quality
         assert len(expected) == len(ours) == len(cached)
     assert timer.seconds["detector"] > 0 and front.cache.misses == 1
-    # the run that degraded the images carries their measures (the trust phase reads them instead of
-    # degrading the images again); the one from the cache has none
+    # the run carries the measures of the degraded images (the trust phase reads them instead of
+    # degrading the images again), from the cache as well
     quality = ImageQuality()
     assert blurred.image_measures == {frame.index: quality.measure(degrader.apply_image(frame.rgb, frame.index, None))
                                       for frame in episode.frames}
-    assert again.image_measures is None
+    assert again.image_measures == blurred.image_measures
     noisy = front.run(episode, Condition("detection_noise", 3), 5, blurred, timer)
     assert noisy.delivered == blurred.delivered      # noise acts on the given run's entities, no new pass

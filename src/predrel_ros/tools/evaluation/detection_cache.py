@@ -12,7 +12,10 @@ content hash and the format version: a changed model, setting, degradation table
 reads a stale file. Files are written to a temporary name and renamed, so parallel workers and an
 interrupted run leave no partial file. A mask is stored as the bit-packed rectangle around its
 pixels, uncompressed: small, and written and read in milliseconds (compressing full-frame masks cost
-more than the network on small frames).
+more than the network on small frames). An entry of a degraded condition also keeps the image
+measures (`reliability.image_quality`) of the degraded images, so that a run from the cache need not
+degrade the images again for the trust phase, with the version of the code that measured them: an
+entry without them (as older runs wrote) or measured by another version reads as detections alone.
 """
 from __future__ import annotations
 
@@ -101,7 +104,10 @@ class DetectionCache:
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.npz"
 
-    def get(self, key: str) -> list[Detections] | None:
+    def get(self, key: str, measures_version: str = ""
+            ) -> tuple[list[Detections], dict[int, dict[str, float]] | None] | None:
+        """(detections of every frame, image measures by frame when measured by `measures_version`, else
+        None), or None when not cached."""
         if self.root is None:
             self.misses += 1
             return None
@@ -109,13 +115,30 @@ class DetectionCache:
         try:
             with np.load(path) as data:
                 arrays = {name: data[name] for name in data.files}
+            detections = unpack(arrays)
         except (OSError, ValueError, KeyError):
             self.misses += 1
             return None
         self.hits += 1
-        return unpack(arrays)
+        measures = None
+        if "measures" in arrays and str(arrays["measures_version"]) == measures_version:
+            names = arrays["measure_names"].tolist()
+            measures = {int(frame): dict(zip(names, row)) for frame, row in
+                        zip(arrays["measure_frames"].tolist(), arrays["measures"].tolist())}
+        return detections, measures
 
-    def put(self, key: str, detections: Sequence[Detections], shape: tuple[int, int]) -> None:
+    def put(self, key: str, detections: Sequence[Detections], shape: tuple[int, int],
+            measures: dict[int, dict[str, float]] | None = None, measures_version: str = "") -> None:
+        """Store the detections of every frame, and the image measures by frame (measured by the code of
+        `measures_version`) when given."""
         if self.root is None:
             return
-        save_atomically(self._path(key), pack(detections, shape), compressed=False)
+        arrays = pack(detections, shape)
+        if measures:
+            names = list(next(iter(measures.values())))
+            arrays["measures_version"] = np.array(measures_version)
+            arrays["measure_names"] = np.array(names)
+            arrays["measure_frames"] = np.array(list(measures), np.int64)
+            arrays["measures"] = np.array([[values[name] for name in names] for values in measures.values()],
+                                          np.float64)
+        save_atomically(self._path(key), arrays, compressed=False)

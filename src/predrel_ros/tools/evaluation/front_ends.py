@@ -46,6 +46,7 @@ from predrel_ros.degradations import (
     FrameAction,
 )
 from predrel_ros.degradations.entity_occlusion import occlude_entities
+from predrel_ros.reliability import image_quality
 from predrel_ros.reliability.image_quality import ImageQuality
 from predrel_ros.tools.evaluation.data import LoadedEpisode
 from predrel_ros.tools.evaluation.detection_cache import DetectionCache, cache_key, file_digest
@@ -95,7 +96,8 @@ class ConditionRun:
     delivered: list[tuple[int, int]]            # (frame index, index of the frame whose content it shows)
     entities: list[list[Entity]] = field(default_factory=list)   # per delivered frame
     #: content frame -> `ImageQuality` measures of the degraded image perception saw, where the front-end
-    #: degraded it in this run (a cold detection cache); the trust phase measures the rest itself
+    #: has them (degraded in this run, or kept with the cached detections); the trust phase measures the
+    #: rest itself
     image_measures: dict[int, dict[str, float]] | None = None
 
 
@@ -186,6 +188,7 @@ class PerceptionFrontEnd:
         self.cache = cache
         self.model_digest = file_digest(self.perceiver.model_file)
         self._quality = ImageQuality()
+        self._quality_version = file_digest(image_quality.__file__)   # cached measures of other code are not read
         self._clean: tuple[str, list] | None = None   # (episode content hash, clean detections): frame
         # dropping reuses them, once per severity
         self.settings = {"decoder": dataclasses.asdict(config.decoder), "input_size": config.input_size,
@@ -205,7 +208,8 @@ class PerceptionFrontEnd:
     def detections(self, episode: LoadedEpisode, condition: Condition, seed: int, targets: list[list[Entity]] | None,
                    timer: Timer) -> tuple[list, dict[int, dict[str, float]] | None]:
         """Detector output of every frame under an image condition (clean: kind none), and the image
-        measures of the degraded images when they were degraded here (else None)."""
+        measures of the degraded images (measured as they are degraded, kept in the cache with the
+        detections; None for the clean images, or a cache entry written without them)."""
         degrader = image_degrader(condition, seed)
         image_condition = condition if degrader is not None else None
         described = {"kind": NONE, "severity": 0}
@@ -218,8 +222,8 @@ class PerceptionFrontEnd:
             return self._clean[1], None
         key = cache_key(self.model_digest, self.settings, described, episode.content_hash)
         with timer.phase("cache_io"):
-            out = self.cache.get(key)
-        measures = None
+            cached = self.cache.get(key, self._quality_version)
+        out, measures = cached if cached is not None else (None, None)
         if out is None or len(out) != episode.num_frames:
             out = []
             measures = {} if degrader is not None else None
@@ -234,7 +238,7 @@ class PerceptionFrontEnd:
                 with timer.phase("detector"):
                     out.append(self.perceiver.image_detections(image, bgr=False))
             with timer.phase("cache_io"):
-                self.cache.put(key, out, episode.shape[:2])
+                self.cache.put(key, out, episode.shape[:2], measures, self._quality_version)
         if image_condition is None:
             self._clean = (episode.content_hash, out)
         return out, measures
