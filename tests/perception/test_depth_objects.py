@@ -1,7 +1,7 @@
 """Model-free surfaces, objects and containers from depth (perception/depth_objects.py)."""
 import numpy as np
 import pytest
-from tabletop_depth import TABLE_NORMAL, region, tabletop_depth
+from tabletop_depth import HEIGHT, TABLE_NORMAL, WIDTH, region, tabletop_depth
 
 from predrel_ros.degradations.depth_noise import noisy_depth
 from predrel_ros.perception.depth_objects import DEPTH_LABELS, DepthObjectConfig, DepthObjectSegmenter
@@ -79,3 +79,49 @@ def test_no_plane_no_detections():
 def test_config_refuses_bad_values(field, value):
     with pytest.raises(ValueError, match=field):
         DepthObjectConfig(**{field: value})
+
+
+def standing_block(x1, x2, bottom, front_rows, top_rows, base, height):
+    """The visible faces of an upright block seen from above the front: its front face rising from
+    `base` (row `bottom`) to base + height over `front_rows` rows, then its flat top, farther up the image."""
+    heights = np.zeros((HEIGHT, WIDTH))
+    rows = np.arange(HEIGHT)[:, None]
+    heights[:] = base + height * np.clip((bottom - rows) / front_rows, 0, 1)
+    return region(x1, bottom - front_rows - top_rows, x2, bottom), heights
+
+
+def test_a_block_standing_on_another_is_cut_from_it_at_the_lower_ones_top():
+    """No depth jump separates the upper block's front face from the lower block's top (it rises from
+    it): the lower top is a shelf, a height many pixels share, with the upper block resting over it."""
+    lower = standing_block(100, 170, 190, 20, 20, 0.0, 0.08)
+    upper = standing_block(115, 155, 150, 30, 15, 0.08, 0.08)
+    depth, K = tabletop_depth({"lower": lower, "upper": upper})
+    noisy = noisy_depth(depth, np.random.default_rng(5))
+    for image in (depth, noisy):
+        found = DepthObjectSegmenter().detect(image, K)
+        objects = [found.masks[i] for i, label in enumerate(labelled(found)) if label == "object"]
+        assert len(objects) == 2
+        assert max(iou(mask, lower[0] & ~upper[0]) for mask in objects) > 0.8
+        assert max(iou(mask, upper[0]) for mask in objects) > 0.7
+    unsplit = DepthObjectSegmenter(DepthObjectConfig(shelf_peak=1e9)).detect(depth, K)
+    assert labelled(unsplit).count("object") == 1  # the stack is one cluster without the cut
+
+
+def test_a_single_tall_block_and_a_box_are_not_cut():
+    """A block's only shelf is its top, with nothing above it; a container is never cut."""
+    tall = standing_block(60, 110, 190, 40, 15, 0.0, 0.16)
+    box = {name: part for name, part in scene().items() if name in ("rim", "inside")}
+    depth, K = tabletop_depth({"tall": tall, **box})
+    found = DepthObjectSegmenter().detect(noisy_depth(depth, np.random.default_rng(2)), K)
+    labels = labelled(found)
+    assert labels.count("object") == 1 and labels.count("container") == 1
+    assert iou(found.masks[labels.index("object")], tall[0]) > 0.8
+
+
+def test_what_rests_on_a_shelf_stays_over_it_from_side_to_side():
+    from predrel_ros.perception.depth_objects import _rests_on
+
+    lower = np.arange(100, 171)
+    assert _rests_on(np.arange(115, 156), lower)          # a smaller block on top
+    assert _rests_on(np.arange(95, 176), lower)           # overhanging by a little
+    assert not _rests_on(np.arange(150, 260), lower)      # an arm rising away from a palm

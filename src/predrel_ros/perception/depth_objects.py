@@ -12,7 +12,11 @@ Per frame, from the registered depth (metres, NaN = unknown) and the intrinsics 
      so touching objects at different depths separate; the cut pixels rejoin their neighbouring
      component; each mask is closed over small holes and filled inside its outline (a container's
      inside, at table height, belongs to it).
-  4. roles from geometry: an open concave cluster, whose highest points (its rim) form a ring around
+  4. stacks: a cluster that is no container is cut at each shelf, a height (over the support) held by
+     `shelf_peak` times more of its pixels than its median height bin: the flat top of a lower object
+     carrying an upper one. The faces in between rise continuously, so no depth jump separates
+     them; a single object's only shelf is its own top, with nothing above it to cut.
+  5. roles from geometry: an open concave cluster, whose highest points (its rim) form a ring around
      lower ones, is a container; the rest are objects; the planes are surfaces.
 Scores are 1 - exp(-pixels / min_pixels): a cluster at the minimum size scores 0.63. Mask quality is
 the share of the mask with valid depth (holes filled by the closing lower it).
@@ -31,6 +35,8 @@ SURFACE_LABEL, CONTAINER_LABEL, OBJECT_LABEL = "surface", "container", "object"
 DEPTH_LABELS = (SURFACE_LABEL, CONTAINER_LABEL, OBJECT_LABEL)
 #: the frame size `min_pixels` is given for; other sizes scale it by their area
 REFERENCE_PIXELS = 320 * 240
+#: an object cut from a stack fills at least this share of its box (a band of a box's walls does not)
+COMPACT = 0.5
 _CROSS = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
 
 
@@ -47,12 +53,15 @@ class DepthObjectConfig:
     min_pixels: int = 40  # smallest instance at 320x240 (scaled by area for other sizes)
     container_rim: float = 0.75  # a cluster's rim: its points at least this share of its height
     container_hollow: float = 0.2  # share of the rim's filled outline lying below it: a container
+    shelf_peak: float = 2.5  # a height bin with this many times a cluster's median bin count is a shelf
     seed: int = 0
 
     def __post_init__(self) -> None:
         for name in ("ransac_iterations", "ransac_points", "max_planes", "min_pixels"):
             if getattr(self, name) < 1:
                 raise ValueError(f"depth_objects.{name} must be at least 1, got {getattr(self, name)}")
+        if self.shelf_peak <= 1:
+            raise ValueError(f"depth_objects.shelf_peak must exceed 1, got {self.shelf_peak}")
         for name in ("plane_tolerance_m", "max_height_m", "edge_jump"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"depth_objects.{name} must be positive, got {getattr(self, name)}")
@@ -108,9 +117,13 @@ class DepthObjectSegmenter:
             masks.append(plane.mask)
             labels.append(DEPTH_LABELS.index(SURFACE_LABEL))
         for cluster in self._clusters(depth_m, above, min_pixels):
-            masks.append(cluster)
-            labels.append(DEPTH_LABELS.index(CONTAINER_LABEL if self._is_container(cluster, heights)
-                                             else OBJECT_LABEL))
+            if self._is_container(cluster, heights):
+                masks.append(cluster)
+                labels.append(DEPTH_LABELS.index(CONTAINER_LABEL))
+                continue
+            for part in self._split_at_shelves(cluster, heights, tolerance, min_pixels):
+                masks.append(part)
+                labels.append(DEPTH_LABELS.index(OBJECT_LABEL))
         masks = np.stack(masks)
         areas = masks.reshape(len(masks), -1).sum(axis=1)
         boxes = np.array([_mask_box(mask) for mask in masks], dtype=np.float64)
@@ -184,6 +197,50 @@ class DepthObjectSegmenter:
             clusters.append(mask)
         return clusters
 
+    def _split_at_shelves(self, mask: np.ndarray, heights: np.ndarray, tolerance: np.ndarray,
+                          min_pixels: int) -> list[np.ndarray]:
+        """The cluster cut into height bands at its shelves (each band's pixels above the shelf by more
+        than twice the noise tolerance go to the band above), or the cluster itself when no cut leaves
+        `min_pixels` on both sides with the upper side over the lower one, or when a band is no compact
+        blob. Pixels without depth go to the band of their nearest neighbour."""
+        x1, y1, x2, y2 = _mask_box(mask).astype(int)
+        crop, crop_heights = mask[y1:y2, x1:x2], heights[y1:y2, x1:x2]
+        known = crop & np.isfinite(crop_heights)
+        values = crop_heights[known]
+        if values.size < 2 * min_pixels:
+            return [mask]
+        noise = 2.0 * float(np.median(tolerance[y1:y2, x1:x2][known]))
+        counts, edges = np.histogram(values, bins=max(1, int(np.ceil((values.max() - values.min()) / noise))))
+        occupied = counts[counts > 0]
+        columns = np.nonzero(known)[1]
+        cuts, last = [], -np.inf
+        for index in np.flatnonzero(counts >= max(self.config.shelf_peak * np.median(occupied), min_pixels / 4)):
+            cut = (edges[index] + edges[index + 1]) / 2 + noise  # the shelf's own pixels lie within noise / 2
+            upper, lower = values > cut, (values > last) & (values <= cut)
+            if (edges[index] - values.min() >= 2 * noise and np.count_nonzero(upper) >= min_pixels
+                    and np.count_nonzero(lower) >= min_pixels and _rests_on(columns[upper], columns[lower])):
+                cuts.append(cut)
+                last = cut
+        if not cuts:
+            return [mask]
+        bands = np.zeros(crop.shape, np.uint8)
+        bands[known] = 1 + np.searchsorted(np.array(cuts), crop_heights[known])
+        for _ in range(3):  # pixels without depth (the filled outline, holes) take a neighbour's band
+            bands = np.where(crop & (bands == 0), cv2.dilate(bands, _CROSS), bands)
+        bands[~crop] = 0
+        parts = []
+        for band in range(1, len(cuts) + 2):
+            part = np.zeros_like(mask)
+            part[y1:y2, x1:x2] = bands == band
+            area = int(part.sum())
+            if area < min_pixels:
+                continue
+            bx1, by1, bx2, by2 = _mask_box(part)
+            if area < COMPACT * (bx2 - bx1) * (by2 - by1):  # a stripe: the walls of a box, an arm, no object
+                return [mask]
+            parts.append(part)
+        return parts or [mask]
+
     def _is_container(self, mask: np.ndarray, heights: np.ndarray) -> bool:
         x1, y1, x2, y2 = _mask_box(mask).astype(int)
         crop, crop_heights = mask[y1:y2, x1:x2], heights[y1:y2, x1:x2]
@@ -239,6 +296,16 @@ def _largest_components(mask: np.ndarray, min_pixels: float) -> np.ndarray:
     if keep.size == 0:
         keep = np.array([1 + int(np.argmax(areas))])
     return np.isin(labels, keep)
+
+
+def _rests_on(upper_columns: np.ndarray, lower_columns: np.ndarray, margin: float = 0.15) -> bool:
+    """Whether what lies above a shelf stays over the part below it from side to side (image columns,
+    central 90 %, within the lower part's extent widened by `margin` of its width): an object standing
+    on another does, an arm rising from the hand's flat palm does not."""
+    low, high = np.percentile(lower_columns, (0, 100))
+    slack = margin * (high - low + 1)
+    left, right = np.percentile(upper_columns, (5, 95))
+    return bool(left >= low - slack and right <= high + slack)
 
 
 def _mask_box(mask: np.ndarray) -> np.ndarray:
