@@ -125,3 +125,25 @@ def test_what_rests_on_a_shelf_stays_over_it_from_side_to_side():
     assert _rests_on(np.arange(115, 156), lower)          # a smaller block on top
     assert _rests_on(np.arange(95, 176), lower)           # overhanging by a little
     assert not _rests_on(np.arange(150, 260), lower)      # an arm rising away from a palm
+
+
+def test_a_block_covering_the_top_of_another_is_cut_where_the_colour_changes():
+    """No shelf shows when the upper block covers the lower one's top: their colours tell them apart;
+    brightness alone (shading) does not."""
+    lower = standing_block(100, 150, 190, 30, 0, 0.0, 0.06)
+    upper = standing_block(100, 150, 160, 30, 12, 0.06, 0.06)
+    depth, K = tabletop_depth({"lower": lower, "upper": upper})
+    noisy = noisy_depth(depth, np.random.default_rng(4))
+    image = np.full((HEIGHT, WIDTH, 3), 90, np.uint8)
+    image[lower[0]] = (170, 40, 30)
+    image[upper[0]] = (30, 50, 160)
+    found = DepthObjectSegmenter().detect(noisy, K, image=image)
+    objects = [found.masks[i] for i, label in enumerate(labelled(found)) if label == "object"]
+    assert len(objects) == 2
+    for block in (lower, upper):
+        assert max(iou(mask, block[0]) for mask in objects) > 0.8
+    assert labelled(DepthObjectSegmenter().detect(noisy, K)).count("object") == 1  # depth alone: one
+    shaded = np.full((HEIGHT, WIDTH, 3), 90, np.uint8)
+    shaded[lower[0]] = (170, 40, 30)
+    shaded[upper[0]] = (85, 20, 15)  # the same red in shadow
+    assert labelled(DepthObjectSegmenter().detect(noisy, K, image=shaded)).count("object") == 1

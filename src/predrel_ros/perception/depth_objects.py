@@ -15,7 +15,9 @@ Per frame, from the registered depth (metres, NaN = unknown) and the intrinsics 
   4. stacks: a cluster that is no container is cut at each shelf, a height (over the support) held by
      `shelf_peak` times more of its pixels than its median height bin: the flat top of a lower object
      carrying an upper one. The faces in between rise continuously, so no depth jump separates
-     them; a single object's only shelf is its own top, with nothing above it to cut.
+     them; a single object's only shelf is its own top, with nothing above it to cut. With no shelf
+     (the upper object covers the lower one's top), the colour image can cut it where its colour
+     changes with height.
   5. roles from geometry: an open concave cluster, whose highest points (its rim) form a ring around
      lower ones, is a container; the rest are objects; the planes are surfaces.
 Scores are 1 - exp(-pixels / min_pixels): a cluster at the minimum size scores 0.63. Mask quality is
@@ -54,6 +56,7 @@ class DepthObjectConfig:
     container_rim: float = 0.75  # a cluster's rim: its points at least this share of its height
     container_hollow: float = 0.2  # share of the rim's filled outline lying below it: a container
     shelf_peak: float = 2.5  # a height bin with this many times a cluster's median bin count is a shelf
+    colour_contrast: float = 32.0  # Fisher contrast of chromaticity below / above a height that cuts a stack
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -62,6 +65,8 @@ class DepthObjectConfig:
                 raise ValueError(f"depth_objects.{name} must be at least 1, got {getattr(self, name)}")
         if self.shelf_peak <= 1:
             raise ValueError(f"depth_objects.shelf_peak must exceed 1, got {self.shelf_peak}")
+        if self.colour_contrast <= 0:
+            raise ValueError(f"depth_objects.colour_contrast must be positive, got {self.colour_contrast}")
         for name in ("plane_tolerance_m", "max_height_m", "edge_jump"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"depth_objects.{name} must be positive, got {getattr(self, name)}")
@@ -90,9 +95,11 @@ class DepthObjectSegmenter:
     def reset(self) -> None:
         self._rng = np.random.default_rng(self.config.seed)
 
-    def detect(self, depth_m: np.ndarray, K: np.ndarray, exclude: np.ndarray | None = None) -> Detections:
+    def detect(self, depth_m: np.ndarray, K: np.ndarray, exclude: np.ndarray | None = None,
+               image: np.ndarray | None = None) -> Detections:
         """`depth_m`: (H, W) float metres, NaN unknown; `exclude`: (H, W) bool pixels that belong to
-        something else (hands)."""
+        something else (hands); `image`: the registered (H, W, 3) colour image in any channel order, for
+        cutting stacks by colour (without it, stacks are cut at shelves only)."""
         config = self.config
         height, width = depth_m.shape
         rays = self._rays_for(K, height, width)
@@ -121,7 +128,7 @@ class DepthObjectSegmenter:
                 masks.append(cluster)
                 labels.append(DEPTH_LABELS.index(CONTAINER_LABEL))
                 continue
-            for part in self._split_at_shelves(cluster, heights, tolerance, min_pixels):
+            for part in self._split_stack(cluster, heights, tolerance, min_pixels, image):
                 masks.append(part)
                 labels.append(DEPTH_LABELS.index(OBJECT_LABEL))
         masks = np.stack(masks)
@@ -197,30 +204,23 @@ class DepthObjectSegmenter:
             clusters.append(mask)
         return clusters
 
-    def _split_at_shelves(self, mask: np.ndarray, heights: np.ndarray, tolerance: np.ndarray,
-                          min_pixels: int) -> list[np.ndarray]:
-        """The cluster cut into height bands at its shelves (each band's pixels above the shelf by more
-        than twice the noise tolerance go to the band above), or the cluster itself when no cut leaves
-        `min_pixels` on both sides with the upper side over the lower one, or when a band is no compact
-        blob. Pixels without depth go to the band of their nearest neighbour."""
+    def _split_stack(self, mask: np.ndarray, heights: np.ndarray, tolerance: np.ndarray, min_pixels: int,
+                     image: np.ndarray | None) -> list[np.ndarray]:
+        """The cluster cut into height bands at its shelves, else (with the colour image) at the one
+        height where its colour changes, or the cluster itself when no cut leaves `min_pixels` on both
+        sides with the upper side over the lower one, or when a band is no compact blob. Pixels without
+        depth go to the band of their nearest neighbour."""
         x1, y1, x2, y2 = _mask_box(mask).astype(int)
         crop, crop_heights = mask[y1:y2, x1:x2], heights[y1:y2, x1:x2]
         known = crop & np.isfinite(crop_heights)
         values = crop_heights[known]
         if values.size < 2 * min_pixels:
             return [mask]
-        noise = 2.0 * float(np.median(tolerance[y1:y2, x1:x2][known]))
-        counts, edges = np.histogram(values, bins=max(1, int(np.ceil((values.max() - values.min()) / noise))))
-        occupied = counts[counts > 0]
         columns = np.nonzero(known)[1]
-        cuts, last = [], -np.inf
-        for index in np.flatnonzero(counts >= max(self.config.shelf_peak * np.median(occupied), min_pixels / 4)):
-            cut = (edges[index] + edges[index + 1]) / 2 + noise  # the shelf's own pixels lie within noise / 2
-            upper, lower = values > cut, (values > last) & (values <= cut)
-            if (edges[index] - values.min() >= 2 * noise and np.count_nonzero(upper) >= min_pixels
-                    and np.count_nonzero(lower) >= min_pixels and _rests_on(columns[upper], columns[lower])):
-                cuts.append(cut)
-                last = cut
+        noise = 2.0 * float(np.median(tolerance[y1:y2, x1:x2][known]))
+        cuts = self._shelf_cuts(values, columns, noise, min_pixels)
+        if not cuts and image is not None:
+            cuts = self._colour_cut(values, columns, image[y1:y2, x1:x2][known], min_pixels)
         if not cuts:
             return [mask]
         bands = np.zeros(crop.shape, np.uint8)
@@ -240,6 +240,47 @@ class DepthObjectSegmenter:
                 return [mask]
             parts.append(part)
         return parts or [mask]
+
+    def _shelf_cuts(self, values: np.ndarray, columns: np.ndarray, noise: float, min_pixels: int) -> list[float]:
+        """Heights just above each shelf: a height bin (`noise` wide) holding `shelf_peak` times the
+        median bin, `min_pixels` below and above it, with what lies above staying over it."""
+        counts, edges = np.histogram(values, bins=max(1, int(np.ceil((values.max() - values.min()) / noise))))
+        occupied = counts[counts > 0]
+        cuts, last = [], -np.inf
+        for index in np.flatnonzero(counts >= max(self.config.shelf_peak * np.median(occupied), min_pixels / 4)):
+            cut = (edges[index] + edges[index + 1]) / 2 + noise  # the shelf's own pixels lie within noise / 2
+            upper, lower = values > cut, (values > last) & (values <= cut)
+            if (edges[index] - values.min() >= 2 * noise and np.count_nonzero(upper) >= min_pixels
+                    and np.count_nonzero(lower) >= min_pixels and _rests_on(columns[upper], columns[lower])):
+                cuts.append(cut)
+                last = cut
+        return cuts
+
+    def _colour_cut(self, values: np.ndarray, columns: np.ndarray, colours: np.ndarray,
+                    min_pixels: int) -> list[float]:
+        """The height splitting the cluster's pixels into a lower and an upper part of the most different
+        chromaticity (colour without brightness, so shading does not count), when the parts differ by
+        `colour_contrast` times their spread (Fisher's criterion): an object standing on another of
+        another colour that covers its top, a hand above what it holds. One cut at most."""
+        order = np.argsort(values, kind="stable")
+        colours = colours[order].astype(np.float64)
+        chroma = colours / np.maximum(colours.sum(axis=1, keepdims=True), 1.0)
+        n = len(chroma)
+        sums, squares = np.cumsum(chroma, axis=0), np.cumsum(chroma**2, axis=0)
+        k = np.arange(min_pixels, n - min_pixels + 1)
+        if k.size == 0:
+            return []
+        low_mean = sums[k - 1] / k[:, None]
+        high_mean = (sums[-1] - sums[k - 1]) / (n - k)[:, None]
+        low_var = (squares[k - 1] / k[:, None] - low_mean**2).sum(axis=1)
+        high_var = ((squares[-1] - squares[k - 1]) / (n - k)[:, None] - high_mean**2).sum(axis=1)
+        contrast = ((low_mean - high_mean) ** 2).sum(axis=1) / np.maximum(low_var + high_var, 1e-6)
+        best = int(np.argmax(contrast))
+        split = int(k[best])
+        if contrast[best] < self.config.colour_contrast or not _rests_on(columns[order[split:]],
+                                                                          columns[order[:split]]):
+            return []
+        return [float(values[order[split - 1]])]
 
     def _is_container(self, mask: np.ndarray, heights: np.ndarray) -> bool:
         x1, y1, x2, y2 = _mask_box(mask).astype(int)
