@@ -32,3 +32,11 @@ def tabletop_depth(raised: dict[str, tuple[np.ndarray, float]] | None = None) ->
     depth = (heights - CAMERA_HEIGHT) / (rays @ TABLE_NORMAL)
     depth[depth <= 0] = np.nan
     return depth.astype(np.float32), K.copy()
+
+
+def standing_block(x1, x2, bottom, front_rows, top_rows, base, height):
+    """The visible faces of an upright block seen from above the front: its front face rising from
+    `base` (row `bottom`) to base + height over `front_rows` rows, then its flat top, farther up the image."""
+    rows = np.arange(HEIGHT)[:, None]
+    heights = np.zeros((HEIGHT, WIDTH)) + base + height * np.clip((bottom - rows) / front_rows, 0, 1)
+    return region(x1, bottom - front_rows - top_rows, x2, bottom), heights

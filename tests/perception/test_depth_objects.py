@@ -1,7 +1,7 @@
 """Model-free surfaces, objects and containers from depth (perception/depth_objects.py)."""
 import numpy as np
 import pytest
-from tabletop_depth import HEIGHT, TABLE_NORMAL, WIDTH, region, tabletop_depth
+from tabletop_depth import HEIGHT, TABLE_NORMAL, WIDTH, region, standing_block, tabletop_depth
 
 from predrel_ros.degradations.depth_noise import noisy_depth
 from predrel_ros.perception.depth_objects import DEPTH_LABELS, DepthObjectConfig, DepthObjectSegmenter
@@ -79,15 +79,6 @@ def test_no_plane_no_detections():
 def test_config_refuses_bad_values(field, value):
     with pytest.raises(ValueError, match=field):
         DepthObjectConfig(**{field: value})
-
-
-def standing_block(x1, x2, bottom, front_rows, top_rows, base, height):
-    """The visible faces of an upright block seen from above the front: its front face rising from
-    `base` (row `bottom`) to base + height over `front_rows` rows, then its flat top, farther up the image."""
-    heights = np.zeros((HEIGHT, WIDTH))
-    rows = np.arange(HEIGHT)[:, None]
-    heights[:] = base + height * np.clip((bottom - rows) / front_rows, 0, 1)
-    return region(x1, bottom - front_rows - top_rows, x2, bottom), heights
 
 
 def test_a_block_standing_on_another_is_cut_from_it_at_the_lower_ones_top():
