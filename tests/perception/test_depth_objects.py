@@ -138,3 +138,22 @@ def test_a_block_covering_the_top_of_another_is_cut_where_the_colour_changes():
     shaded[lower[0]] = (170, 40, 30)
     shaded[upper[0]] = (85, 20, 15)  # the same red in shadow
     assert labelled(DepthObjectSegmenter().detect(noisy, K, image=shaded)).count("object") == 1
+
+
+def test_a_cut_leaving_a_band_that_is_no_compact_blob_is_not_made():
+    """The walls around a box's flat floor (a box merged with a hand is no container) lie above a
+    shelf and over it, but the band they make is a thin U: no object."""
+    lower, lower_heights = standing_block(100, 140, 140, 10, 30, 0.0, 0.02)  # its top: the shelf
+    walls = region(95, 95, 145, 140) & ~lower
+    heights = np.where(lower, lower_heights, np.nan)
+    spread = 0.03 + 0.04 * (np.arange(int(walls.sum())) % 97) / 96  # over 3-7 cm
+    heights[walls] = spread
+    tolerance = np.full((HEIGHT, WIDTH), 0.002)
+    segmenter = DepthObjectSegmenter()
+    parts = segmenter._split_stack(lower | walls, heights, tolerance, 40, None)
+    assert len(parts) == 1 and np.array_equal(parts[0], lower | walls)
+    block = region(100, 60, 140, 100)  # a compact block standing on the same shelf is cut off
+    heights[walls] = np.nan
+    heights[block] = 0.03 + 0.04 * (np.arange(int(block.sum())) % 97) / 96
+    parts = segmenter._split_stack(lower | block, heights, tolerance, 40, None)
+    assert len(parts) == 2 and max(iou(part, block) for part in parts) > 0.9
