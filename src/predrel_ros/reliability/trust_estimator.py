@@ -1,29 +1,35 @@
-"""Expected agreement per predicate group from all the trust evidence: a logistic model fitted offline.
+"""Expected agreement per predicate group from all the trust evidence: a monotone additive logistic model.
 
 The reference-free signals of a group (its window's mean confidence, TPC-S, UNK rate and logic-rule
 violation rate, `GROUP_SIGNALS`) and the evidence beyond the predicates (scene memory, detection
 statistics, stream timing, image quality and the model's score shift, as deviations from their
-clean range: `evidence_profile`) are the inputs (`INPUTS`) of one logistic model per group,
+clean range: `evidence_profile`) are the inputs (`INPUTS`) of one model per group,
 
-    expected agreement = sigmoid(w . x + b),
+    expected agreement = sigmoid(b + sum_i f_i(x_i)),
 
-fitted on controlled episodes with ground truth (`fit`, `predrel trust fit`) to the true rolling
-agreement of the same windows by cross-entropy with the agreement as a soft label (so the output
-is a calibrated agreement, not a class), with an L2 penalty. The model is monotone: the expected
-agreement never rises with the UNK or violation rate, never falls with the confidence or TPC-S,
-and never rises as any evidence moves away from its clean range (`SIGNS`; a deviation enters as
-its size, clipped to `clip` clean ranges). So a scene unlike every scene of the training, far
-outside the clean ranges, can only lower the expected agreement, never raise it. NaN inputs (no
-violation checks in the window, no image) count as the clean value.
+each f_i piecewise linear between knots at quantiles of the input on the fit set (`segments` per
+input; a linear logistic model when 1), flat outside them: the sum of ramps `(clip(x, k_j, k_j+1)
+- k_j) / (k_j+1 - k_j)`, one weight each. Fitted on controlled episodes with ground truth (`fit`,
+`predrel trust fit`) to the true rolling agreement of the same windows by cross-entropy with the
+agreement as a soft label (so the output is a calibrated agreement, not a class), with an L2
+penalty. Every ramp's weight is held to its input's sign (`SIGNS`), so each f_i is monotone: the
+expected agreement never rises with the UNK or violation rate, never falls with the confidence or
+TPC-S, and never rises as any evidence moves away from its clean range (a deviation enters as its
+size, clipped to `clip` clean ranges). So a scene unlike every scene of the training, far outside
+the clean ranges, can only lower the expected agreement, never raise it; the ramps let an input
+matter only past a point (a birth rate clean data also shows) or saturate (a confidence that is
+high enough), which one weight per input cannot. NaN inputs (no violation checks in the window, no
+image) count as the clean value.
 
-Levels come from percentiles of what clean windows gave, not from the worst clean window: a group
-is WARN when its expected agreement is below the `warn_percentile` percentile of the expected
-agreements of its clean training windows, ERROR below `error` (or the WARN bound, when that is
-lower). The reason names the expected agreement and the strongest evidence: the inputs that pull
-it down most against their clean value (w_i * (x_i - clean_i) most negative).
+Levels come from the fit set, not from the worst clean window: a group is WARN when its expected
+agreement is below its `warn` bound and ERROR below `error` (or the WARN bound, when that is lower).
+`fit` sets each group's WARN bound at the `warn_percentile` percentile of the expected agreements
+of its clean training windows; `trust_fitting` can choose that percentile for a false-alarm budget
+instead. The reason names the expected agreement and the strongest evidence: the inputs that pull
+it down most against their clean value (f_i(x_i) - f_i(clean_i) most negative).
 
-Everything at run time is numpy: the model is a few weights per group in a small JSON file
-(`TrustModel.save`; the default model's in `reliability/models/`).
+Everything at run time is numpy: the model is a few knots and weights per group in a small JSON
+file (`TrustModel.save`; the default model's in `reliability/models/`).
 """
 from __future__ import annotations
 
@@ -55,18 +61,49 @@ SIGNS = np.array([1.0, 1.0, -1.0, -1.0] + [-1.0] * len(MODEL_DEVIATIONS))
 
 @dataclass
 class GroupModel:
-    """One group's logistic model and its levels: WARN below `warn`, ERROR below `error`.
-    clean: each input's clean value (the median of the clean windows), for the reasons and for NaN."""
+    """One group's model (see the module docstring) and its levels: WARN below `warn`, ERROR below
+    `error`. knots: per input its ascending knots (fewer than 2: the input is not used); weights: one
+    per ramp, input by input; clean: each input's clean value (the median of the clean windows), for
+    the reasons and for NaN."""
 
+    knots: list[np.ndarray]
     weights: np.ndarray
     bias: float
     clean: np.ndarray
     warn: float
     error: float
 
+    def __post_init__(self) -> None:
+        self.knots = [np.asarray(k, dtype=np.float64) for k in self.knots]
+        if len(self.knots) != len(INPUTS) or self.clean.shape != (len(INPUTS),):
+            raise ValueError(f"trust model: a group needs knots and a clean value for each of the {len(INPUTS)} inputs")
+        if any((np.diff(k) <= 0).any() for k in self.knots):
+            raise ValueError("trust model: knots must be strictly ascending")
+        #: per ramp: its input, lower and upper knot
+        self._input = np.concatenate([np.full(max(len(k) - 1, 0), i, dtype=np.intp) for i, k in enumerate(self.knots)])
+        self._low = np.concatenate([k[:-1] for k in self.knots])
+        self._width = np.concatenate([np.diff(k) for k in self.knots])
+        if self.weights.shape != self._input.shape:
+            raise ValueError(f"trust model: {len(self._input)} ramps need as many weights, got {self.weights.shape}")
+
+    def ramps(self, x: np.ndarray) -> np.ndarray:
+        """(N, ramps) values in [0, 1] of input rows x (N, len(INPUTS)), already filled and clipped."""
+        return np.clip((x[:, self._input] - self._low) / self._width, 0.0, 1.0)
+
+    def signs(self) -> np.ndarray:
+        """The sign each ramp's weight is held to (its input's)."""
+        return SIGNS[self._input]
+
+    def terms(self, x: np.ndarray) -> np.ndarray:
+        """(N, len(INPUTS)) each input's term f_i(x_i) of the logit."""
+        contributions = self.ramps(x) * self.weights
+        terms = np.zeros(x.shape)
+        np.add.at(terms, (slice(None), self._input), contributions)
+        return terms
+
     def expected(self, x: np.ndarray) -> np.ndarray:
         """Expected agreement of input rows x (N, len(INPUTS)), already filled and clipped."""
-        return 1.0 / (1.0 + np.exp(-(x @ self.weights + self.bias)))
+        return 1.0 / (1.0 + np.exp(-(self.ramps(x) @ self.weights + self.bias)))
 
 
 @dataclass(frozen=True)
@@ -79,7 +116,7 @@ class GroupTrust:
 class TrustModel:
     """Evidence profile + one `GroupModel` per group (see the module docstring)."""
 
-    FORMAT = "predrel-trust-model/1"
+    FORMAT = "predrel-trust-model/2"
 
     def __init__(self, profile: EvidenceProfile, groups: Mapping[str, GroupModel], window: int, clip: float = 5.0,
                  provenance: Mapping | None = None) -> None:
@@ -87,9 +124,6 @@ class TrustModel:
             raise ValueError(f"trust model: window must be >= 1 frame, got {window}")
         if not (math.isfinite(clip) and clip > 0):
             raise ValueError(f"trust model: clip must be a positive number, got {clip}")
-        for name, group in groups.items():
-            if group.weights.shape != (len(INPUTS),) or group.clean.shape != (len(INPUTS),):
-                raise ValueError(f"trust model: group {name} needs {len(INPUTS)} weights and clean values")
         self.profile = profile
         self.groups = dict(groups)
         self.window = window
@@ -137,7 +171,7 @@ class TrustModel:
     @staticmethod
     def _strongest(model: GroupModel, x: np.ndarray, count: int = 2) -> list[str]:
         """The inputs that pull the expected agreement down most, with their values."""
-        pull = model.weights * (x - model.clean)
+        pull = (model.terms(x[None, :]) - model.terms(model.clean[None, :]))[0]
         order = [int(i) for i in np.argsort(pull) if pull[i] < 0][:count]
         return [f"{INPUTS[i]} {x[i]:+.2f}" if INPUTS[i] in MODEL_DEVIATIONS and INPUTS[i] != "score_shift"
                 else f"{INPUTS[i]} {x[i]:.2f}" for i in order] or ["no single input stands out"]
@@ -147,11 +181,13 @@ class TrustModel:
     @classmethod
     def fit(cls, profile: EvidenceProfile, samples: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
             window: int, l2: float = 1e-3, clip: float = 5.0, warn_percentile: float = 2.0,
-            error: float = 0.4, provenance: Mapping | None = None) -> "TrustModel":
+            error: float = 0.4, segments: int = 1, provenance: Mapping | None = None) -> "TrustModel":
         """samples: group -> (raw input rows (N, len(INPUTS)), true agreements (N,), clean (N,) bool:
         the row is from a clean window). The clean rows give each input's clean value and the WARN
         bound: the `warn_percentile` of their expected agreements; ERROR is below `error` (or the
-        WARN bound, when that is lower)."""
+        WARN bound, when that is lower). segments: ramps per input, between quantiles of its values."""
+        if segments < 1:
+            raise ValueError(f"trust model: segments must be >= 1, got {segments}")
         shell = cls(profile, {}, window, clip)
         groups = {}
         for name, (rows, truth, clean) in sorted(samples.items()):
@@ -163,8 +199,11 @@ class TrustModel:
             centre = np.array([np.median(column[~np.isnan(column)]) if (~np.isnan(column)).any() else 0.0
                                for column in rows[clean].T])
             x = shell.filled(rows.copy(), centre)
-            weights, bias = logistic_fit(x, np.clip(truth, 0.0, 1.0), l2, signs=SIGNS)
-            model = GroupModel(weights, bias, centre, warn=1.0, error=error)
+            knots = [_knots(column, segments) for column in x.T]
+            model = GroupModel(knots, np.zeros(sum(max(len(k) - 1, 0) for k in knots)), 0.0, centre, warn=1.0,
+                               error=error)
+            model.weights, model.bias = logistic_fit(model.ramps(x), np.clip(truth, 0.0, 1.0), l2,
+                                                     signs=model.signs())
             model.warn = float(np.percentile(model.expected(x[clean]), warn_percentile))
             model.error = min(error, model.warn)
             groups[name] = model
@@ -175,7 +214,8 @@ class TrustModel:
     def to_dict(self) -> dict:
         return {"format": self.FORMAT, "window": self.window, "clip": self.clip, "inputs": list(INPUTS),
                 "provenance": self.provenance, "evidence_profile": self.profile.to_dict(),
-                "groups": {name: {"weights": [round(float(w), 6) for w in g.weights], "bias": round(g.bias, 6),
+                "groups": {name: {"knots": [[round(float(k), 6) for k in knots] for knots in g.knots],
+                                  "weights": [round(float(w), 6) for w in g.weights], "bias": round(g.bias, 6),
                                   "clean": [round(float(c), 6) for c in g.clean], "warn": round(g.warn, 4),
                                   "error": round(g.error, 4)} for name, g in self.groups.items()}}
 
@@ -186,7 +226,8 @@ class TrustModel:
                              f"(fit it again with `predrel trust fit`)")
         if list(data.get("inputs", ())) != list(INPUTS):
             raise ValueError("trust model: its inputs are not this version's (fit it again with `predrel trust fit`)")
-        groups = {name: GroupModel(np.array(g["weights"], float), float(g["bias"]), np.array(g["clean"], float),
+        groups = {name: GroupModel([np.array(k, float) for k in g["knots"]], np.array(g["weights"], float),
+                                   float(g["bias"]), np.array(g["clean"], float),
                                    float(g["warn"]), float(g["error"])) for name, g in data["groups"].items()}
         return cls(EvidenceProfile.from_dict(data["evidence_profile"]), groups, int(data["window"]),
                    float(data.get("clip", 5.0)), data.get("provenance"))
@@ -200,6 +241,13 @@ class TrustModel:
         if not isinstance(data, Mapping):
             raise ValueError(f"{path}: expected a trust model mapping")
         return cls.from_dict(data)
+
+
+def _knots(values: np.ndarray, segments: int) -> np.ndarray:
+    """Knots at `segments` + 1 evenly spaced quantiles of an input's values (repeats merged: an input
+    that is mostly 0 gets fewer; one with a single value none, and is not used); rounded as the model
+    file keeps them."""
+    return np.unique(np.round(np.quantile(values, np.linspace(0.0, 1.0, segments + 1)), 6))
 
 
 def logistic_fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, signs: np.ndarray | None = None,
