@@ -155,3 +155,26 @@ def test_a_group_model_checks_its_knots_and_weights():
         GroupModel(group.knots, group.weights[:-1], 0.0, group.clean, 0.5, 0.4)
     with pytest.raises(ValueError, match="each of the"):
         GroupModel(group.knots[:-1], group.weights, 0.0, group.clean, 0.5, 0.4)
+
+
+def test_the_expected_agreement_is_scaled_by_the_delivered_share_and_fitted_on_the_delivered_frames():
+    """A window whose stream delivered half its frames agrees at most half as often (a dropped frame
+    disagrees everywhere): the model's output is scaled by the delivered share, known and not learnt,
+    and fitted to the agreement on the delivered frames; a low share is named first in the reason."""
+    rng = np.random.default_rng(5)
+    rows, truth, clean = synthetic(rng, 2000, False)
+    rows[:500, BIRTHS], clean[:500] = 0.0, True
+    truth = 1.0 / (1.0 + np.exp(-(2.0 + 2.0 * (rows[:, CONFIDENCE] - 0.75) - 1.2 * rows[:, BIRTHS])))
+    delivered = np.where(np.arange(len(rows)) % 2 == 0, 1.0, rng.uniform(0.3, 1.0, len(rows)))
+    delivered[clean] = 1.0
+    model = TrustModel.fit(clean_profile(), {"contact": (rows, truth * delivered, clean, delivered)}, window=30,
+                           l2=1e-6)
+    signals = {"contact": {"confidence": 0.75, "tpc_s": 0.95, "unk_rate": 0.05}}
+    full = model.assess(signals, {"unexplained_birth_rate": 0.0, "delivered_share": 1.0})["contact"]
+    half = model.assess(signals, {"unexplained_birth_rate": 0.0, "delivered_share": 0.5})["contact"]
+    unknown = model.assess(signals, {"unexplained_birth_rate": 0.0})["contact"]
+    assert full.expected == pytest.approx(1.0 / (1.0 + math.exp(-2.0)), abs=0.01) == unknown.expected
+    assert half.expected == pytest.approx(full.expected / 2, abs=1e-9)
+    assert half.level == WARN and "delivered_share 0.50" in half.reason.split(": ", 1)[1].split(",")[0]
+    with pytest.raises(ValueError, match="delivered shares must match"):
+        TrustModel.fit(clean_profile(), {"contact": (rows, truth, clean, delivered[:3])}, window=30)

@@ -5,9 +5,13 @@ violation rate, `GROUP_SIGNALS`) and the evidence beyond the predicates (scene m
 statistics, stream timing, image quality and the model's score shift, as deviations from their
 clean range: `evidence_profile`) are the inputs (`INPUTS`) of one model per group,
 
-    expected agreement = sigmoid(b + sum_i f_i(x_i)),
+    expected agreement = delivered_share * sigmoid(b + sum_i f_i(x_i)),
 
-each f_i piecewise linear between knots at quantiles of the input on the fit set (`segments` per
+where delivered_share is the share of the window's frames the stream delivered: a frame the
+pipeline never published disagrees on every stream (`rolling_agreement`), so that factor is known,
+not learnt, and holds for a frame rate never seen in the fit (the sigmoid models the agreement on
+the delivered frames; it is fitted to the true agreement divided by the delivered share). Each f_i
+is piecewise linear between knots at quantiles of the input on the fit set (`segments` per
 input; a linear logistic model when 1), flat outside them: the sum of ramps `(clip(x, k_j, k_j+1)
 - k_j) / (k_j+1 - k_j)`, one weight each. Fitted on controlled episodes with ground truth (`fit`,
 `predrel trust fit`) to the true rolling agreement of the same windows by cross-entropy with the
@@ -48,15 +52,25 @@ from predrel_ros.reliability.trust import ERROR, OK, WARN
 DEFAULT_TRUST_MODEL_FILE = Path(__file__).resolve().parent / "models" / "default-trust-model.json"
 #: the per-group window signals of the monitor (`ReliabilityMonitor.group_signals`) the model reads
 GROUP_SIGNALS = ("confidence", "tpc_s", "unk_rate", "violation_rate")
+#: the evidence feature the expected agreement is scaled by
+DELIVERED = "delivered_share"
+#: a delivered share below which it is named first among the reasons
+DELIVERED_REASON = 0.9
 #: the deviations the model reads: the evidence of the stream's quality, not of what the scene
 #: holds (how many entities and hands, the score histogram's bins: `score_shift` summarises them)
 #: nor of kinds the controlled set does not degrade with (blockiness) nor repeated (gaps)
+#: nor the delivered share, a factor of the model's output (see the module docstring)
 MODEL_DEVIATIONS = tuple(name for name in DEVIATIONS if name not in (
-    "count", "hands", "gaps", "blockiness", "dark_share") and not name.startswith("score_share_"))
+    "count", "hands", "gaps", "blockiness", "dark_share", DELIVERED) and not name.startswith("score_share_"))
 INPUTS = GROUP_SIGNALS + MODEL_DEVIATIONS
 #: the sign each input's weight is held to (+1: >= 0, -1: <= 0): confidence and TPC-S up, UNK and
 #: violation rates down, every deviation from clean down
 SIGNS = np.array([1.0, 1.0, -1.0, -1.0] + [-1.0] * len(MODEL_DEVIATIONS))
+
+
+def delivered_factor(shares: np.ndarray | float) -> np.ndarray:
+    """The factor of the expected agreement for delivered shares (NaN, no timing known: 1)."""
+    return np.nan_to_num(np.clip(np.asarray(shares, dtype=np.float64), 0.0, 1.0), nan=1.0)
 
 
 @dataclass
@@ -116,7 +130,7 @@ class GroupTrust:
 class TrustModel:
     """Evidence profile + one `GroupModel` per group (see the module docstring)."""
 
-    FORMAT = "predrel-trust-model/2"
+    FORMAT = "predrel-trust-model/3"
 
     def __init__(self, profile: EvidenceProfile, groups: Mapping[str, GroupModel], window: int, clip: float = 5.0,
                  provenance: Mapping | None = None) -> None:
@@ -151,6 +165,7 @@ class TrustModel:
         monitor's group signals and the window's evidence features (`TrustEvidence.features`)."""
         all_deviations = self.profile.deviations(features)
         deviations = [all_deviations[name] for name in MODEL_DEVIATIONS]
+        delivered = float(delivered_factor(features.get(DELIVERED, math.nan)))
         result = {}
         for name, signals in group_signals.items():
             model = self.groups.get(name)
@@ -158,13 +173,14 @@ class TrustModel:
                 continue
             row = np.array([signals.get(signal, math.nan) for signal in GROUP_SIGNALS] + deviations)
             x = self.filled(row[None, :], model.clean)
-            expected = float(model.expected(x)[0])
+            expected = delivered * float(model.expected(x)[0])
             level = ERROR if expected < model.error else WARN if expected < model.warn else OK
             reason = ""
             if level != OK:
                 bound = model.error if level == ERROR else model.warn
+                lost = [f"{DELIVERED} {delivered:.2f}"] if delivered < DELIVERED_REASON else []
                 reason = f"expected agreement {expected:.2f} < {bound:.2f} ({level.lower()}): " + \
-                    ", ".join(self._strongest(model, x[0]))
+                    ", ".join((lost + self._strongest(model, x[0]))[:2])
             result[name] = GroupTrust(expected, level, reason)
         return result
 
@@ -183,17 +199,23 @@ class TrustModel:
             window: int, l2: float = 1e-3, clip: float = 5.0, warn_percentile: float = 2.0,
             error: float = 0.4, segments: int = 1, provenance: Mapping | None = None) -> "TrustModel":
         """samples: group -> (raw input rows (N, len(INPUTS)), true agreements (N,), clean (N,) bool:
-        the row is from a clean window). The clean rows give each input's clean value and the WARN
-        bound: the `warn_percentile` of their expected agreements; ERROR is below `error` (or the
-        WARN bound, when that is lower). segments: ramps per input, between quantiles of its values."""
+        the row is from a clean window[, delivered shares (N,): 1 when not given]). The clean rows
+        give each input's clean value and the WARN bound: the `warn_percentile` of their expected
+        agreements; ERROR is below `error` (or the WARN bound, when that is lower). segments: ramps
+        per input, between quantiles of its values."""
         if segments < 1:
             raise ValueError(f"trust model: segments must be >= 1, got {segments}")
         shell = cls(profile, {}, window, clip)
         groups = {}
-        for name, (rows, truth, clean) in sorted(samples.items()):
+        for name, (rows, truth, clean, *delivered) in sorted(samples.items()):
             rows, truth, clean = np.asarray(rows, float), np.asarray(truth, float), np.asarray(clean, bool)
-            if len(rows) != len(truth) or len(rows) != len(clean) or rows.shape[1:] != (len(INPUTS),):
-                raise ValueError(f"group {name}: rows, truths and clean flags must match, {len(INPUTS)} inputs")
+            delivered = delivered_factor(delivered[0]) if delivered else np.ones(len(rows))
+            if len(rows) != len(truth) or len(rows) != len(clean) or len(rows) != len(delivered) \
+                    or rows.shape[1:] != (len(INPUTS),):
+                raise ValueError(f"group {name}: rows, truths, clean flags and delivered shares must match, "
+                                 f"{len(INPUTS)} inputs")
+            kept = delivered > 0                      # a window with no frame delivered has no report
+            rows, truth, clean, delivered = rows[kept], truth[kept], clean[kept], delivered[kept]
             if not clean.any():
                 raise ValueError(f"group {name}: no clean window to take the clean values and bounds from")
             centre = np.array([np.median(column[~np.isnan(column)]) if (~np.isnan(column)).any() else 0.0
@@ -202,9 +224,9 @@ class TrustModel:
             knots = [_knots(column, segments) for column in x.T]
             model = GroupModel(knots, np.zeros(sum(max(len(k) - 1, 0) for k in knots)), 0.0, centre, warn=1.0,
                                error=error)
-            model.weights, model.bias = logistic_fit(model.ramps(x), np.clip(truth, 0.0, 1.0), l2,
+            model.weights, model.bias = logistic_fit(model.ramps(x), np.clip(truth / delivered, 0.0, 1.0), l2,
                                                      signs=model.signs())
-            model.warn = float(np.percentile(model.expected(x[clean]), warn_percentile))
+            model.warn = float(np.percentile(delivered[clean] * model.expected(x[clean]), warn_percentile))
             model.error = min(error, model.warn)
             groups[name] = model
         return cls(profile, groups, window, clip, provenance)

@@ -29,7 +29,7 @@ from predrel_ros.core.errors import UserError
 from predrel_ros.degradations import NONE
 from predrel_ros.reliability.evidence_profile import EvidenceProfile
 from predrel_ros.reliability.trust import ERROR, OK, WARN
-from predrel_ros.reliability.trust_estimator import MODEL_DEVIATIONS, TrustModel
+from predrel_ros.reliability.trust_estimator import DELIVERED, MODEL_DEVIATIONS, TrustModel, delivered_factor
 from predrel_ros.reliability.trust_evidence import FEATURES
 from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences
@@ -87,7 +87,8 @@ def fit_model(episodes: Sequence[Episode], window: int, without_kinds: Iterable[
                     continue
                 keep = s.judged[row] & ~np.isnan(true)
                 inputs = np.hstack([s.signals[row], deviations])[keep]
-                parts[group].append((inputs, true[keep], np.full(int(keep.sum()), condition.kind == NONE)))
+                parts[group].append((inputs, true[keep], np.full(int(keep.sum()), condition.kind == NONE),
+                                     _delivered(s)[keep]))
     samples = {group: tuple(np.concatenate(column) for column in zip(*chunks))
                for group, chunks in parts.items() if chunks and any(len(c[1]) for c in chunks)}
     model = TrustModel.fit(profile, samples, window, l2=l2, warn_percentile=warn_percentile, error=error,
@@ -143,6 +144,11 @@ def _deviations(profile: EvidenceProfile, series: TrustSeries) -> np.ndarray:
                      for values in (profile.deviations(dict(zip(FEATURES, row))) for row in series.features)])
 
 
+def _delivered(series: TrustSeries) -> np.ndarray:
+    """(T,) the factor of the expected agreement for each frame's window (`delivered_factor`)."""
+    return delivered_factor(series.features[:, FEATURES.index(DELIVERED)])
+
+
 def modelled(model: TrustModel, series: TrustSeries) -> TrustSeries:
     """The series with the model's expected agreement and flags on the saved inputs (judged kept)."""
     expected = np.full_like(series.expected, np.nan)
@@ -153,7 +159,7 @@ def modelled(model: TrustModel, series: TrustSeries) -> TrustSeries:
         if group_model is None:
             continue
         inputs = model.filled(np.hstack([series.signals[row], deviations]), group_model.clean)
-        values = group_model.expected(inputs)
+        values = _delivered(series) * group_model.expected(inputs)
         levels = np.where(values < group_model.error, ERROR, np.where(values < group_model.warn, WARN, OK))
         defined = ~np.isnan(series.signals[row]).all(axis=1)     # the monitor had the group at that frame
         expected[row] = np.where(defined, values, np.nan)
