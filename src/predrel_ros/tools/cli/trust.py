@@ -71,7 +71,8 @@ def _fit_options(parser: argparse.ArgumentParser) -> None:
                              "same percentile of each group's clean expected agreement), instead of --warn-percentile")
     parser.add_argument("--segments", type=int, default=1,
                         help="linear pieces per input between quantile knots of its fit values, flat outside them "
-                             "(default 1: linear in each input; more overfitted 4 fit episodes, docs/results.md)")
+                             "(default 1: linear in each input; 2 or 4 generalised worse from 4 fit episodes, "
+                             "docs/results.md)")
 
 
 def main(args: argparse.Namespace) -> int:
