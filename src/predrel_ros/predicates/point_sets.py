@@ -26,6 +26,27 @@ _KERNEL = np.ones((3, 3), np.uint8)
 def position_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntrinsics) -> tuple[float, ...] | None:
     """(X, Y, Z) in metres in the camera frame, or None with fewer than MIN_SAMPLES valid samples
     (or no mask: a box says nothing about which pixels are the entity's)."""
+    samples = _samples(geometry, depth_m)
+    if samples is None:
+        return None
+    inner, depth, x1, y1 = samples
+    depths = depth[inner]
+    x, y, _ = _back_projected(inner, depths, x1, y1, camera)
+    return _median(x), _median(y), _median(depths)     # z's median in the image's own (narrower) type
+
+
+def points_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntrinsics) -> np.ndarray | None:
+    """The entity's samples back-projected, N x 3 (X, Y, Z) in metres in the camera frame; None as
+    for `position_m`."""
+    samples = _samples(geometry, depth_m)
+    if samples is None:
+        return None
+    inner, depth, x1, y1 = samples
+    return np.stack(_back_projected(inner, depth[inner], x1, y1, camera), axis=1)
+
+
+def _samples(geometry: EntityGeometry, depth_m: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int] | None:
+    """(selected pixels, depth) of the mask's bounding crop and the crop's origin (x1, y1)."""
     if geometry.mask is None or geometry.empty:
         return None
     height, width = depth_m.shape
@@ -39,13 +60,18 @@ def position_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntr
         inner = (mask != 0) & valid
         if np.count_nonzero(inner) < MIN_SAMPLES:
             return None
-    # coordinates by column and row, gathered with the samples (cheaper than np.nonzero's index pairs)
+    return inner, depth, x1, y1
+
+
+def _back_projected(inner: np.ndarray, depths: np.ndarray, x1: int, y1: int, camera: CameraIntrinsics
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x, y, z (float64) of the selected pixels (depths: the crop's depth at them); coordinates by
+    column and row, gathered with the samples (cheaper than np.nonzero's index pairs)."""
     shape = inner.shape
-    depths = depth[inner]
     z = depths.astype(np.float64)
-    x = np.broadcast_to(np.arange(x1, x2) - camera.cx, shape)[inner] * z / camera.fx
-    y = np.broadcast_to((np.arange(y1, y2) - camera.cy)[:, None], shape)[inner] * z / camera.fy
-    return _median(x), _median(y), _median(depths)     # z's median in the image's own (narrower) type
+    x = np.broadcast_to(np.arange(x1, x1 + shape[1]) - camera.cx, shape)[inner] * z / camera.fx
+    y = np.broadcast_to((np.arange(y1, y1 + shape[0]) - camera.cy)[:, None], shape)[inner] * z / camera.fy
+    return x, y, z
 
 
 def _median(values: np.ndarray) -> float:
