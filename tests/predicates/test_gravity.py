@@ -5,7 +5,7 @@ from tabletop_depth import CAMERA_HEIGHT, HEIGHT, TABLE_NORMAL, WIDTH, K, region
 from predrel_ros.core.entities import MANIPULATED_OBJECT, SURFACE, Entity
 from predrel_ros.core.frame import CameraIntrinsics
 from predrel_ros.predicates.geometry import EntityGeometry
-from predrel_ros.predicates.gravity import GravityFrame, frame_extents
+from predrel_ros.predicates.gravity import GravityFrame, Support
 from predrel_ros.predicates.point_sets import points_m
 
 CAMERA = CameraIntrinsics(WIDTH, HEIGHT, fx=K[0, 0], fy=K[1, 1], cx=K[0, 2], cy=K[1, 2])
@@ -56,13 +56,15 @@ def test_an_extent_ignores_a_few_stray_samples():
     assert np.all(extent.high[:2] <= 0.1) and np.all(extent.low[:2] >= -0.1)
 
 
-def test_frame_extents_measure_heights_above_the_plane_and_the_surface_is_the_plane():
+def test_extents_are_heights_above_the_plane_and_the_supporting_surface_is_the_plane():
     depth, _ = tabletop_depth({"block": (BLOCK, 0.05)})
-    table = geometry(1, SURFACE, ~BLOCK)
-    block = geometry(2, MANIPULATED_OBJECT, BLOCK)
-    extents = frame_extents({1: table, 2: block}, {1, 2}, depth, CAMERA)
+    geometries = {1: geometry(1, SURFACE, ~BLOCK), 2: geometry(2, MANIPULATED_OBJECT, BLOCK)}
+    support = Support(geometries, depth, CAMERA)
+    assert support.surface is geometries[1]
+    extents = support.extents(geometries, {1, 2})
     assert extents[1].low[2] == extents[1].high[2] == 0.0
     assert extents[1].low[0] < -100 and extents[1].high[1] > 100
     assert extents[2].low[2] == pytest.approx(0.05, abs=1e-3)
-    without_surface = frame_extents({2: block}, {2}, depth, CAMERA)     # image up: heights are relative
-    assert set(without_surface) == {2}
+    without_surface = Support({2: geometries[2]}, depth, CAMERA)          # image up: heights are relative
+    assert without_surface.surface is None and not without_surface.frame.plane
+    assert set(without_surface.extents({2: geometries[2]}, {2})) == {2}

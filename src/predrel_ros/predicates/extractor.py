@@ -59,7 +59,7 @@ from predrel_ros.predicates.config import DynamicConfig, PairRule, PredicateConf
 from predrel_ros.predicates.enclosed_contact import EnclosedContact
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, inside_fraction, support_fraction
-from predrel_ros.predicates.gravity import frame_extents
+from predrel_ros.predicates.gravity import Support
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
 from predrel_ros.predicates.point_sets import position_m
 
@@ -454,9 +454,9 @@ class PredicateExtractor:
     def _statics_3d(self, rows: list[tuple[int, int]], image: rules.StaticMeasurements, allowed: dict[str, np.ndarray],
                     codes: np.ndarray, margins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The rule along gravity (`rules.static_rules_3d`) in place of the image rule's codes and
-        margins for the rows whose two entities both have an extent (`gravity.frame_extents`)."""
-        extents = frame_extents(self._geometries, {entity for row in rows for entity in row}, self._depth_m,
-                                self._camera)
+        margins for the rows whose two entities both have an extent (`gravity.Support.extents`)."""
+        support = Support(self._geometries, self._depth_m, self._camera)
+        extents = support.extents(self._geometries, {entity for row in rows for entity in row})
         in_3d = np.array([s in extents and o in extents for s, o in rows])
         if not in_3d.any():
             return codes, margins

@@ -103,25 +103,31 @@ class GravityFrame:
         return Extent(np.array([-reach, -reach, 0.0]), np.array([reach, reach, 0.0]))
 
 
-def frame_extents(geometries: dict[int, EntityGeometry], ids: set[int], depth_m: np.ndarray,
-                  camera: CameraIntrinsics) -> dict[int, Extent]:
-    """Extents of the entities `ids` that have masked depth samples, in the frame of the plane of the
-    largest surface of the frame (that surface's extent is the plane), else of image up."""
-    surfaces = [g for g in geometries.values() if g.entity.role == SURFACE]
-    frame, support = None, None
-    if surfaces:
-        support = max(surfaces, key=lambda g: g.area)
-        points = points_m(support, depth_m, camera)
-        frame = GravityFrame.from_support(points) if points is not None else None
-    if frame is None:
-        frame, support = GravityFrame.image_up(), None
-    extents = {}
-    for entity_id in ids:
-        geometry = geometries[entity_id]
-        if geometry is support:
-            extents[entity_id] = frame.plane_extent()
-            continue
-        points = points_m(geometry, depth_m, camera)
-        if points is not None:
-            extents[entity_id] = frame.extent(points)
-    return extents
+class Support:
+    """The frame's gravity and the surface entity that gave its plane (None: image up)."""
+
+    def __init__(self, geometries: dict[int, EntityGeometry], depth_m: np.ndarray, camera: CameraIntrinsics) -> None:
+        """From the largest surface among `geometries` with masked depth samples spanning a plane."""
+        self.depth_m, self.camera = depth_m, camera
+        surfaces = [g for g in geometries.values() if g.entity.role == SURFACE]
+        self.frame, self.surface = GravityFrame.image_up(), None
+        if surfaces:
+            surface = max(surfaces, key=lambda g: g.area)
+            points = points_m(surface, depth_m, camera)
+            frame = GravityFrame.from_support(points) if points is not None else None
+            if frame is not None:
+                self.frame, self.surface = frame, surface
+
+    def extents(self, geometries: dict[int, EntityGeometry], ids: set[int]) -> dict[int, Extent]:
+        """Extents of the entities `ids` that have masked depth samples; the supporting surface's is
+        its plane."""
+        extents = {}
+        for entity_id in ids:
+            geometry = geometries[entity_id]
+            if geometry is self.surface:
+                extents[entity_id] = self.frame.plane_extent()
+                continue
+            points = points_m(geometry, self.depth_m, self.camera)
+            if points is not None:
+                extents[entity_id] = self.frame.extent(points)
+        return extents
