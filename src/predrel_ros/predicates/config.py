@@ -201,6 +201,8 @@ class DynamicConfig:
                 raise ValueError(f"{name}.value must be > 0, got {threshold.value}")
         if not (math.isfinite(self.frame_rate_hz) and self.frame_rate_hz > 0):
             raise ValueError(f"frame_rate_hz must be > 0, got {self.frame_rate_hz}")
+        if not 0.0 < self.fmt_contact_fraction <= 1.0:
+            raise ValueError(f"fmt_contact_fraction must lie in (0, 1], got {self.fmt_contact_fraction}")
 
     def in_metres(self) -> "DynamicConfig | None":
         """The 3D rule's config: the `*_mps` thresholds in place of the pixel ones (None: 2D only)."""
@@ -208,8 +210,6 @@ class DynamicConfig:
             return None
         return dataclasses.replace(self, moving_speed=self.moving_speed_mps, relative_speed=self.relative_speed_mps,
                                    distance_rate=self.distance_rate_mps)
-        if not 0.0 < self.fmt_contact_fraction <= 1.0:
-            raise ValueError(f"fmt_contact_fraction must lie in (0, 1], got {self.fmt_contact_fraction}")
 
 
 @dataclass
