@@ -66,3 +66,15 @@ def test_the_points_are_the_samples_the_position_is_the_median_of():
     assert tuple(np.median(points, axis=0)) == pytest.approx(position_m(geometry, depth, CAMERA), abs=1e-12)
     depth[:] = np.nan
     assert points_m(geometry, depth, CAMERA) is None
+
+
+def test_a_stride_keeps_the_samples_of_every_stride_th_row_and_column():
+    geometry, _ = patch(30, 30, 21, 11)
+    depth = np.random.default_rng(6).uniform(0.5, 2.0, (HEIGHT, WIDTH))
+    every = points_m(geometry, depth, CAMERA)
+    sparse = points_m(geometry, depth, CAMERA, stride=3)
+    # the crop starts at the mask's first row and column (30): rows and columns 30, 33, ... one pixel inside
+    u = np.round(every[:, 0] * CAMERA.fx / every[:, 2] + CAMERA.cx).astype(int)
+    v = np.round(every[:, 1] * CAMERA.fy / every[:, 2] + CAMERA.cy).astype(int)
+    kept = ((u - 30) % 3 == 0) & ((v - 30) % 3 == 0)
+    assert np.array_equal(sparse, every[kept])

@@ -32,7 +32,8 @@ if TYPE_CHECKING:                     # core.frame imports predicates.estimate
 PLANE_INLIER_M = 0.01
 #: refits on the inliers after the first fit
 PLANE_REFITS = 2
-#: every PLANE_STRIDE-th surface sample is fitted (a table covers most of the image)
+#: the surface's samples of every PLANE_STRIDE-th row and column are fitted (a table covers most of
+#: the image; a sixteenth of it is thousands of samples)
 PLANE_STRIDE = 4
 #: fewest samples for a plane
 PLANE_MIN_POINTS = 50
@@ -73,7 +74,7 @@ class GravityFrame:
     def from_support(cls, points: np.ndarray) -> "GravityFrame | None":
         """The frame of the plane fitted to a surface's samples (N x 3, camera frame), None when
         too few samples or they do not span a plane."""
-        points = np.asarray(points, dtype=np.float64)[::PLANE_STRIDE]
+        points = np.asarray(points, dtype=np.float64)
         if len(points) < PLANE_MIN_POINTS:
             return None
         normal, offset = fit_plane(points)
@@ -113,7 +114,7 @@ class Support:
         self.frame, self.surface = GravityFrame.image_up(), None
         if surfaces:
             surface = max(surfaces, key=lambda g: g.area)
-            points = points_m(surface, depth_m, camera)
+            points = points_m(surface, depth_m, camera, PLANE_STRIDE)
             frame = GravityFrame.from_support(points) if points is not None else None
             if frame is not None:
                 self.frame, self.surface = frame, surface

@@ -29,24 +29,28 @@ def position_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntr
     samples = _samples(geometry, depth_m)
     if samples is None:
         return None
-    inner, depth, x1, y1 = samples
+    inner, depth, columns, rows = samples
     depths = depth[inner]
-    x, y, _ = _back_projected(inner, depths, x1, y1, camera)
+    x, y, _ = _back_projected(inner, depths, columns, rows, camera)
     return _median(x), _median(y), _median(depths)     # z's median in the image's own (narrower) type
 
 
-def points_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntrinsics) -> np.ndarray | None:
+def points_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntrinsics, stride: int = 1
+             ) -> np.ndarray | None:
     """The entity's samples back-projected, N x 3 (X, Y, Z) in metres in the camera frame; None as
-    for `position_m`."""
-    samples = _samples(geometry, depth_m)
+    for `position_m`. stride > 1: only the samples of every stride-th row and column (a large surface's
+    plane needs no more)."""
+    samples = _samples(geometry, depth_m, stride)
     if samples is None:
         return None
-    inner, depth, x1, y1 = samples
-    return np.stack(_back_projected(inner, depth[inner], x1, y1, camera), axis=1)
+    inner, depth, columns, rows = samples
+    return np.stack(_back_projected(inner, depth[inner], columns, rows, camera), axis=1)
 
 
-def _samples(geometry: EntityGeometry, depth_m: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int] | None:
-    """(selected pixels, depth) of the mask's bounding crop and the crop's origin (x1, y1)."""
+def _samples(geometry: EntityGeometry, depth_m: np.ndarray, stride: int = 1
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(selected pixels, depth) of the mask's bounding crop (every stride-th row and column of it) and
+    the image columns and rows of the crop's pixels."""
     if geometry.mask is None or geometry.empty:
         return None
     height, width = depth_m.shape
@@ -60,17 +64,20 @@ def _samples(geometry: EntityGeometry, depth_m: np.ndarray) -> tuple[np.ndarray,
         inner = (mask != 0) & valid
         if np.count_nonzero(inner) < MIN_SAMPLES:
             return None
-    return inner, depth, x1, y1
+    if stride > 1:
+        inner, depth = inner[::stride, ::stride], depth[::stride, ::stride]
+    return inner, depth, np.arange(x1, x2, stride), np.arange(y1, y2, stride)
 
 
-def _back_projected(inner: np.ndarray, depths: np.ndarray, x1: int, y1: int, camera: CameraIntrinsics
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """x, y, z (float64) of the selected pixels (depths: the crop's depth at them); coordinates by
-    column and row, gathered with the samples (cheaper than np.nonzero's index pairs)."""
+def _back_projected(inner: np.ndarray, depths: np.ndarray, columns: np.ndarray, rows: np.ndarray,
+                    camera: CameraIntrinsics) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x, y, z (float64) of the selected pixels (depths: the crop's depth at them; columns, rows: the
+    crop's image coordinates); coordinates gathered with the samples (cheaper than np.nonzero's
+    index pairs)."""
     shape = inner.shape
     z = depths.astype(np.float64)
-    x = np.broadcast_to(np.arange(x1, x1 + shape[1]) - camera.cx, shape)[inner] * z / camera.fx
-    y = np.broadcast_to((np.arange(y1, y1 + shape[0]) - camera.cy)[:, None], shape)[inner] * z / camera.fy
+    x = np.broadcast_to(columns - camera.cx, shape)[inner] * z / camera.fx
+    y = np.broadcast_to((rows - camera.cy)[:, None], shape)[inner] * z / camera.fy
     return x, y, z
 
 
