@@ -68,3 +68,13 @@ def test_extents_are_heights_above_the_plane_and_the_supporting_surface_is_the_p
     without_surface = Support({2: geometries[2]}, depth, CAMERA)          # image up: heights are relative
     assert without_surface.surface is None and not without_surface.frame.plane
     assert set(without_surface.extents({2: geometries[2]}, {2})) == {2}
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 50, 51, 1000])
+def test_an_extent_is_np_quantile_of_the_coordinates(count):
+    frame = GravityFrame(np.array([0.1, -0.8, -0.6]), 0.9, plane=True)
+    points = np.random.default_rng(count).uniform(-1, 1, (count, 3)) + [0, 0, 2]
+    extent = frame.extent(points)
+    expected = np.quantile(frame.coordinates(points), (0.02, 0.98), axis=0)
+    assert np.allclose(extent.low, expected[0], rtol=0, atol=1e-12)
+    assert np.allclose(extent.high, expected[1], rtol=0, atol=1e-12)

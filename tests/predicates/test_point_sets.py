@@ -69,12 +69,13 @@ def test_the_points_are_the_samples_the_position_is_the_median_of():
 
 
 def test_a_stride_keeps_the_samples_of_every_stride_th_row_and_column():
-    geometry, _ = patch(30, 30, 21, 11)
+    geometry, _ = patch(30, 30, 22, 13)
     depth = np.random.default_rng(6).uniform(0.5, 2.0, (HEIGHT, WIDTH))
-    every = points_m(geometry, depth, CAMERA)
     sparse = points_m(geometry, depth, CAMERA, stride=3)
-    # the crop starts at the mask's first row and column (30): rows and columns 30, 33, ... one pixel inside
-    u = np.round(every[:, 0] * CAMERA.fx / every[:, 2] + CAMERA.cx).astype(int)
-    v = np.round(every[:, 1] * CAMERA.fy / every[:, 2] + CAMERA.cy).astype(int)
-    kept = ((u - 30) % 3 == 0) & ((v - 30) % 3 == 0)
-    assert np.array_equal(sparse, every[kept])
+    # the crop starts at the mask's first row and column (30): rows 30, 33, ..., 42 and columns 30, ..., 51
+    # sampled, the edge one step inside: rows 33-39, columns 33-48
+    u = np.round(sparse[:, 0] * CAMERA.fx / sparse[:, 2] + CAMERA.cx).astype(int)
+    v = np.round(sparse[:, 1] * CAMERA.fy / sparse[:, 2] + CAMERA.cy).astype(int)
+    assert sorted(set(v.tolist())) == [33, 36, 39] and sorted(set(u.tolist())) == [33, 36, 39, 42, 45, 48]
+    assert len(sparse) == 3 * 6
+    assert np.allclose(sparse[:, 2], depth[v, u])

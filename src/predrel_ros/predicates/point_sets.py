@@ -38,8 +38,8 @@ def position_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntr
 def points_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntrinsics, stride: int = 1
              ) -> np.ndarray | None:
     """The entity's samples back-projected, N x 3 (X, Y, Z) in metres in the camera frame; None as
-    for `position_m`. stride > 1: only the samples of every stride-th row and column (a large surface's
-    plane needs no more)."""
+    for `position_m`. stride > 1: the mask and depth of every stride-th row and column only, the edge
+    one such step inside (a large surface's plane needs no more)."""
     samples = _samples(geometry, depth_m, stride)
     if samples is None:
         return None
@@ -49,23 +49,21 @@ def points_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntrin
 
 def _samples(geometry: EntityGeometry, depth_m: np.ndarray, stride: int = 1
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """(selected pixels, depth) of the mask's bounding crop (every stride-th row and column of it) and
-    the image columns and rows of the crop's pixels."""
+    """(selected pixels, depth) of the mask's bounding crop (of every stride-th row and column of it)
+    and the image columns and rows of the crop's pixels."""
     if geometry.mask is None or geometry.empty:
         return None
     height, width = depth_m.shape
     x1, y1 = max(math.floor(geometry.x1), 0), max(math.floor(geometry.y1), 0)
     x2, y2 = min(math.ceil(geometry.x2) + 1, width), min(math.ceil(geometry.y2) + 1, height)
-    mask = geometry.mask[y1:y2, x1:x2]
-    depth = depth_m[y1:y2, x1:x2]
+    mask = geometry.mask[y1:y2:stride, x1:x2:stride]
+    depth = depth_m[y1:y2:stride, x1:x2:stride]
     valid = np.isfinite(depth) & (depth > 0)
     inner = (cv2.erode(mask, _KERNEL, borderType=cv2.BORDER_CONSTANT, borderValue=0) != 0) & valid
     if np.count_nonzero(inner) < MIN_SAMPLES:
         inner = (mask != 0) & valid
         if np.count_nonzero(inner) < MIN_SAMPLES:
             return None
-    if stride > 1:
-        inner, depth = inner[::stride, ::stride], depth[::stride, ::stride]
     return inner, depth, np.arange(x1, x2, stride), np.arange(y1, y2, stride)
 
 
