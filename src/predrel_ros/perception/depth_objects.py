@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from predrel_ros.core.planes import fit_plane
 from predrel_ros.perception.depth import depth_edges
 from predrel_ros.perception.detections import Detections
 
@@ -174,7 +175,7 @@ class DepthObjectSegmenter:
         best = inliers[:, int(np.argmax(inliers.sum(axis=0)))]
         if best.sum() < 3:
             return None
-        return _fit_plane(pts[best])
+        return fit_plane(pts[best])
 
     # --- instances -----------------------------------------------------------------------------
     def _clusters(self, depth_m: np.ndarray, above: np.ndarray, min_pixels: int) -> list[np.ndarray]:
@@ -313,16 +314,6 @@ def _heights(points: np.ndarray, normal: np.ndarray, offset) -> np.ndarray:
     normal = np.asarray(normal, dtype=np.float32)
     return (points[..., 0] * normal[..., 0] + points[..., 1] * normal[..., 1] + points[..., 2] * normal[..., 2]
             + np.asarray(offset, dtype=np.float32))
-
-
-def _fit_plane(points: np.ndarray) -> tuple[np.ndarray, float]:
-    """Least-squares plane through points, its normal turned towards the camera (the origin)."""
-    centre = points.mean(axis=0)
-    normal = np.linalg.svd(points - centre, full_matrices=False)[2][-1]
-    offset = -float(normal @ centre)
-    if offset < 0:  # the camera (origin) must lie at positive height
-        normal, offset = -normal, -offset
-    return normal.astype(np.float32), offset
 
 
 def _largest_components(mask: np.ndarray, min_pixels: float) -> np.ndarray:
