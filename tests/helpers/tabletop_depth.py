@@ -1,5 +1,6 @@
 """Exact depth images of a synthetic table top: a tilted plane seen by a pinhole camera, with flat-topped
-blocks standing on it (a region of the image raised to a height above the table).
+blocks standing on it (a region of the image raised to a height above the table, or to an (H, W) array
+of heights: a face rising from the table).
 
     depth, K = tabletop_depth({"block": (region, 0.05)})   # region: (H, W) bool, height in metres
 """
@@ -26,8 +27,16 @@ def tabletop_depth(raised: dict[str, tuple[np.ndarray, float]] | None = None) ->
     rays = np.stack([(u - K[0, 2]) / K[0, 0], (v - K[1, 2]) / K[1, 1], np.ones_like(u)], axis=-1)
     heights = np.zeros((HEIGHT, WIDTH))
     for mask, height in (raised or {}).values():
-        heights[mask] = height
+        heights[mask] = height if np.isscalar(height) else np.asarray(height)[mask]
     # a point z * ray lies at height n . (z * ray) + d = h  ->  z = (h - d) / (n . ray)
     depth = (heights - CAMERA_HEIGHT) / (rays @ TABLE_NORMAL)
     depth[depth <= 0] = np.nan
     return depth.astype(np.float32), K.copy()
+
+
+def standing_block(x1, x2, bottom, front_rows, top_rows, base, height):
+    """The visible faces of an upright block seen from above the front: its front face rising from
+    `base` (row `bottom`) to base + height over `front_rows` rows, then its flat top, farther up the image."""
+    rows = np.arange(HEIGHT)[:, None]
+    heights = np.zeros((HEIGHT, WIDTH)) + base + height * np.clip((bottom - rows) / front_rows, 0, 1)
+    return region(x1, bottom - front_rows - top_rows, x2, bottom), heights

@@ -1,7 +1,7 @@
 """Model-free surfaces, objects and containers from depth (perception/depth_objects.py)."""
 import numpy as np
 import pytest
-from tabletop_depth import TABLE_NORMAL, region, tabletop_depth
+from tabletop_depth import HEIGHT, TABLE_NORMAL, WIDTH, region, standing_block, tabletop_depth
 
 from predrel_ros.degradations.depth_noise import noisy_depth
 from predrel_ros.perception.depth_objects import DEPTH_LABELS, DepthObjectConfig, DepthObjectSegmenter
@@ -79,3 +79,81 @@ def test_no_plane_no_detections():
 def test_config_refuses_bad_values(field, value):
     with pytest.raises(ValueError, match=field):
         DepthObjectConfig(**{field: value})
+
+
+def test_a_block_standing_on_another_is_cut_from_it_at_the_lower_ones_top():
+    """No depth jump separates the upper block's front face from the lower block's top (it rises from
+    it): the lower top is a shelf, a height many pixels share, with the upper block resting over it."""
+    lower = standing_block(100, 170, 190, 20, 20, 0.0, 0.08)
+    upper = standing_block(115, 155, 150, 30, 15, 0.08, 0.08)
+    depth, K = tabletop_depth({"lower": lower, "upper": upper})
+    noisy = noisy_depth(depth, np.random.default_rng(5))
+    for image in (depth, noisy):
+        found = DepthObjectSegmenter().detect(image, K)
+        objects = [found.masks[i] for i, label in enumerate(labelled(found)) if label == "object"]
+        assert len(objects) == 2
+        assert max(iou(mask, lower[0] & ~upper[0]) for mask in objects) > 0.8
+        assert max(iou(mask, upper[0]) for mask in objects) > 0.7
+    unsplit = DepthObjectSegmenter(DepthObjectConfig(shelf_peak=1e9)).detect(depth, K)
+    assert labelled(unsplit).count("object") == 1  # the stack is one cluster without the cut
+
+
+def test_a_single_tall_block_and_a_box_are_not_cut():
+    """A block's only shelf is its top, with nothing above it; a container is never cut."""
+    tall = standing_block(60, 110, 190, 40, 15, 0.0, 0.16)
+    box = {name: part for name, part in scene().items() if name in ("rim", "inside")}
+    depth, K = tabletop_depth({"tall": tall, **box})
+    found = DepthObjectSegmenter().detect(noisy_depth(depth, np.random.default_rng(2)), K)
+    labels = labelled(found)
+    assert labels.count("object") == 1 and labels.count("container") == 1
+    assert iou(found.masks[labels.index("object")], tall[0]) > 0.8
+
+
+def test_what_rests_on_a_shelf_stays_over_it_from_side_to_side():
+    from predrel_ros.perception.depth_objects import _rests_on
+
+    lower = np.arange(100, 171)
+    assert _rests_on(np.arange(115, 156), lower)          # a smaller block on top
+    assert _rests_on(np.arange(95, 176), lower)           # overhanging by a little
+    assert not _rests_on(np.arange(150, 260), lower)      # an arm rising away from a palm
+
+
+def test_a_block_covering_the_top_of_another_is_cut_where_the_colour_changes():
+    """No shelf shows when the upper block covers the lower one's top: their colours tell them apart;
+    brightness alone (shading) does not."""
+    lower = standing_block(100, 150, 190, 30, 0, 0.0, 0.06)
+    upper = standing_block(100, 150, 160, 30, 12, 0.06, 0.06)
+    depth, K = tabletop_depth({"lower": lower, "upper": upper})
+    noisy = noisy_depth(depth, np.random.default_rng(4))
+    image = np.full((HEIGHT, WIDTH, 3), 90, np.uint8)
+    image[lower[0]] = (170, 40, 30)
+    image[upper[0]] = (30, 50, 160)
+    found = DepthObjectSegmenter().detect(noisy, K, image=image)
+    objects = [found.masks[i] for i, label in enumerate(labelled(found)) if label == "object"]
+    assert len(objects) == 2
+    for block in (lower, upper):
+        assert max(iou(mask, block[0]) for mask in objects) > 0.8
+    assert labelled(DepthObjectSegmenter().detect(noisy, K)).count("object") == 1  # depth alone: one
+    shaded = np.full((HEIGHT, WIDTH, 3), 90, np.uint8)
+    shaded[lower[0]] = (170, 40, 30)
+    shaded[upper[0]] = (85, 20, 15)  # the same red in shadow
+    assert labelled(DepthObjectSegmenter().detect(noisy, K, image=shaded)).count("object") == 1
+
+
+def test_a_cut_leaving_a_band_that_is_no_compact_blob_is_not_made():
+    """The walls around a box's flat floor (a box merged with a hand is no container) lie above a
+    shelf and over it, but the band they make is a thin U: no object."""
+    lower, lower_heights = standing_block(100, 140, 140, 10, 30, 0.0, 0.02)  # its top: the shelf
+    walls = region(95, 95, 145, 140) & ~lower
+    heights = np.where(lower, lower_heights, np.nan)
+    spread = 0.03 + 0.04 * (np.arange(int(walls.sum())) % 97) / 96  # over 3-7 cm
+    heights[walls] = spread
+    tolerance = np.full((HEIGHT, WIDTH), 0.002)
+    segmenter = DepthObjectSegmenter()
+    parts = segmenter._split_stack(lower | walls, heights, tolerance, 40, None)
+    assert len(parts) == 1 and np.array_equal(parts[0], lower | walls)
+    block = region(100, 60, 140, 100)  # a compact block standing on the same shelf is cut off
+    heights[walls] = np.nan
+    heights[block] = 0.03 + 0.04 * (np.arange(int(block.sum())) % 97) / 96
+    parts = segmenter._split_stack(lower | block, heights, tolerance, 40, None)
+    assert len(parts) == 2 and max(iou(part, block) for part in parts) > 0.9

@@ -162,6 +162,26 @@ def test_without_a_model_depth_gives_the_table_and_tracked_objects():
     assert block.point3d[2] == pytest.approx(np.nanmedian(depth[150:190, 40:80]), abs=0.01)
 
 
+def test_without_a_model_the_colour_image_tells_stacked_blocks_apart():
+    """The perceiver hands its (BGR) frame to the depth objects: a block covering the top of another
+    one of another colour is its own object."""
+    from tabletop_depth import standing_block, tabletop_depth
+
+    lower = standing_block(100, 150, 190, 30, 0, 0.0, 0.06)
+    upper = standing_block(100, 150, 160, 30, 12, 0.06, 0.06)
+    depth, K = tabletop_depth({"lower": lower, "upper": upper})
+    image = np.full((240, 320, 3), 90, np.uint8)
+    image[lower[0]], image[upper[0]] = (30, 40, 170), (160, 50, 30)  # BGR: red below, blue above
+    config = PerceptionConfig.from_dict({"model": "none", "depth_objects": {"enabled": True}})
+    with Perceiver(config) as p:
+        objects = [e for e in p.process(image, 0, depth=depth, camera=K) if e.label == "object"]
+        assert len(objects) == 2
+        p.reset()
+        assert len([e for e in p.process(frame(), 0, depth=depth, camera=K) if e.label == "object"]) == 1
+    tops = sorted(e.box[1] for e in objects)
+    assert tops == pytest.approx([upper[0].nonzero()[0].min(), lower[0].nonzero()[0].min()], abs=3)
+
+
 def test_depth_objects_beside_a_model_leave_its_detections_alone(scene_model_dir):
     from tabletop_depth import region, tabletop_depth
 

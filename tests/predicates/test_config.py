@@ -40,6 +40,8 @@ def test_partial_dicts_keep_defaults():
     ({"pair_rules": [{"kind": "x", "subject_roles": ["left_hand"], "object_roles": ["surface"],
                       "static_relations": ["On"]}]}, "unknown static relation 'On'"),
     ({"contact": {"depth_gap": None, "depth_ignored_roles": "surface"}}, "expected a list"),
+    ({"static": {"support_gap_m": {"value": 0.0, "eta": 0.01}}}, "support_gap_m.value must be > 0"),
+    ({"static": {"around_distance_m": {"value": -0.1, "eta": 0.01}}}, "around_distance_m.value must be > 0"),
 ])
 def test_invalid_configs_name_the_field(data, message):
     with pytest.raises(ValueError, match=message):

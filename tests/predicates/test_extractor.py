@@ -115,6 +115,31 @@ def test_side_by_side_objects_are_around_each_other():
     assert values[0][("static", CUBE, OBJ)] == "Ar"
 
 
+def test_static_relations_in_3d_follow_the_height_above_the_fitted_table():
+    """With depth and intrinsics, a block whose visible surface floats 5 cm over the table is above
+    it, one at 3 mm rests on it, though the image rule sees the same masks; support_gap_m None keeps
+    the image rule."""
+    from tabletop_depth import K, region, tabletop_depth
+
+    from predrel_ros.core.frame import CameraIntrinsics
+    camera = CameraIntrinsics(WIDTH, HEIGHT, fx=K[0, 0], fy=K[1, 1], cx=K[0, 2], cy=K[1, 2])
+    block = region(140, 100, 180, 140)
+    entities = [rect(OBJ, MANIPULATED_OBJECT, 140, 100, 40, 40),
+                Entity(id=TABLE, label=SURFACE, role=SURFACE, box=[0, 0, WIDTH - 1, HEIGHT - 1], mask=~block)]
+    values = {}
+    for height in (0.05, 0.003):
+        depth, _ = tabletop_depth({"block": (block, height)})
+        out = PredicateExtractor().update(0, entities, depth_m=depth, camera=camera)
+        values[height] = {e.key: e.value for e in out}[("static", OBJ, TABLE)]
+    assert values == {0.05: "Ab", 0.003: "Sup"}
+    image_rule = PredicateConfig().replace("static.support_gap_m", None)
+    depth, _ = tabletop_depth({"block": (block, 0.05)})
+    with_depth = PredicateExtractor(image_rule).update(0, entities, depth_m=depth, camera=camera)
+    # the image rule: the masks meet but the 5 cm depth gap breaks the contact (no Sup); the block's
+    # centre is not above the table's in the image (no Ab); their centroids are near (Ar)
+    assert [e.value for e in with_depth if e.name == "static"] == ["Ar"]
+
+
 def test_object_inside_the_bowl_and_the_containment_event():
     bowl_box = (200, 150, 60, 50)
 

@@ -4,7 +4,7 @@ import pytest
 from predrel_ros.core.entities import MANIPULATED_OBJECT, Entity
 from predrel_ros.core.frame import CameraIntrinsics
 from predrel_ros.predicates.geometry import EntityGeometry
-from predrel_ros.predicates.point_sets import position_m
+from predrel_ros.predicates.point_sets import points_m, position_m
 
 HEIGHT, WIDTH = 120, 160
 CAMERA = CameraIntrinsics(WIDTH, HEIGHT, fx=200.0, fy=200.0, cx=79.5, cy=59.5)
@@ -56,3 +56,26 @@ def test_the_position_equals_the_medians_of_all_back_projected_samples(dtype, si
     expected = (np.median((columns - CAMERA.cx) * z / CAMERA.fx), np.median((rows - CAMERA.cy) * z / CAMERA.fy),
                 np.median(z))
     assert position_m(geometry, depth, CAMERA) == expected
+
+
+def test_the_points_are_the_samples_the_position_is_the_median_of():
+    geometry, _ = patch(30, 30, 21, 11)
+    depth = np.random.default_rng(5).uniform(0.5, 2.0, (HEIGHT, WIDTH))
+    points = points_m(geometry, depth, CAMERA)
+    assert points.shape == (19 * 9, 3)                                  # one pixel inside the mask's edge
+    assert tuple(np.median(points, axis=0)) == pytest.approx(position_m(geometry, depth, CAMERA), abs=1e-12)
+    depth[:] = np.nan
+    assert points_m(geometry, depth, CAMERA) is None
+
+
+def test_a_stride_keeps_the_samples_of_every_stride_th_row_and_column():
+    geometry, _ = patch(30, 30, 22, 13)
+    depth = np.random.default_rng(6).uniform(0.5, 2.0, (HEIGHT, WIDTH))
+    sparse = points_m(geometry, depth, CAMERA, stride=3)
+    # the crop starts at the mask's first row and column (30): rows 30, 33, ..., 42 and columns 30, ..., 51
+    # sampled, the edge one step inside: rows 33-39, columns 33-48
+    u = np.round(sparse[:, 0] * CAMERA.fx / sparse[:, 2] + CAMERA.cx).astype(int)
+    v = np.round(sparse[:, 1] * CAMERA.fy / sparse[:, 2] + CAMERA.cy).astype(int)
+    assert sorted(set(v.tolist())) == [33, 36, 39] and sorted(set(u.tolist())) == [33, 36, 39, 42, 45, 48]
+    assert len(sparse) == 3 * 6
+    assert np.allclose(sparse[:, 2], depth[v, u])

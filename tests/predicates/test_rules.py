@@ -77,6 +77,48 @@ def test_static_rule_priority(fields, allowed, expected):
     assert rules.static_rule(static(**fields), allowed, StaticConfig()) == expected
 
 
+def static_3d(i, j, inside_fraction=0.0, bottom_within=False):
+    """StaticMeasurements3D of one row from the extents ((lateral, depth, height) low, high) of i and j."""
+    corners = [np.array([corner], float) for corner in (*i, *j)]
+    return rules.StaticMeasurements3D.of(np.array([inside_fraction]), np.array([bottom_within]), *corners)
+
+
+CUBE_ON_TABLE = ((0.0, 0.0, 0.0), (0.05, 0.05, 0.05))
+TABLE_TOP = ((-9.0, -9.0, 0.0), (9.0, 9.0, 0.0))
+
+
+@pytest.mark.parametrize("i, j, fields, allowed, expected", [
+    (CUBE_ON_TABLE, TABLE_TOP, {}, ALL, SUP),
+    (((0.0, 0.0, 0.004), (0.05, 0.05, 0.05)), TABLE_TOP, {}, ALL, SUP),              # 4 mm: within support_gap_m
+    (((0.0, 0.0, 0.04), (0.05, 0.05, 0.09)), TABLE_TOP, {}, ALL, AB),                # lifted 4 cm
+    (((0.0, 0.0, 0.04), (0.05, 0.05, 0.09)), CUBE_ON_TABLE, {}, ALL, SUP),           # on the cube
+    (((0.0, 0.0, 0.07), (0.05, 0.05, 0.12)), CUBE_ON_TABLE, {}, ALL, AB),
+    (((0.0, 0.0, 0.07), (0.05, 0.05, 0.12)), CUBE_ON_TABLE, {}, ("Ab", "Be", "Ar"), AB),
+    (CUBE_ON_TABLE, ((0.0, 0.0, 0.07), (0.05, 0.05, 0.12)), {}, ALL, BE),
+    (((0.065, 0.0, 0.07), (0.1, 0.05, 0.12)), CUBE_ON_TABLE, {}, ALL, AR),           # 1.5 cm aside: not over it
+    (((0.0, 0.065, 0.07), (0.05, 0.1, 0.12)), CUBE_ON_TABLE, {}, ALL, AB),           # 1.5 cm behind: hidden side
+    (((0.14, 0.0, 0.0), (0.19, 0.05, 0.05)), CUBE_ON_TABLE, {}, ALL, AR),            # 9 cm apart
+    (((0.16, 0.0, 0.0), (0.21, 0.05, 0.05)), CUBE_ON_TABLE, {}, ALL, NONE),          # 11 cm apart
+    (CUBE_ON_TABLE, CUBE_ON_TABLE, {"inside_fraction": 0.9, "bottom_within": True}, ALL, IN),
+])
+def test_static_rule_in_3d(i, j, fields, allowed, expected):
+    flags = {name: np.array([name in allowed]) for name in rules.STATIC_RELATIONS}
+    codes, margins = rules.static_rules_3d(static_3d(i, j, **fields), flags, StaticConfig())
+    assert codes[0] == expected
+    assert 0.0 <= margins[0] <= 1.0
+
+
+def test_the_3d_margin_is_the_distance_to_the_nearest_decision():
+    # 4 cm over the table: Sup failed by 2.8 cm (margin 1), Ab passed by 3 cm (eta 5 mm: margin 1)
+    flags = {name: np.array([True]) for name in rules.STATIC_RELATIONS}
+    lifted = ((0.0, 0.0, 0.04), (0.05, 0.05, 0.09))
+    assert rules.static_rules_3d(static_3d(lifted, TABLE_TOP), flags, StaticConfig())[1][0] == 1.0
+    # 1.5 cm over the table: Sup fails by 3 mm of its 12 mm (eta 6 mm: 0.5), Ab passes by 5 mm (eta 5 mm: 1)
+    low = ((0.0, 0.0, 0.015), (0.05, 0.05, 0.065))
+    codes, margins = rules.static_rules_3d(static_3d(low, TABLE_TOP), flags, StaticConfig())
+    assert codes[0] == AB and margins[0] == pytest.approx(0.5)
+
+
 def dynamic(**fields):
     base = dict(samples=5, speed_i=0.0, speed_j=0.0, early_speed_i=0.0, early_speed_j=0.0, late_speed_i=0.0,
                 late_speed_j=0.0, relative_speed=0.0, distance_rate=0.0, contact_fraction=0.0)

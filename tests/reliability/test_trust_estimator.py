@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from predrel_ros.reliability.evidence_profile import EvidenceProfile
 from predrel_ros.reliability.trust import ERROR, OK, WARN
-from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, INPUTS, TrustModel, logistic_fit
+from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, INPUTS, GroupModel, TrustModel, logistic_fit
 from predrel_ros.reliability.trust_evidence import FEATURES
 
 BIRTHS = INPUTS.index("unexplained_birth_rate")
@@ -57,9 +57,14 @@ def fitted():
 def test_fit_then_assess_gives_calibrated_agreement_levels_and_the_strongest_evidence():
     model = fitted()
     contact = model.groups["contact"]
-    assert contact.weights[BIRTHS] < 0 and contact.weights[CONFIDENCE] > 0
     assert 0.8 < contact.warn < 0.9 and contact.error == 0.4
     signals = {"contact": {"confidence": 0.75, "tpc_s": 0.95, "unk_rate": 0.05, "violation_rate": math.nan}}
+    base, births, confident = (model.filled(model.raw_inputs({**signals["contact"], **change}, deviations)[None, :],
+                                            contact.clean)
+                               for change, deviations in (({}, {}), ({}, {"unexplained_birth_rate": 2.0}),
+                                                          ({"confidence": 0.85}, {})))
+    assert contact.terms(births)[0, BIRTHS] < contact.terms(base)[0, BIRTHS]
+    assert contact.terms(confident)[0, CONFIDENCE] > contact.terms(base)[0, CONFIDENCE]
     clean = model.assess(signals, {"unexplained_birth_rate": 0.0, "count": 4.0})["contact"]
     assert clean.level == OK and clean.reason == "" and clean.expected == pytest.approx(0.88, abs=0.02)
     # 1 unexplained birth per 30 frames: 1.67 clean ranges (min_spread 0.02) above clean
@@ -112,3 +117,64 @@ def test_the_expected_agreement_never_rises_away_from_clean(name, a, b):
                                   model.groups["contact"].clean) for value in (near, far))
     group = model.groups["contact"]
     assert group.expected(x_far)[0] <= group.expected(x_near)[0] + 1e-12
+
+
+def test_ramps_fit_an_effect_that_saturates_which_one_weight_per_input_cannot():
+    """Agreement that falls with the first unexplained births and then stays (the scene is lost):
+    the piecewise model follows it, the linear one (segments=1) cannot."""
+    rng = np.random.default_rng(4)
+    rows, _, clean = synthetic(rng, 3000, False)
+    rows[:500, BIRTHS], clean[:500] = 0.0, True
+    truth = 1.0 / (1.0 + np.exp(-(2.0 - 3.0 * np.minimum(rows[:, BIRTHS], 1.0))))
+    errors = {}
+    for segments in (1, 4):
+        model = TrustModel.fit(clean_profile(), {"contact": (rows, truth, clean)}, window=30, l2=1e-5,
+                               segments=segments)
+        group = model.groups["contact"]
+        errors[segments] = np.abs(group.expected(model.filled(rows.copy(), group.clean)) - truth).mean()
+    assert errors[4] < 0.04 and errors[1] > 3 * errors[4]     # measured: 0.026 and 0.130
+    with pytest.raises(ValueError, match="segments"):
+        TrustModel.fit(clean_profile(), {"contact": (rows, truth, clean)}, window=30, segments=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0))
+def test_the_expected_agreement_never_falls_with_the_confidence(a, b):
+    model = fitted()
+    group = model.groups["contact"]
+    low, high = (model.filled(model.raw_inputs({"confidence": value, "tpc_s": 0.95, "unk_rate": 0.05}, {})[None, :],
+                              group.clean) for value in sorted((a, b)))
+    assert group.expected(low)[0] <= group.expected(high)[0] + 1e-12
+
+
+def test_a_group_model_checks_its_knots_and_weights():
+    group = fitted().groups["contact"]
+    with pytest.raises(ValueError, match="ascending"):
+        GroupModel([np.array([1.0, 0.5])] + group.knots[1:], group.weights, 0.0, group.clean, 0.5, 0.4)
+    with pytest.raises(ValueError, match="ramps need as many weights"):
+        GroupModel(group.knots, group.weights[:-1], 0.0, group.clean, 0.5, 0.4)
+    with pytest.raises(ValueError, match="each of the"):
+        GroupModel(group.knots[:-1], group.weights, 0.0, group.clean, 0.5, 0.4)
+
+
+def test_the_expected_agreement_is_scaled_by_the_delivered_share_and_fitted_on_the_delivered_frames():
+    """A window whose stream delivered half its frames agrees at most half as often (a dropped frame
+    disagrees everywhere): the model's output is scaled by the delivered share, known and not learnt,
+    and fitted to the agreement on the delivered frames; a low share is named first in the reason."""
+    rng = np.random.default_rng(5)
+    rows, truth, clean = synthetic(rng, 2000, False)
+    rows[:500, BIRTHS], clean[:500] = 0.0, True
+    truth = 1.0 / (1.0 + np.exp(-(2.0 + 2.0 * (rows[:, CONFIDENCE] - 0.75) - 1.2 * rows[:, BIRTHS])))
+    delivered = np.where(np.arange(len(rows)) % 2 == 0, 1.0, rng.uniform(0.3, 1.0, len(rows)))
+    delivered[clean] = 1.0
+    model = TrustModel.fit(clean_profile(), {"contact": (rows, truth * delivered, clean, delivered)}, window=30,
+                           l2=1e-6)
+    signals = {"contact": {"confidence": 0.75, "tpc_s": 0.95, "unk_rate": 0.05}}
+    full = model.assess(signals, {"unexplained_birth_rate": 0.0, "delivered_share": 1.0})["contact"]
+    half = model.assess(signals, {"unexplained_birth_rate": 0.0, "delivered_share": 0.5})["contact"]
+    unknown = model.assess(signals, {"unexplained_birth_rate": 0.0})["contact"]
+    assert full.expected == pytest.approx(1.0 / (1.0 + math.exp(-2.0)), abs=0.01) == unknown.expected
+    assert half.expected == pytest.approx(full.expected / 2, abs=1e-9)
+    assert half.level == WARN and "delivered_share 0.50" in half.reason.split(": ", 1)[1].split(",")[0]
+    with pytest.raises(ValueError, match="delivered shares must match"):
+        TrustModel.fit(clean_profile(), {"contact": (rows, truth, clean, delivered[:3])}, window=30)

@@ -79,12 +79,15 @@ def test_the_clean_profile_is_measured_once_per_model_with_the_nodes_window(cont
     from predrel_ros.tools.cli import profile as profile_command
     original = profile_command.dataset_profile
     monkeypatch.setattr(profile_command, "dataset_profile",
-                        lambda *args, **kwargs: measured.append(kwargs["window"]) or original(*args, **kwargs))
+                        lambda *args, **kwargs: measured.append((kwargs["window"], kwargs["depth"]))
+                        or original(*args, **kwargs))
     first = demo.demo_profile(tmp_path / "cache", str(model), frames=36)
     assert demo.demo_profile(tmp_path / "cache", str(model), frames=36) == first and len(measured) == 1
     profile = CleanProfile.load(first)
     window = read_params_file(config_file("reliability_node.yaml"), "reliability")["window"]
-    assert measured == [window] and profile.window == window and "contact" in profile.baselines
+    # the demo's predicate nodes use depth (demo.run.yaml): the profile's predicates are extracted so too
+    assert demo.predicate_depth() is True
+    assert measured == [(window, True)] and profile.window == window and "contact" in profile.baselines
     (model / "labels.txt").write_text("cube\nbowl\nhand\n\n")          # another model: measured again
     assert demo.demo_profile(tmp_path / "cache", str(model), frames=36) != first and len(measured) == 2
     with pytest.raises(UserError, match="does not exist"):

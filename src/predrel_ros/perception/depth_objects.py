@@ -12,7 +12,13 @@ Per frame, from the registered depth (metres, NaN = unknown) and the intrinsics 
      so touching objects at different depths separate; the cut pixels rejoin their neighbouring
      component; each mask is closed over small holes and filled inside its outline (a container's
      inside, at table height, belongs to it).
-  4. roles from geometry: an open concave cluster, whose highest points (its rim) form a ring around
+  4. stacks: a cluster that is no container is cut at each shelf, a height (over the support) held by
+     `shelf_peak` times more of its pixels than its median height bin: the flat top of a lower object
+     carrying an upper one. The faces in between rise continuously, so no depth jump separates
+     them; a single object's only shelf is its own top, with nothing above it to cut. With no shelf
+     (the upper object covers the lower one's top), the colour image can cut it where its colour
+     changes with height.
+  5. roles from geometry: an open concave cluster, whose highest points (its rim) form a ring around
      lower ones, is a container; the rest are objects; the planes are surfaces.
 Scores are 1 - exp(-pixels / min_pixels): a cluster at the minimum size scores 0.63. Mask quality is
 the share of the mask with valid depth (holes filled by the closing lower it).
@@ -24,6 +30,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from predrel_ros.core.planes import fit_plane
 from predrel_ros.perception.depth import depth_edges
 from predrel_ros.perception.detections import Detections
 
@@ -31,6 +38,8 @@ SURFACE_LABEL, CONTAINER_LABEL, OBJECT_LABEL = "surface", "container", "object"
 DEPTH_LABELS = (SURFACE_LABEL, CONTAINER_LABEL, OBJECT_LABEL)
 #: the frame size `min_pixels` is given for; other sizes scale it by their area
 REFERENCE_PIXELS = 320 * 240
+#: an object cut from a stack fills at least this share of its box (a band of a box's walls does not)
+COMPACT = 0.5
 _CROSS = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
 
 
@@ -47,12 +56,18 @@ class DepthObjectConfig:
     min_pixels: int = 40  # smallest instance at 320x240 (scaled by area for other sizes)
     container_rim: float = 0.75  # a cluster's rim: its points at least this share of its height
     container_hollow: float = 0.2  # share of the rim's filled outline lying below it: a container
+    shelf_peak: float = 2.5  # a height bin with this many times a cluster's median bin count is a shelf
+    colour_contrast: float = 32.0  # Fisher contrast of chromaticity below / above a height that cuts a stack
     seed: int = 0
 
     def __post_init__(self) -> None:
         for name in ("ransac_iterations", "ransac_points", "max_planes", "min_pixels"):
             if getattr(self, name) < 1:
                 raise ValueError(f"depth_objects.{name} must be at least 1, got {getattr(self, name)}")
+        if self.shelf_peak <= 1:
+            raise ValueError(f"depth_objects.shelf_peak must exceed 1, got {self.shelf_peak}")
+        if self.colour_contrast <= 0:
+            raise ValueError(f"depth_objects.colour_contrast must be positive, got {self.colour_contrast}")
         for name in ("plane_tolerance_m", "max_height_m", "edge_jump"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"depth_objects.{name} must be positive, got {getattr(self, name)}")
@@ -81,9 +96,11 @@ class DepthObjectSegmenter:
     def reset(self) -> None:
         self._rng = np.random.default_rng(self.config.seed)
 
-    def detect(self, depth_m: np.ndarray, K: np.ndarray, exclude: np.ndarray | None = None) -> Detections:
+    def detect(self, depth_m: np.ndarray, K: np.ndarray, exclude: np.ndarray | None = None,
+               image: np.ndarray | None = None) -> Detections:
         """`depth_m`: (H, W) float metres, NaN unknown; `exclude`: (H, W) bool pixels that belong to
-        something else (hands)."""
+        something else (hands); `image`: the registered (H, W, 3) colour image in any channel order, for
+        cutting stacks by colour (without it, stacks are cut at shelves only)."""
         config = self.config
         height, width = depth_m.shape
         rays = self._rays_for(K, height, width)
@@ -108,9 +125,13 @@ class DepthObjectSegmenter:
             masks.append(plane.mask)
             labels.append(DEPTH_LABELS.index(SURFACE_LABEL))
         for cluster in self._clusters(depth_m, above, min_pixels):
-            masks.append(cluster)
-            labels.append(DEPTH_LABELS.index(CONTAINER_LABEL if self._is_container(cluster, heights)
-                                             else OBJECT_LABEL))
+            if self._is_container(cluster, heights):
+                masks.append(cluster)
+                labels.append(DEPTH_LABELS.index(CONTAINER_LABEL))
+                continue
+            for part in self._split_stack(cluster, heights, tolerance, min_pixels, image):
+                masks.append(part)
+                labels.append(DEPTH_LABELS.index(OBJECT_LABEL))
         masks = np.stack(masks)
         areas = masks.reshape(len(masks), -1).sum(axis=1)
         boxes = np.array([_mask_box(mask) for mask in masks], dtype=np.float64)
@@ -154,7 +175,7 @@ class DepthObjectSegmenter:
         best = inliers[:, int(np.argmax(inliers.sum(axis=0)))]
         if best.sum() < 3:
             return None
-        return _fit_plane(pts[best])
+        return fit_plane(pts[best])
 
     # --- instances -----------------------------------------------------------------------------
     def _clusters(self, depth_m: np.ndarray, above: np.ndarray, min_pixels: int) -> list[np.ndarray]:
@@ -183,6 +204,84 @@ class DepthObjectSegmenter:
             mask[y0:y1, x0:x1] = crop.astype(bool)
             clusters.append(mask)
         return clusters
+
+    def _split_stack(self, mask: np.ndarray, heights: np.ndarray, tolerance: np.ndarray, min_pixels: int,
+                     image: np.ndarray | None) -> list[np.ndarray]:
+        """The cluster cut into height bands at its shelves, else (with the colour image) at the one
+        height where its colour changes, or the cluster itself when no cut leaves `min_pixels` on both
+        sides with the upper side over the lower one, or when a band is no compact blob. Pixels without
+        depth go to the band of their nearest neighbour."""
+        x1, y1, x2, y2 = _mask_box(mask).astype(int)
+        crop, crop_heights = mask[y1:y2, x1:x2], heights[y1:y2, x1:x2]
+        known = crop & np.isfinite(crop_heights)
+        values = crop_heights[known]
+        if values.size < 2 * min_pixels:
+            return [mask]
+        columns = np.nonzero(known)[1]
+        noise = 2.0 * float(np.median(tolerance[y1:y2, x1:x2][known]))
+        cuts = self._shelf_cuts(values, columns, noise, min_pixels)
+        if not cuts and image is not None:
+            cuts = self._colour_cut(values, columns, image[y1:y2, x1:x2][known], min_pixels)
+        if not cuts:
+            return [mask]
+        bands = np.zeros(crop.shape, np.uint8)
+        bands[known] = 1 + np.searchsorted(np.array(cuts), crop_heights[known])
+        for _ in range(3):  # pixels without depth (the filled outline, holes) take a neighbour's band
+            bands = np.where(crop & (bands == 0), cv2.dilate(bands, _CROSS), bands)
+        bands[~crop] = 0
+        parts = []
+        for band in range(1, len(cuts) + 2):
+            part = np.zeros_like(mask)
+            part[y1:y2, x1:x2] = bands == band
+            area = int(part.sum())
+            if area < min_pixels:
+                continue
+            bx1, by1, bx2, by2 = _mask_box(part)
+            if area < COMPACT * (bx2 - bx1) * (by2 - by1):  # a stripe: the walls of a box, an arm, no object
+                return [mask]
+            parts.append(part)
+        return parts or [mask]
+
+    def _shelf_cuts(self, values: np.ndarray, columns: np.ndarray, noise: float, min_pixels: int) -> list[float]:
+        """Heights just above each shelf: a height bin (`noise` wide) holding `shelf_peak` times the
+        median bin, `min_pixels` below and above it, with what lies above staying over it."""
+        counts, edges = np.histogram(values, bins=max(1, int(np.ceil((values.max() - values.min()) / noise))))
+        occupied = counts[counts > 0]
+        cuts, last = [], -np.inf
+        for index in np.flatnonzero(counts >= max(self.config.shelf_peak * np.median(occupied), min_pixels / 4)):
+            cut = (edges[index] + edges[index + 1]) / 2 + noise  # the shelf's own pixels lie within noise / 2
+            upper, lower = values > cut, (values > last) & (values <= cut)
+            if (edges[index] - values.min() >= 2 * noise and np.count_nonzero(upper) >= min_pixels
+                    and np.count_nonzero(lower) >= min_pixels and _rests_on(columns[upper], columns[lower])):
+                cuts.append(cut)
+                last = cut
+        return cuts
+
+    def _colour_cut(self, values: np.ndarray, columns: np.ndarray, colours: np.ndarray,
+                    min_pixels: int) -> list[float]:
+        """The height splitting the cluster's pixels into a lower and an upper part of the most different
+        chromaticity (colour without brightness, so shading does not count), when the parts differ by
+        `colour_contrast` times their spread (Fisher's criterion): an object standing on another of
+        another colour that covers its top, a hand above what it holds. One cut at most."""
+        order = np.argsort(values, kind="stable")
+        colours = colours[order].astype(np.float64)
+        chroma = colours / np.maximum(colours.sum(axis=1, keepdims=True), 1.0)
+        n = len(chroma)
+        sums, squares = np.cumsum(chroma, axis=0), np.cumsum(chroma**2, axis=0)
+        k = np.arange(min_pixels, n - min_pixels + 1)
+        if k.size == 0:
+            return []
+        low_mean = sums[k - 1] / k[:, None]
+        high_mean = (sums[-1] - sums[k - 1]) / (n - k)[:, None]
+        low_var = (squares[k - 1] / k[:, None] - low_mean**2).sum(axis=1)
+        high_var = ((squares[-1] - squares[k - 1]) / (n - k)[:, None] - high_mean**2).sum(axis=1)
+        contrast = ((low_mean - high_mean) ** 2).sum(axis=1) / np.maximum(low_var + high_var, 1e-6)
+        best = int(np.argmax(contrast))
+        split = int(k[best])
+        if contrast[best] < self.config.colour_contrast or not _rests_on(columns[order[split:]],
+                                                                          columns[order[:split]]):
+            return []
+        return [float(values[order[split - 1]])]
 
     def _is_container(self, mask: np.ndarray, heights: np.ndarray) -> bool:
         x1, y1, x2, y2 = _mask_box(mask).astype(int)
@@ -217,16 +316,6 @@ def _heights(points: np.ndarray, normal: np.ndarray, offset) -> np.ndarray:
             + np.asarray(offset, dtype=np.float32))
 
 
-def _fit_plane(points: np.ndarray) -> tuple[np.ndarray, float]:
-    """Least-squares plane through points, its normal turned towards the camera (the origin)."""
-    centre = points.mean(axis=0)
-    normal = np.linalg.svd(points - centre, full_matrices=False)[2][-1]
-    offset = -float(normal @ centre)
-    if offset < 0:  # the camera (origin) must lie at positive height
-        normal, offset = -normal, -offset
-    return normal.astype(np.float32), offset
-
-
 def _largest_components(mask: np.ndarray, min_pixels: float) -> np.ndarray:
     """The plane's connected parts of at least `min_pixels` (far-off pixels that merely share its
     equation, such as an object's flat top at table height elsewhere, are dropped), or its
@@ -239,6 +328,16 @@ def _largest_components(mask: np.ndarray, min_pixels: float) -> np.ndarray:
     if keep.size == 0:
         keep = np.array([1 + int(np.argmax(areas))])
     return np.isin(labels, keep)
+
+
+def _rests_on(upper_columns: np.ndarray, lower_columns: np.ndarray, margin: float = 0.15) -> bool:
+    """Whether what lies above a shelf stays over the part below it from side to side (image columns,
+    central 90 %, within the lower part's extent widened by `margin` of its width): an object standing
+    on another does, an arm rising from the hand's flat palm does not."""
+    low, high = np.percentile(lower_columns, (0, 100))
+    slack = margin * (high - low + 1)
+    left, right = np.percentile(upper_columns, (5, 95))
+    return bool(left >= low - slack and right <= high + slack)
 
 
 def _mask_box(mask: np.ndarray) -> np.ndarray:

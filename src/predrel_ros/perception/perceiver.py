@@ -88,7 +88,7 @@ class Perceiver:
         surfaces and objects found in depth (`_with_depth_objects`)."""
         detections = self.image_detections(image, bgr)
         if self.depth_objects is not None and depth_m is not None:
-            detections = self._with_depth_objects(detections, depth_m, K)
+            detections = self._with_depth_objects(detections, depth_m, K, image)
         return detections
 
     def image_detections(self, image: np.ndarray, bgr: bool = True) -> Detections:
@@ -116,7 +116,8 @@ class Perceiver:
         except ValueError as error:
             raise UserError(f"{self.model_file}: {error}") from None
 
-    def _with_depth_objects(self, detections: Detections, depth_m: np.ndarray, K: np.ndarray) -> Detections:
+    def _with_depth_objects(self, detections: Detections, depth_m: np.ndarray, K: np.ndarray,
+                            image: np.ndarray) -> Detections:
         """`detections` plus the depth objects: hand pixels are kept out of them, and a depth object or
         surface whose box overlaps a detection of the model by `decoder.iou_threshold` is left out (the
         model's class is the more specific)."""
@@ -125,7 +126,7 @@ class Perceiver:
         exclude = None
         if detections.masks is not None and is_hand.any():
             exclude = detections.masks[is_hand].any(axis=0)
-        found = self.depth_objects.detect(depth_m, K, exclude)
+        found = self.depth_objects.detect(depth_m, K, exclude, image)
         found.class_ids = np.array([self.labels.index(DEPTH_LABELS[i]) for i in found.class_ids], dtype=np.int64)
         modelled = ~is_hand
         if len(found) and modelled.any():

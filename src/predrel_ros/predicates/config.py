@@ -127,6 +127,15 @@ class StaticConfig:
          (Ab) or <= -above_offset (Be), with horizontal overlap / min(w_i, w_j) >= horizontal_overlap.
     Ar:  centroid distance / (sum of the two boxes' half-diagonals) <= around_distance (two boxes
          touching corner to corner are 1 apart).
+
+    In 3D, with a depth image and the camera intrinsics, for pairs whose entities both have masked
+    depth samples (`rules.static_rules_3d`; gravity from the surface's fitted plane, else image up,
+    `predicates.gravity`), in metres along gravity: In as above; Sup when i's lowest visible point is
+    within support_gap_m of j's top (the surface: its plane) and the footprints meet; Ab / Be when i's
+    lowest point is at least above_clearance_m above j's top / i's top as far below j's bottom, the
+    footprints at most footprint_gap_m apart laterally and footprint_depth_gap_m along the view
+    (negative: overlapping by as much; the far sides are hidden, so the second is the larger); Ar
+    when the two extents are at most around_distance_m apart. support_gap_m None keeps the 2D rule.
     """
 
     inside_fraction: Threshold = field(default_factory=lambda: Threshold(0.7, 0.15))
@@ -135,8 +144,17 @@ class StaticConfig:
     above_offset: Threshold = field(default_factory=lambda: Threshold(0.7, 0.2))
     horizontal_overlap: Threshold = field(default_factory=lambda: Threshold(0.3, 0.15))
     around_distance: Threshold = field(default_factory=lambda: Threshold(1.2, 0.3))
+    support_gap_m: Threshold | None = field(default_factory=lambda: Threshold(0.012, 0.006))
+    above_clearance_m: Threshold = field(default_factory=lambda: Threshold(0.01, 0.005))
+    footprint_gap_m: Threshold = field(default_factory=lambda: Threshold(0.01, 0.01))
+    footprint_depth_gap_m: Threshold = field(default_factory=lambda: Threshold(0.02, 0.01))
+    around_distance_m: Threshold = field(default_factory=lambda: Threshold(0.1, 0.03))
 
     def __post_init__(self) -> None:
+        if self.support_gap_m is not None and self.support_gap_m.value <= 0:
+            raise ValueError(f"support_gap_m.value must be > 0, got {self.support_gap_m.value}")
+        if self.around_distance_m.value <= 0:
+            raise ValueError(f"around_distance_m.value must be > 0, got {self.around_distance_m.value}")
         for name in ("inside_fraction", "support_fraction", "horizontal_overlap"):
             value = getattr(self, name).value
             if not 0.0 < value <= 1.0:

@@ -65,6 +65,7 @@ from predrel_ros.predicates.enclosed_contact import EnclosedContact
 from predrel_ros.predicates.engine import FrameRows, PairFactors
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, inside_fraction, support_fraction
+from predrel_ros.predicates.gravity import Support
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
 from predrel_ros.predicates.point_sets import position_m
 from predrel_ros.predicates.stream_windows import StreamWindows
@@ -473,12 +474,33 @@ class PredicateExtractor:
             )
             flags = dict(zip(rules.STATIC_RELATIONS, np.array(allowed, bool).T))
             codes, margins = rules.static_rules(measurements, flags, config)
+            if self._depth_m is not None and self._camera is not None and config.support_gap_m is not None:
+                codes, margins = self._statics_3d(rows, measurements, flags, codes, margins)
             decided = zip(codes.tolist(), margins.tolist())
         out = []
         for id_a, id_b, plan in pairs:
             observed = id_a in geometries and id_b in geometries
             out.append([next(decided) if observed else (UNK, 0.0) for _ in plan.static_orders])
         return out
+
+    def _statics_3d(self, rows: list[tuple[int, int]], image: rules.StaticMeasurements, allowed: dict[str, np.ndarray],
+                    codes: np.ndarray, margins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rule along gravity (`rules.static_rules_3d`) in place of the image rule's codes and
+        margins for the rows whose two entities both have an extent (`gravity.Support.extents`)."""
+        support = Support(self._geometries, self._depth_m, self._camera)
+        extents = support.extents(self._geometries, {entity for row in rows for entity in row})
+        in_3d = np.array([s in extents and o in extents for s, o in rows])
+        if not in_3d.any():
+            return codes, margins
+        chosen = [row for row, taken in zip(rows, in_3d) if taken]
+        corners = [np.array([getattr(extents[row[k]], side) for row in chosen])
+                   for k in (0, 1) for side in ("low", "high")]
+        measurements = rules.StaticMeasurements3D.of(image.inside_fraction[in_3d], image.bottom_within[in_3d], *corners)
+        flags_3d = {name: flags[in_3d] for name, flags in allowed.items()}
+        codes_3d, margins_3d = rules.static_rules_3d(measurements, flags_3d, self.config.static)
+        codes, margins = codes.copy(), margins.copy()
+        codes[in_3d], margins[in_3d] = codes_3d, margins_3d
+        return codes, margins
 
     def _base(self, order: int, id_a: int, id_b: int, plan: _PairPlan, contact_rule: tuple[int, float],
               statics_rule: list[tuple[int, float]], rows: FrameRows) -> _PairRows:

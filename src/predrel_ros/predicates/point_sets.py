@@ -26,26 +26,57 @@ _KERNEL = np.ones((3, 3), np.uint8)
 def position_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntrinsics) -> tuple[float, ...] | None:
     """(X, Y, Z) in metres in the camera frame, or None with fewer than MIN_SAMPLES valid samples
     (or no mask: a box says nothing about which pixels are the entity's)."""
+    samples = _samples(geometry, depth_m)
+    if samples is None:
+        return None
+    inner, depth, columns, rows = samples
+    depths = depth[inner]
+    x, y, _ = _back_projected(inner, depths, columns, rows, camera)
+    return _median(x), _median(y), _median(depths)     # z's median in the image's own (narrower) type
+
+
+def points_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntrinsics, stride: int = 1
+             ) -> np.ndarray | None:
+    """The entity's samples back-projected, N x 3 (X, Y, Z) in metres in the camera frame; None as
+    for `position_m`. stride > 1: the mask and depth of every stride-th row and column only, the edge
+    one such step inside (a large surface's plane needs no more)."""
+    samples = _samples(geometry, depth_m, stride)
+    if samples is None:
+        return None
+    inner, depth, columns, rows = samples
+    return np.stack(_back_projected(inner, depth[inner], columns, rows, camera), axis=1)
+
+
+def _samples(geometry: EntityGeometry, depth_m: np.ndarray, stride: int = 1
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(selected pixels, depth) of the mask's bounding crop (of every stride-th row and column of it)
+    and the image columns and rows of the crop's pixels."""
     if geometry.mask is None or geometry.empty:
         return None
     height, width = depth_m.shape
     x1, y1 = max(math.floor(geometry.x1), 0), max(math.floor(geometry.y1), 0)
     x2, y2 = min(math.ceil(geometry.x2) + 1, width), min(math.ceil(geometry.y2) + 1, height)
-    mask = geometry.mask[y1:y2, x1:x2]
-    depth = depth_m[y1:y2, x1:x2]
+    mask = geometry.mask[y1:y2:stride, x1:x2:stride]
+    depth = depth_m[y1:y2:stride, x1:x2:stride]
     valid = np.isfinite(depth) & (depth > 0)
     inner = (cv2.erode(mask, _KERNEL, borderType=cv2.BORDER_CONSTANT, borderValue=0) != 0) & valid
     if np.count_nonzero(inner) < MIN_SAMPLES:
         inner = (mask != 0) & valid
         if np.count_nonzero(inner) < MIN_SAMPLES:
             return None
-    # coordinates by column and row, gathered with the samples (cheaper than np.nonzero's index pairs)
+    return inner, depth, np.arange(x1, x2, stride), np.arange(y1, y2, stride)
+
+
+def _back_projected(inner: np.ndarray, depths: np.ndarray, columns: np.ndarray, rows: np.ndarray,
+                    camera: CameraIntrinsics) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x, y, z (float64) of the selected pixels (depths: the crop's depth at them; columns, rows: the
+    crop's image coordinates); coordinates gathered with the samples (cheaper than np.nonzero's
+    index pairs)."""
     shape = inner.shape
-    depths = depth[inner]
     z = depths.astype(np.float64)
-    x = np.broadcast_to(np.arange(x1, x2) - camera.cx, shape)[inner] * z / camera.fx
-    y = np.broadcast_to((np.arange(y1, y2) - camera.cy)[:, None], shape)[inner] * z / camera.fy
-    return _median(x), _median(y), _median(depths)     # z's median in the image's own (narrower) type
+    x = np.broadcast_to(columns - camera.cx, shape)[inner] * z / camera.fx
+    y = np.broadcast_to((rows - camera.cy)[:, None], shape)[inner] * z / camera.fy
+    return x, y, z
 
 
 def _median(values: np.ndarray) -> float:

@@ -42,6 +42,11 @@ def at_least(x: np.ndarray, threshold: Threshold) -> tuple[np.ndarray, np.ndarra
     return x >= threshold.value, threshold.margins(x)
 
 
+def at_most_rows(x: np.ndarray, threshold: Threshold) -> tuple[np.ndarray, np.ndarray]:
+    """x <= theta, with its margin, per element."""
+    return x <= threshold.value, threshold.margins(x)
+
+
 def conjunction(*tests: tuple[bool, float]) -> tuple[bool, float]:
     """All tests pass (margin: the weakest passing one), else fail (margin: the strongest failing one)."""
     strongest_failing = weakest = None              # one pass (a conjunction is evaluated per test, per pair)
@@ -129,12 +134,63 @@ def static_rules(m: StaticMeasurements, allowed: dict[str, np.ndarray], config: 
         (SUP, "Sup", _conjunction_rows(m.contact, at_least(m.support_fraction, config.support_fraction))),
         (AB, "Ab", _conjunction_rows(at_least(m.vertical_offset, config.above_offset), overlap)),
         (BE, "Be", _conjunction_rows(at_least(-m.vertical_offset, config.above_offset), overlap)),
-        (AR, "Ar", (m.centroid_distance <= config.around_distance.value,
-                    config.around_distance.margins(m.centroid_distance))),
+        (AR, "Ar", at_most_rows(m.centroid_distance, config.around_distance)),
     )
-    codes = np.full(len(m.centroid_distance), NONE)
-    margins = np.ones(len(m.centroid_distance))
-    undecided = np.ones(len(m.centroid_distance), bool)
+    return _decide_rows(tests, allowed, len(m.centroid_distance))
+
+
+@dataclass
+class StaticMeasurements3D:
+    """What the static rule of ordered pairs (i, j) looks at in 3D, one array per field with a row per
+    pair, metres along gravity (`gravity.GravityFrame`): the entities' extents (`gravity.Extent`)."""
+
+    inside_fraction: np.ndarray     # as in 2D: In is judged in the image (the walls hide the inside)
+    bottom_within: np.ndarray
+    support_gap: np.ndarray         # |bottom of i - top of j|
+    clearance_above: np.ndarray     # bottom of i - top of j (> 0: i clear above j)
+    clearance_below: np.ndarray     # bottom of j - top of i
+    footprint_gap: np.ndarray       # lateral gap of the footprints (< 0: they overlap by as much)
+    footprint_depth_gap: np.ndarray  # their gap along the view (the far sides are hidden)
+    box_gap: np.ndarray             # distance between the two extents (0 when they overlap)
+
+    @classmethod
+    def of(cls, inside_fraction: np.ndarray, bottom_within: np.ndarray, low_i: np.ndarray, high_i: np.ndarray,
+           low_j: np.ndarray, high_j: np.ndarray) -> "StaticMeasurements3D":
+        """From the extents' corners (rows x (lateral, depth, height))."""
+        overlap = np.minimum(high_i, high_j) - np.maximum(low_i, low_j)
+        clearance_above = low_i[:, 2] - high_j[:, 2]
+        return cls(inside_fraction=inside_fraction, bottom_within=bottom_within,
+                   support_gap=np.abs(clearance_above), clearance_above=clearance_above,
+                   clearance_below=low_j[:, 2] - high_i[:, 2], footprint_gap=-overlap[:, 0],
+                   footprint_depth_gap=-overlap[:, 1],
+                   box_gap=np.linalg.norm(np.maximum(-overlap, 0.0), axis=1))
+
+
+def static_rules_3d(m: StaticMeasurements3D, allowed: dict[str, np.ndarray], config: StaticConfig
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The static rule along gravity (`StaticConfig`, 3D), priority and margins as `static_rules`:
+    In as in the image; Sup: i's bottom within support_gap_m of j's top over overlapping footprints;
+    Ab / Be: i's bottom at least above_clearance_m over j's top / i's top as far under j's bottom, the
+    footprints within footprint_gap_m laterally and footprint_depth_gap_m along the view; Ar: the
+    extents at most around_distance_m apart."""
+    footprints = _conjunction_rows(at_most_rows(m.footprint_gap, config.footprint_gap_m),
+                                   at_most_rows(m.footprint_depth_gap, config.footprint_depth_gap_m))
+    tests = (
+        (IN, "In", _conjunction_rows(at_least(m.inside_fraction, config.inside_fraction),
+                                     (m.bottom_within, np.ones(len(m.bottom_within))))),
+        (SUP, "Sup", _conjunction_rows(at_most_rows(m.support_gap, config.support_gap_m), footprints)),
+        (AB, "Ab", _conjunction_rows(at_least(m.clearance_above, config.above_clearance_m), footprints)),
+        (BE, "Be", _conjunction_rows(at_least(m.clearance_below, config.above_clearance_m), footprints)),
+        (AR, "Ar", at_most_rows(m.box_gap, config.around_distance_m)),
+    )
+    return _decide_rows(tests, allowed, len(m.box_gap))
+
+
+def _decide_rows(tests, allowed: dict[str, np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
+    """`decide` of every row: tests are (code, relation, (passed, margins)) in priority order."""
+    codes = np.full(count, NONE)
+    margins = np.ones(count)
+    undecided = np.ones(count, bool)
     for code, name, (passed, test_margins) in tests:
         taken = undecided & allowed[name]
         margins = np.where(taken & (test_margins < margins), test_margins, margins)

@@ -3,13 +3,20 @@
 Thresholds are chosen to maximise agreement with reference predicates (ground truth of the
 controlled set) on clean validation data and then fixed for every degradation; no
 degradation-specific tuning. A validation sequence is a plain list of
-(frame_index, entities, reference estimates) in frame order.
+(frame_index, entities, reference estimates) in frame order, each optionally followed by the frame's
+depth image (metres) and camera intrinsics, so that the 3D rules are selected on what they will see.
 
 `select_thresholds` runs a coordinate search over a grid: for each parameter in turn it tries every
 candidate value with the others held at their current best, keeps the value with the highest
 agreement (ties keep the current value), and repeats the passes until nothing changes. Agreement is
 the macro average over predicate names of the share of frames whose estimate equals the reference,
 frames with an UNK reference left out (paper 4.5); each eta (margin scale) stays as configured.
+A grid entry whose threshold is switched off in the base config (e.g. `static.support_gap_m: null`)
+is skipped.
+
+`shippable_config` makes the result one complete config file: the selected predicate section (its
+confidence weights included) with every other section of the base file (the runtime trust's), so
+that it can replace `config/predicates.yaml` as it is.
 
 `select_confidence_weights` then fits the geometric-mean weights of g_k per predicate to the
 validation agreement (Brier score), and `fit_calibrated_confidence` fits the logistic g_k instead.
@@ -19,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from predrel_ros.core.entities import Entity
 from predrel_ros.predicates.confidence import (
     AgreementSamples,
     CalibratedConfidence,
@@ -31,9 +37,10 @@ from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.estimate import PredicateEstimate, match_references
 from predrel_ros.predicates.extractor import PredicateExtractor
 
-ValidationSequence = Sequence[tuple[int, Sequence[Entity], Sequence[PredicateEstimate]]]
+ValidationSequence = Sequence[tuple]   # (frame_index, entities, references[, depth_m, camera])
 
-#: candidate values of the decision thresholds (reference px, ratios, reference px per frame)
+#: candidate values of the decision thresholds (reference px, ratios, reference px per frame; the 3D
+#: rules' in metres and metres per second)
 DEFAULT_GRID: dict[str, tuple[float, ...]] = {
     "contact.distance.value": (1.0, 2.0, 3.0, 4.0, 6.0, 8.0),
     "static.inside_fraction.value": (0.5, 0.6, 0.7, 0.8, 0.9),
@@ -44,6 +51,14 @@ DEFAULT_GRID: dict[str, tuple[float, ...]] = {
     "dynamic.moving_speed.value": (0.25, 0.5, 1.0, 2.0),
     "dynamic.relative_speed.value": (0.35, 0.7, 1.0, 2.0),
     "dynamic.distance_rate.value": (0.35, 0.7, 1.0, 2.0),
+    "static.support_gap_m.value": (0.008, 0.012, 0.016),
+    "static.above_clearance_m.value": (0.005, 0.01, 0.015),
+    "static.footprint_gap_m.value": (0.0, 0.01, 0.02),
+    "static.footprint_depth_gap_m.value": (0.01, 0.02, 0.03),
+    "static.around_distance_m.value": (0.08, 0.1, 0.12),
+    "dynamic.moving_speed_mps.value": (0.04, 0.06, 0.08, 0.1),
+    "dynamic.relative_speed_mps.value": (0.06, 0.1, 0.15),
+    "dynamic.distance_rate_mps.value": (0.03, 0.05, 0.08),
 }
 
 
@@ -67,8 +82,10 @@ def _samples(extractor: PredicateExtractor, sequences: Iterable[ValidationSequen
     matched: list[tuple[PredicateEstimate, str]] = []
     for sequence in sequences:
         extractor.reset()
-        for frame_index, entities, references in sequence:
-            matched.extend(match_references(extractor.update(frame_index, entities), references))
+        for frame_index, entities, references, *image in sequence:
+            depth_m, camera = image if image else (None, None)
+            estimates = extractor.update(frame_index, entities, depth_m=depth_m, camera=camera)
+            matched.extend(match_references(estimates, references))
     return agreement_samples(matched)
 
 
@@ -89,12 +106,8 @@ def select_thresholds(sequences: Sequence[ValidationSequence], grid: Mapping[str
     """Coordinate search of the thresholds in `grid` (dotted config paths -> candidate values)."""
     if not sequences:
         raise ValueError("threshold selection needs at least one validation sequence")
-    grid = dict(DEFAULT_GRID if grid is None else grid)
     config = base if base is not None else PredicateConfig()
-    for path, values in grid.items():
-        config.get(path)  # refuses unknown paths before any work
-        if not values:
-            raise ValueError(f"grid for {path!r} has no candidate value")
+    grid = applicable_grid(DEFAULT_GRID if grid is None else grid, config)
     before = agreement(config, sequences)
     best_score = _mean(before)
     scores: dict[str, dict[float, float]] = {}
@@ -123,6 +136,27 @@ def select_thresholds(sequences: Sequence[ValidationSequence], grid: Mapping[str
         if bar is not None:
             bar.close()
     return SelectionResult(config, before, agreement(config, sequences), scores, passes)
+
+
+def applicable_grid(grid: Mapping[str, Sequence[float]], config: PredicateConfig) -> dict[str, Sequence[float]]:
+    """The grid's entries whose threshold `config` uses: unknown paths and empty candidate lists are
+    refused, thresholds switched off (a None on the path) are left out."""
+    applicable = {}
+    for path, values in grid.items():
+        if not values:
+            raise ValueError(f"grid for {path!r} has no candidate value")
+        parent, _, _ = path.rpartition(".")
+        if parent and config.get(parent) is None:
+            continue
+        config.get(path)  # refuses unknown paths before any work
+        applicable[path] = values
+    return applicable
+
+
+def shippable_config(config: PredicateConfig, base_file: Mapping[str, object]) -> dict:
+    """The contents of a complete config file: `base_file`'s sections (a loaded YAML mapping) with
+    the predicate section replaced by `config`'s."""
+    return {**base_file, PredicateConfig.NAME: config.to_dict()}
 
 
 def select_confidence_weights(config: PredicateConfig, sequences: Sequence[ValidationSequence],

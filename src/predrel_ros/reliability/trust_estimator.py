@@ -1,29 +1,39 @@
-"""Expected agreement per predicate group from all the trust evidence: a logistic model fitted offline.
+"""Expected agreement per predicate group from all the trust evidence: a monotone additive logistic model.
 
 The reference-free signals of a group (its window's mean confidence, TPC-S, UNK rate and logic-rule
 violation rate, `GROUP_SIGNALS`) and the evidence beyond the predicates (scene memory, detection
 statistics, stream timing, image quality and the model's score shift, as deviations from their
-clean range: `evidence_profile`) are the inputs (`INPUTS`) of one logistic model per group,
+clean range: `evidence_profile`) are the inputs (`INPUTS`) of one model per group,
 
-    expected agreement = sigmoid(w . x + b),
+    expected agreement = delivered_share * sigmoid(b + sum_i f_i(x_i)),
 
-fitted on controlled episodes with ground truth (`fit`, `predrel trust fit`) to the true rolling
-agreement of the same windows by cross-entropy with the agreement as a soft label (so the output
-is a calibrated agreement, not a class), with an L2 penalty. The model is monotone: the expected
-agreement never rises with the UNK or violation rate, never falls with the confidence or TPC-S,
-and never rises as any evidence moves away from its clean range (`SIGNS`; a deviation enters as
-its size, clipped to `clip` clean ranges). So a scene unlike every scene of the training, far
-outside the clean ranges, can only lower the expected agreement, never raise it. NaN inputs (no
-violation checks in the window, no image) count as the clean value.
+where delivered_share is the share of the window's frames the stream delivered: a frame the
+pipeline never published disagrees on every stream (`rolling_agreement`), so that factor is known,
+not learnt, and holds for a frame rate never seen in the fit (the sigmoid models the agreement on
+the delivered frames; it is fitted to the true agreement divided by the delivered share). Each f_i
+is piecewise linear between knots at quantiles of the input on the fit set (`segments` per
+input; a linear logistic model when 1), flat outside them: the sum of ramps `(clip(x, k_j, k_j+1)
+- k_j) / (k_j+1 - k_j)`, one weight each. Fitted on controlled episodes with ground truth (`fit`,
+`predrel trust fit`) to the true rolling agreement of the same windows by cross-entropy with the
+agreement as a soft label (so the output is a calibrated agreement, not a class), with an L2
+penalty. Every ramp's weight is held to its input's sign (`SIGNS`), so each f_i is monotone: the
+expected agreement never rises with the UNK or violation rate, never falls with the confidence or
+TPC-S, and never rises as any evidence moves away from its clean range (a deviation enters as its
+size, clipped to `clip` clean ranges). So a scene unlike every scene of the training, far outside
+the clean ranges, can only lower the expected agreement, never raise it; the ramps let an input
+matter only past a point (a birth rate clean data also shows) or saturate (a confidence that is
+high enough), which one weight per input cannot. NaN inputs (no violation checks in the window, no
+image) count as the clean value.
 
-Levels come from percentiles of what clean windows gave, not from the worst clean window: a group
-is WARN when its expected agreement is below the `warn_percentile` percentile of the expected
-agreements of its clean training windows, ERROR below `error` (or the WARN bound, when that is
-lower). The reason names the expected agreement and the strongest evidence: the inputs that pull
-it down most against their clean value (w_i * (x_i - clean_i) most negative).
+Levels come from the fit set, not from the worst clean window: a group is WARN when its expected
+agreement is below its `warn` bound and ERROR below `error` (or the WARN bound, when that is lower).
+`fit` sets each group's WARN bound at the `warn_percentile` percentile of the expected agreements
+of its clean training windows; `trust_fitting` can choose that percentile for a false-alarm budget
+instead. The reason names the expected agreement and the strongest evidence: the inputs that pull
+it down most against their clean value (f_i(x_i) - f_i(clean_i) most negative).
 
-Everything at run time is numpy: the model is a few weights per group in a small JSON file
-(`TrustModel.save`; the default model's in `reliability/models/`).
+Everything at run time is numpy: the model is a few knots and weights per group in a small JSON
+file (`TrustModel.save`; the default model's in `reliability/models/`).
 """
 from __future__ import annotations
 
@@ -42,31 +52,72 @@ from predrel_ros.reliability.trust import ERROR, OK, WARN
 DEFAULT_TRUST_MODEL_FILE = Path(__file__).resolve().parent / "models" / "default-trust-model.json"
 #: the per-group window signals of the monitor (`ReliabilityMonitor.group_signals`) the model reads
 GROUP_SIGNALS = ("confidence", "tpc_s", "unk_rate", "violation_rate")
+#: the evidence feature the expected agreement is scaled by
+DELIVERED = "delivered_share"
+#: a delivered share below which it is named first among the reasons
+DELIVERED_REASON = 0.9
 #: the deviations the model reads: the evidence of the stream's quality, not of what the scene
 #: holds (how many entities and hands, the score histogram's bins: `score_shift` summarises them)
 #: nor of kinds the controlled set does not degrade with (blockiness) nor repeated (gaps)
+#: nor the delivered share, a factor of the model's output (see the module docstring)
 MODEL_DEVIATIONS = tuple(name for name in DEVIATIONS if name not in (
-    "count", "hands", "gaps", "blockiness", "dark_share") and not name.startswith("score_share_"))
+    "count", "hands", "gaps", "blockiness", "dark_share", DELIVERED) and not name.startswith("score_share_"))
 INPUTS = GROUP_SIGNALS + MODEL_DEVIATIONS
 #: the sign each input's weight is held to (+1: >= 0, -1: <= 0): confidence and TPC-S up, UNK and
 #: violation rates down, every deviation from clean down
 SIGNS = np.array([1.0, 1.0, -1.0, -1.0] + [-1.0] * len(MODEL_DEVIATIONS))
 
 
+def delivered_factor(shares: np.ndarray | float) -> np.ndarray:
+    """The factor of the expected agreement for delivered shares (NaN, no timing known: 1)."""
+    return np.nan_to_num(np.clip(np.asarray(shares, dtype=np.float64), 0.0, 1.0), nan=1.0)
+
+
 @dataclass
 class GroupModel:
-    """One group's logistic model and its levels: WARN below `warn`, ERROR below `error`.
-    clean: each input's clean value (the median of the clean windows), for the reasons and for NaN."""
+    """One group's model (see the module docstring) and its levels: WARN below `warn`, ERROR below
+    `error`. knots: per input its ascending knots (fewer than 2: the input is not used); weights: one
+    per ramp, input by input; clean: each input's clean value (the median of the clean windows), for
+    the reasons and for NaN."""
 
+    knots: list[np.ndarray]
     weights: np.ndarray
     bias: float
     clean: np.ndarray
     warn: float
     error: float
 
+    def __post_init__(self) -> None:
+        self.knots = [np.asarray(k, dtype=np.float64) for k in self.knots]
+        if len(self.knots) != len(INPUTS) or self.clean.shape != (len(INPUTS),):
+            raise ValueError(f"trust model: a group needs knots and a clean value for each of the {len(INPUTS)} inputs")
+        if any((np.diff(k) <= 0).any() for k in self.knots):
+            raise ValueError("trust model: knots must be strictly ascending")
+        #: per ramp: its input, lower and upper knot
+        self._input = np.concatenate([np.full(max(len(k) - 1, 0), i, dtype=np.intp) for i, k in enumerate(self.knots)])
+        self._low = np.concatenate([k[:-1] for k in self.knots])
+        self._width = np.concatenate([np.diff(k) for k in self.knots])
+        if self.weights.shape != self._input.shape:
+            raise ValueError(f"trust model: {len(self._input)} ramps need as many weights, got {self.weights.shape}")
+
+    def ramps(self, x: np.ndarray) -> np.ndarray:
+        """(N, ramps) values in [0, 1] of input rows x (N, len(INPUTS)), already filled and clipped."""
+        return np.clip((x[:, self._input] - self._low) / self._width, 0.0, 1.0)
+
+    def signs(self) -> np.ndarray:
+        """The sign each ramp's weight is held to (its input's)."""
+        return SIGNS[self._input]
+
+    def terms(self, x: np.ndarray) -> np.ndarray:
+        """(N, len(INPUTS)) each input's term f_i(x_i) of the logit."""
+        contributions = self.ramps(x) * self.weights
+        terms = np.zeros(x.shape)
+        np.add.at(terms, (slice(None), self._input), contributions)
+        return terms
+
     def expected(self, x: np.ndarray) -> np.ndarray:
         """Expected agreement of input rows x (N, len(INPUTS)), already filled and clipped."""
-        return 1.0 / (1.0 + np.exp(-(x @ self.weights + self.bias)))
+        return 1.0 / (1.0 + np.exp(-(self.ramps(x) @ self.weights + self.bias)))
 
 
 @dataclass(frozen=True)
@@ -79,7 +130,7 @@ class GroupTrust:
 class TrustModel:
     """Evidence profile + one `GroupModel` per group (see the module docstring)."""
 
-    FORMAT = "predrel-trust-model/1"
+    FORMAT = "predrel-trust-model/3"
 
     def __init__(self, profile: EvidenceProfile, groups: Mapping[str, GroupModel], window: int, clip: float = 5.0,
                  provenance: Mapping | None = None) -> None:
@@ -87,9 +138,6 @@ class TrustModel:
             raise ValueError(f"trust model: window must be >= 1 frame, got {window}")
         if not (math.isfinite(clip) and clip > 0):
             raise ValueError(f"trust model: clip must be a positive number, got {clip}")
-        for name, group in groups.items():
-            if group.weights.shape != (len(INPUTS),) or group.clean.shape != (len(INPUTS),):
-                raise ValueError(f"trust model: group {name} needs {len(INPUTS)} weights and clean values")
         self.profile = profile
         self.groups = dict(groups)
         self.window = window
@@ -117,6 +165,7 @@ class TrustModel:
         monitor's group signals and the window's evidence features (`TrustEvidence.features`)."""
         all_deviations = self.profile.deviations(features)
         deviations = [all_deviations[name] for name in MODEL_DEVIATIONS]
+        delivered = float(delivered_factor(features.get(DELIVERED, math.nan)))
         result = {}
         for name, signals in group_signals.items():
             model = self.groups.get(name)
@@ -124,20 +173,21 @@ class TrustModel:
                 continue
             row = np.array([signals.get(signal, math.nan) for signal in GROUP_SIGNALS] + deviations)
             x = self.filled(row[None, :], model.clean)
-            expected = float(model.expected(x)[0])
+            expected = delivered * float(model.expected(x)[0])
             level = ERROR if expected < model.error else WARN if expected < model.warn else OK
             reason = ""
             if level != OK:
                 bound = model.error if level == ERROR else model.warn
+                lost = [f"{DELIVERED} {delivered:.2f}"] if delivered < DELIVERED_REASON else []
                 reason = f"expected agreement {expected:.2f} < {bound:.2f} ({level.lower()}): " + \
-                    ", ".join(self._strongest(model, x[0]))
+                    ", ".join((lost + self._strongest(model, x[0]))[:2])
             result[name] = GroupTrust(expected, level, reason)
         return result
 
     @staticmethod
     def _strongest(model: GroupModel, x: np.ndarray, count: int = 2) -> list[str]:
         """The inputs that pull the expected agreement down most, with their values."""
-        pull = model.weights * (x - model.clean)
+        pull = (model.terms(x[None, :]) - model.terms(model.clean[None, :]))[0]
         order = [int(i) for i in np.argsort(pull) if pull[i] < 0][:count]
         return [f"{INPUTS[i]} {x[i]:+.2f}" if INPUTS[i] in MODEL_DEVIATIONS and INPUTS[i] != "score_shift"
                 else f"{INPUTS[i]} {x[i]:.2f}" for i in order] or ["no single input stands out"]
@@ -147,25 +197,36 @@ class TrustModel:
     @classmethod
     def fit(cls, profile: EvidenceProfile, samples: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
             window: int, l2: float = 1e-3, clip: float = 5.0, warn_percentile: float = 2.0,
-            error: float = 0.4, provenance: Mapping | None = None) -> "TrustModel":
+            error: float = 0.4, segments: int = 1, provenance: Mapping | None = None) -> "TrustModel":
         """samples: group -> (raw input rows (N, len(INPUTS)), true agreements (N,), clean (N,) bool:
-        the row is from a clean window). The clean rows give each input's clean value and the WARN
-        bound: the `warn_percentile` of their expected agreements; ERROR is below `error` (or the
-        WARN bound, when that is lower)."""
+        the row is from a clean window[, delivered shares (N,): 1 when not given]). The clean rows
+        give each input's clean value and the WARN bound: the `warn_percentile` of their expected
+        agreements; ERROR is below `error` (or the WARN bound, when that is lower). segments: ramps
+        per input, between quantiles of its values."""
+        if segments < 1:
+            raise ValueError(f"trust model: segments must be >= 1, got {segments}")
         shell = cls(profile, {}, window, clip)
         groups = {}
-        for name, (rows, truth, clean) in sorted(samples.items()):
+        for name, (rows, truth, clean, *delivered) in sorted(samples.items()):
             rows, truth, clean = np.asarray(rows, float), np.asarray(truth, float), np.asarray(clean, bool)
-            if len(rows) != len(truth) or len(rows) != len(clean) or rows.shape[1:] != (len(INPUTS),):
-                raise ValueError(f"group {name}: rows, truths and clean flags must match, {len(INPUTS)} inputs")
+            delivered = delivered_factor(delivered[0]) if delivered else np.ones(len(rows))
+            if len(rows) != len(truth) or len(rows) != len(clean) or len(rows) != len(delivered) \
+                    or rows.shape[1:] != (len(INPUTS),):
+                raise ValueError(f"group {name}: rows, truths, clean flags and delivered shares must match, "
+                                 f"{len(INPUTS)} inputs")
+            kept = delivered > 0                      # a window with no frame delivered has no report
+            rows, truth, clean, delivered = rows[kept], truth[kept], clean[kept], delivered[kept]
             if not clean.any():
                 raise ValueError(f"group {name}: no clean window to take the clean values and bounds from")
             centre = np.array([np.median(column[~np.isnan(column)]) if (~np.isnan(column)).any() else 0.0
                                for column in rows[clean].T])
             x = shell.filled(rows.copy(), centre)
-            weights, bias = logistic_fit(x, np.clip(truth, 0.0, 1.0), l2, signs=SIGNS)
-            model = GroupModel(weights, bias, centre, warn=1.0, error=error)
-            model.warn = float(np.percentile(model.expected(x[clean]), warn_percentile))
+            knots = [_knots(column, segments) for column in x.T]
+            model = GroupModel(knots, np.zeros(sum(max(len(k) - 1, 0) for k in knots)), 0.0, centre, warn=1.0,
+                               error=error)
+            model.weights, model.bias = logistic_fit(model.ramps(x), np.clip(truth / delivered, 0.0, 1.0), l2,
+                                                     signs=model.signs())
+            model.warn = float(np.percentile(delivered[clean] * model.expected(x[clean]), warn_percentile))
             model.error = min(error, model.warn)
             groups[name] = model
         return cls(profile, groups, window, clip, provenance)
@@ -175,7 +236,8 @@ class TrustModel:
     def to_dict(self) -> dict:
         return {"format": self.FORMAT, "window": self.window, "clip": self.clip, "inputs": list(INPUTS),
                 "provenance": self.provenance, "evidence_profile": self.profile.to_dict(),
-                "groups": {name: {"weights": [round(float(w), 6) for w in g.weights], "bias": round(g.bias, 6),
+                "groups": {name: {"knots": [[round(float(k), 6) for k in knots] for knots in g.knots],
+                                  "weights": [round(float(w), 6) for w in g.weights], "bias": round(g.bias, 6),
                                   "clean": [round(float(c), 6) for c in g.clean], "warn": round(g.warn, 4),
                                   "error": round(g.error, 4)} for name, g in self.groups.items()}}
 
@@ -186,7 +248,8 @@ class TrustModel:
                              f"(fit it again with `predrel trust fit`)")
         if list(data.get("inputs", ())) != list(INPUTS):
             raise ValueError("trust model: its inputs are not this version's (fit it again with `predrel trust fit`)")
-        groups = {name: GroupModel(np.array(g["weights"], float), float(g["bias"]), np.array(g["clean"], float),
+        groups = {name: GroupModel([np.array(k, float) for k in g["knots"]], np.array(g["weights"], float),
+                                   float(g["bias"]), np.array(g["clean"], float),
                                    float(g["warn"]), float(g["error"])) for name, g in data["groups"].items()}
         return cls(EvidenceProfile.from_dict(data["evidence_profile"]), groups, int(data["window"]),
                    float(data.get("clip", 5.0)), data.get("provenance"))
@@ -200,6 +263,13 @@ class TrustModel:
         if not isinstance(data, Mapping):
             raise ValueError(f"{path}: expected a trust model mapping")
         return cls.from_dict(data)
+
+
+def _knots(values: np.ndarray, segments: int) -> np.ndarray:
+    """Knots at `segments` + 1 evenly spaced quantiles of an input's values (repeats merged: an input
+    that is mostly 0 gets fewer; one with a single value none, and is not used); rounded as the model
+    file keeps them."""
+    return np.unique(np.round(np.quantile(values, np.linspace(0.0, 1.0, segments + 1)), 6))
 
 
 def logistic_fit(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, signs: np.ndarray | None = None,

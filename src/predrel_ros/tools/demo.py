@@ -136,7 +136,8 @@ def demo_profile(cache_dir: Path, model: str = "", frames: int = DEFAULT_FRAMES,
     window = int(read_params_file(config_file("reliability_node.yaml"), "reliability")["window"])
     node_params = {**read_params_file(config_file("perception.yaml"), "perception"), "model_path": str(model_path)}
     config, config_path = config_from_node_params(node_params)
-    digest = hashlib.sha256(f"window {window} perception {sorted(node_params.items())}".encode())
+    depth = predicate_depth()
+    digest = hashlib.sha256(f"window {window} perception {sorted(node_params.items())} depth {depth}".encode())
     _digest_files(digest, sorted(model_path.iterdir()) if model_path.is_dir() else [model_path])
     _digest_files(digest, [config_path, config_file("predicates.yaml"), Path(streams.__file__)])
     for package in (perception, predicates, reliability):
@@ -159,7 +160,7 @@ def demo_profile(cache_dir: Path, model: str = "", frames: int = DEFAULT_FRAMES,
     try:
         profile = dataset_profile(open_dataset(dataset).episodes(),
                                   PerceivedEntities(perceiver, use_depth=bool(node_params["use_depth"])), extractor,
-                                  window=window)
+                                  window=window, depth=depth)
     finally:
         perceiver.close()
     partial = path.with_name(path.name + f".partial-{os.getpid()}.json")
@@ -167,6 +168,20 @@ def demo_profile(cache_dir: Path, model: str = "", frames: int = DEFAULT_FRAMES,
     partial.rename(path)
     print(f"demo: clean profile of {model_path} measured in {time.monotonic() - start:.0f} s: {path}", file=sys.stderr)
     return path
+
+
+def predicate_depth() -> bool:
+    """Whether the demo's predicate nodes use depth (demo.run.yaml): the clean profile's predicates must
+    be extracted as theirs are."""
+    from predrel_ros.core.package_files import config_file
+    from predrel_ros.ros.run.run_file import load_run_file
+
+    nodes = [spec for spec in load_run_file(config_file(RUN_FILE), {"bag": "unused"}).nodes
+             if spec.executable == "predicate_node"]
+    uses = {bool(spec.parameters.get("use_depth", False)) for spec in nodes}
+    if len(uses) != 1:
+        raise UserError(f"{RUN_FILE}: the predicate nodes must agree on use_depth (the clean profile is one)")
+    return uses.pop()
 
 
 def sweep_schedule(kinds: list[str], period: int) -> str:

@@ -44,3 +44,17 @@ def test_perception_nodes_autostart_unless_the_argument_says_false(path, tmp_pat
         nodes = [spec for spec in load_run_file(path, values).nodes if spec.executable == "perception_node"]
         assert nodes and all(spec.parameters["autostart"] is expected for spec in nodes), (path.name, value)
         assert all(f"autostart:={str(expected).lower()}" in spec.ros_arguments() for spec in nodes)
+
+
+@pytest.mark.parametrize("path", [CONFIG / "demo.run.yaml", CONFIG / "replay_eval.run.yaml"], ids=lambda p: p.name)
+def test_predicate_nodes_use_the_recordings_depth(path, tmp_path):
+    """The replayed recording's depth and camera_info reach the predicate nodes (the 3D relations, as
+    `predrel eval` measures them); replay_eval turns it off with predicate_depth:=false (a recording
+    without depth), the demo's controlled-set bags always have it."""
+    required = {argument.name: str(tmp_path) for argument in read_arguments(path) if argument.default is None}
+    choices = [(None, True)] + ([("false", False)] if path.name == "replay_eval.run.yaml" else [])
+    for value, expected in choices:
+        values = {**required, **({"predicate_depth": value} if value else {})}
+        nodes = [spec for spec in load_run_file(path, values).nodes if spec.executable == "predicate_node"]
+        assert len(nodes) == 2 and all(spec.parameters["use_depth"] is expected for spec in nodes), (path.name, value)
+        assert all(spec.parameters["lazy"] is False for spec in nodes)

@@ -38,3 +38,19 @@ def test_profile_command_refuses_bad_input(controlled_dataset, tmp_path, capsys)
         assert message in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.main(["profile", "--data", str(controlled_dataset)])
+
+
+def test_with_depth_the_profile_is_of_the_predicates_a_depth_node_extracts(controlled_dataset, tmp_path):
+    """--depth gives the extractor each frame's depth and intrinsics, as a predicate_node with use_depth:
+    the profile then equals one built from an extractor fed so, and differs from the image-only one."""
+    from predrel_ros.action.streams import OracleEntities
+    from predrel_ros.predicates import PredicateExtractor
+    from predrel_ros.tools.cli.profile import dataset_profile
+
+    out = tmp_path / "depth.json"
+    assert cli.main(["profile", "--data", str(controlled_dataset), "--split", "train", "--out", str(out),
+                     "--depth", "--no-progress"]) == 0
+    episodes = open_dataset(controlled_dataset).episodes("train")
+    expected = dataset_profile(episodes, OracleEntities(), PredicateExtractor(), depth=True)
+    assert CleanProfile.load(out).to_dict() == json.loads(json.dumps(expected.to_dict()))
+    assert expected.to_dict() != oracle_profile(episodes).to_dict()

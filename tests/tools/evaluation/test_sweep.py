@@ -306,3 +306,29 @@ def test_kinds_none_runs_the_clean_condition_alone(controlled_dataset, predicate
         sequences = EpisodeSequences.load(tmp_path / "clean" / "sequences" / f"{episode['name']}.npz")
         assert sequences.conditions == [CLEAN]
     assert json.loads((tmp_path / "clean" / "agreement.json").read_text())["groups"]["contact"]["n"] > 0
+
+
+def test_selection_writes_a_complete_config_from_the_shipped_one(controlled_dataset, tmp_path, monkeypatch):
+    """Without --predicate-config the thresholds are selected from config/predicates.yaml on clean
+    episodes with their depth (a small grid here: one 3D threshold), and predicates.selected.yaml is a
+    complete config: the selected predicate section, confidence weights included, and the trust section."""
+    from predrel_ros.core.config_io import read_data
+    from predrel_ros.core.package_files import config_file
+    from predrel_ros.predicates import selection
+    from predrel_ros.predicates.config import PredicateConfig
+    from predrel_ros.reliability.trust import TrustConfig
+
+    monkeypatch.setattr(selection, "DEFAULT_GRID", {"static.around_distance_m.value": (0.05, 0.1, 0.2)})
+    config = EvaluationConfig(perception="oracle", selection_split="train", kinds=(), action_model="none")
+    run_sweep(config, controlled_dataset, tmp_path / "out", progress=False, log=quiet)
+    record = json.loads((tmp_path / "out" / "selection.json").read_text())
+    assert set(record["scores"]) == {"static.around_distance_m.value"}
+    assert len(set(record["scores"]["static.around_distance_m.value"].values())) > 1   # depth reached the rule
+    written = tmp_path / "out" / "predicates.selected.yaml"
+    assert set(read_data(written)) == set(read_data(config_file("predicates.yaml")))
+    selected = PredicateConfig.load(written, section="predicates")
+    shipped = PredicateConfig.load(config_file("predicates.yaml"), section="predicates")
+    assert selected.replace("static.around_distance_m.value", 0.1).replace(
+        "confidence.weights", shipped.confidence.weights) == shipped
+    shipped_trust = TrustConfig.load(config_file("predicates.yaml"), section="trust")
+    assert TrustConfig.load(written, section="trust") == shipped_trust

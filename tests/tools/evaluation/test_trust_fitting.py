@@ -59,10 +59,27 @@ def test_fitting_without_a_kind_leaves_its_windows_out(run):
     episodes = load_runs([run])
     full = fit_model(episodes, window=20)
     without = fit_model(episodes, window=20, without_kinds=KINDS)
-    assert not np.allclose(full.groups["contact"].weights, without.groups["contact"].weights)
+    expected = [modelled(model, episodes[0][1][-1]).expected for model in (full, without)]
+    assert not np.allclose(*expected, equal_nan=True)
     assert full.profile.to_dict() == without.profile.to_dict()      # the profile is the clean windows'
 
 
 def test_runs_without_the_estimators_inputs_are_refused(tmp_path):
     with pytest.raises(UserError, match="no sequences"):
         load_runs([tmp_path])
+
+
+@pytest.mark.parametrize("budget", [0.0, 0.05, 0.3])
+def test_bounds_for_a_false_alarm_budget_flag_at_most_that_share_of_the_clean_windows(run, budget):
+    """The WARN bounds chosen for a budget of clean false alarms keep trust.json's false_alarm_clean
+    on the fit episodes within it, and a larger budget never gives lower bounds."""
+    episodes = load_runs([run])
+    model = fit_model(episodes, window=20, clean_false_alarms=budget)
+    summary = evaluate(model, episodes)["summary"]
+    assert summary["false_alarm_clean"] <= budget + 1e-9
+    wider = fit_model(episodes, window=20, clean_false_alarms=min(budget + 0.2, 0.9))
+    for name, group in model.groups.items():
+        assert group.warn <= wider.groups[name].warn + 1e-12
+        assert group.error == min(0.4, group.warn)
+    with pytest.raises(ValueError, match="clean_false_alarms"):
+        fit_model(episodes, window=20, clean_false_alarms=1.0)

@@ -140,14 +140,16 @@ def test_self_trust_records_the_evidence_and_takes_levels_from_a_trust_model():
     profile = EvidenceProfile.fit([dict(zip(FEATURES, row)) for row in plain.features])
 
     def model(bias):
-        group = GroupModel(np.zeros(len(INPUTS)), bias, np.zeros(len(INPUTS)), warn=0.6, error=0.4)
+        group = GroupModel([np.zeros(0)] * len(INPUTS), np.zeros(0), bias, np.zeros(len(INPUTS)), warn=0.6, error=0.4)
         return TrustModel(profile, {name: group for name in GROUPS}, window=20)
     doubtful = self_trust(frames, 40, window=20, image_size=(160, 120), model=model(-2.0))
     trusted = self_trust(frames, 40, window=20, image_size=(160, 120), model=model(2.0))
     judged = doubtful.judged[contact]
     assert judged[15:].all() and not judged[:5].any()               # STALE until min_frames frames
     assert np.array_equal(doubtful.flagged[contact], judged) and not trusted.flagged.any()
-    assert np.allclose(doubtful.expected[contact][judged], 1 / (1 + np.exp(2.0)))
+    delivered = doubtful.features[:, FEATURES.index("delivered_share")]     # 19 of 20 frames with frame 20 in it
+    assert np.allclose(doubtful.expected[contact][judged], delivered[judged] / (1 + np.exp(2.0)))
+    assert delivered[judged].min() == pytest.approx(0.95) and delivered[19] == 1.0
 
 
 def test_the_action_gate_is_measured_as_selective_prediction():

@@ -243,8 +243,11 @@ class PerceptionNode(PredrelLifecycleNode):
         described = perceiver.describe()          # {"backend": "none"} without a trained model
         self.backend_name = described["backend"]
         details = ", ".join(str(described[key]) for key in ("provider", "device", "precision") if key in described)
-        self.get_logger().info(f"model {perceiver.model_file}: {self.backend_name}"
-                               f"{f' ({details})' if details else ''}; labels {perceiver.labels}")
+        source = f"model {perceiver.model_file}" if perceiver.model_file is not None else "no trained model"
+        extras = [name for name, on in (("hand landmarks", config.hand_landmarks.enabled),
+                                        ("objects from depth", config.depth_objects.enabled)) if on]
+        self.get_logger().info(f"{source}: {self.backend_name}{f' ({details})' if details else ''}; "
+                               f"labels {perceiver.labels}{'; ' + ', '.join(extras) if extras else ''}")
         p = self.params
         self.entities_publisher = self.publisher(EntityArray, "entities", STREAM_QOS)
         self.overlay_publisher = self.publisher(Image, "debug/overlay", image_qos(p["image_qos"], p["image_qos_depth"]))

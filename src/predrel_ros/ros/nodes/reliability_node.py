@@ -37,8 +37,9 @@ and of the predicates in it, is the estimator's (`predrel_ros.reliability.trust_
 agreement to expect from the group's window signals and the evidence beyond the predicates, which
 the node gathers from `entities` (a scene memory for object permanence, detection statistics,
 stream timing; the masks are decoded for their areas) and, with `image_quality`, from the camera
-images (`image`, paired with the entities by stamp: sharpness, exposure, contrast, noise,
-blockiness; an image that comes after its entities is left out). The reason names the expected
+images (`image`, subscribed with the camera's QoS by default: `image_qos`; paired with the
+entities by stamp: sharpness, exposure, contrast, noise, blockiness; an image that comes after its
+entities is left out). The reason names the expected
 agreement and the strongest evidence. A model fitted for another perception model or camera says
 little: fit one with `predrel trust fit`, or set trust_model:="" for the trust bounds alone.
 
@@ -94,7 +95,7 @@ from predrel_ros.ros.kit.health import WARN
 from predrel_ros.ros.kit.message_bounds import MAX_ENTITIES, MAX_PREDICATES
 from predrel_ros.ros.kit.node_base import PredrelNode, wanted
 from predrel_ros.ros.kit.parameter_specs import ParameterSpec
-from predrel_ros.ros.kit.qos import STREAM_QOS
+from predrel_ros.ros.kit.qos import IMAGE_QOS_CHOICES, MATCHED, QOS_FIXED, STREAM_QOS, SUBSCRIBER_IMAGE_DEPTH, image_qos
 from predrel_ros.ros.kit.runtime import run_node
 from predrel_ros.ros.kit.topic_specs import DIAGNOSTICS, PUBLISHES, STREAM_QOS_TEXT, SUBSCRIBES, TopicSpec
 from predrel_ros.ros.messages.degradations import checked_degradation_from_msg
@@ -167,6 +168,10 @@ PARAMETERS = (
                   fixed_because=SUBSCRIPTIONS_FIXED),
     ParameterSpec("image_quality", True, "self mode with a trust model: measure the camera images (`image`) the "
                   "entities come from as trust evidence (paired by stamp)", fixed_because=SUBSCRIPTIONS_FIXED),
+    ParameterSpec("image_qos", MATCHED, "QoS of the `image` subscription: matched (the camera's reliability and "
+                  "durability at start, else sensor_data), sensor_data / best_effort, reliable, or system_default; "
+                  "a reliable subscriber never connects to a best-effort camera", choices=IMAGE_QOS_CHOICES,
+                  fixed_because=QOS_FIXED),
     ParameterSpec("publish_every_n_frames", 1, "publish a report after every n-th processed frame", minimum=1,
                   maximum=100_000, runtime=True),
     ParameterSpec("report_streams", True, "besides one entry per predicate name, one entry per predicate stream "
@@ -207,7 +212,9 @@ TOPICS = (
     TopicSpec("reference_entities", "predrel_ros/EntityArray", SUBSCRIBES, STREAM_QOS_TEXT,
               "the entities of the reference predicates: ground_truth/entities or clean/entities",
               "associate in a reference mode"),
-    TopicSpec("image", "sensor_msgs/Image", SUBSCRIBES, STREAM_QOS_TEXT,
+    TopicSpec("image", "sensor_msgs/Image", SUBSCRIBES,
+              f"`image_qos` (default matched: the camera's at start, else best effort), "
+              f"keep last {SUBSCRIBER_IMAGE_DEPTH}",
               "the camera image the entities were extracted from (e.g. remapped to camera/color/image_raw), "
               "paired with them by stamp: image-quality evidence", "self mode with a trust model and image_quality"),
     TopicSpec("reliability", "predrel_ros/ReliabilityReport", PUBLISHES, STREAM_QOS_TEXT,
@@ -305,7 +312,8 @@ class ReliabilityNode(PredrelNode):
             self.part_subscriptions[REFERENCE_ENTITIES] = self.subscription(
                 EntityArray, "reference_entities", self._on_reference_entities, STREAM_QOS, stream=REFERENCE_ENTITIES)
         if model is not None and p["image_quality"]:
-            self.part_subscriptions[IMAGE] = self.subscription(Image, "image", self._on_image, STREAM_QOS,
+            camera_qos = image_qos(p["image_qos"], SUBSCRIBER_IMAGE_DEPTH, subscriber=True, node=self, topic="image")
+            self.part_subscriptions[IMAGE] = self.subscription(Image, "image", self._on_image, camera_qos,
                                                                stream=IMAGE)
         self.create_timer(STALE_CHECK_PERIOD_S, self._check_stale)
         self.on_destroy(self._count_waiting_frames)

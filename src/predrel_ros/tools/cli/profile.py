@@ -29,11 +29,12 @@ EPISODE_GAP = 1000
 
 
 def dataset_profile(episodes: Iterable, source, extractor, n_bins: int = 10, progress: bool = False,
-                    window: int = 30, quantile: float = 1.0):
+                    window: int = 30, quantile: float = 1.0, depth: bool = False):
     """The clean profile of `extractor` on the entities `source` gives for each episode
     (`downstream.streams` entity sources), calibrated against the episodes' ground-truth predicates,
     over rolling windows of `window` frames (`clean_profile.build_clean_profile`). Episodes are
-    chained with increasing frame indices and a gap, each starting a new sequence."""
+    chained with increasing frame indices and a gap, each starting a new sequence. depth: the
+    extractor gets each frame's depth image and intrinsics, as a predicate_node with use_depth."""
     from predrel_ros.core.errors import UserError
     from predrel_ros.reliability.clean_profile import CleanFrame, build_clean_profile
 
@@ -48,14 +49,16 @@ def dataset_profile(episodes: Iterable, source, extractor, n_bins: int = 10, pro
             source.reset()
             extractor.reset()
             last = offset
-            for frame in episode.frames(images=source.needs_images):
+            for frame in episode.frames(images=source.needs_images or depth):
                 if frame.predicates is None:
                     raise UserError(f"{episode.directory}: frame {frame.index} has no ground-truth predicates; the "
                                     f"profile's calibration needs them (a controlled-set dataset has them)")
                 index = offset + frame.index
                 references = [dataclasses.replace(p, frame_index=index) for p in frame.predicates]
                 entities = source.entities(frame)
-                yield CleanFrame(index, extractor.update(index, entities), references, entities, frame.entities)
+                estimates = extractor.update(index, entities, depth_m=frame.depth if depth else None,
+                                             camera=frame.camera if depth else None)
+                yield CleanFrame(index, estimates, references, entities, frame.entities)
                 last = index
             offset = last + EPISODE_GAP
     config = extractor.config
@@ -74,6 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--perception-config", help="perception YAML for --source perception (default model otherwise)")
     parser.add_argument("--predicate-config", type=Path,
                         help="predicate YAML (section 'predicates'); default: config/predicates.yaml's values")
+    parser.add_argument("--depth", action="store_true",
+                        help="predicates from the frames' depth and intrinsics too, as a predicate_node with use_depth")
     parser.add_argument("--bins", type=int, default=10, help="calibration bins on [0, 1] (default 10)")
     parser.add_argument("--window", type=int, default=30,
                         help="rolling window in frames: the reliability node's `window` (default 30)")
@@ -107,7 +112,7 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(f"{args.data} has no episodes in split {args.split!r}")
     source = make_source(args.source, args.perception_config)
     profile = dataset_profile(episodes, source, PredicateExtractor(config), args.bins, progress=not args.no_progress,
-                              window=args.window, quantile=args.quantile)
+                              window=args.window, quantile=args.quantile, depth=args.depth)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     profile.save(args.out)
     print(format_profile(profile.baselines.items()))

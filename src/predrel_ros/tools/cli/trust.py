@@ -1,8 +1,8 @@
 """Fit and judge the trust estimator: the expected agreement per predicate group without a reference.
 
 `predrel trust fit` fits the estimator (`reliability.trust_estimator`: an evidence profile from the
-clean windows, then per group a logistic model of the true rolling agreement) on the runs of
-`predrel eval` on controlled episodes (`--data`: their --out folders; the sweep saves the
+clean windows, then per group a monotone additive logistic model of the true rolling agreement)
+on the runs of `predrel eval` on controlled episodes (`--data`: their --out folders; the sweep saves the
 estimator's inputs after every frame), and writes it as JSON for the reliability node's
 `trust_model` parameter and `predrel eval --trust-model`. `predrel trust evaluate` writes trust.json
 (with its table, trust.md, and plot, trust.png) of a model on other runs; with
@@ -66,6 +66,13 @@ def _fit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warn-percentile", type=float, default=2.0,
                         help="WARN below this percentile of the clean windows' expected agreement (default 2)")
     parser.add_argument("--error", type=float, default=0.4, help="ERROR below this expected agreement (default 0.4)")
+    parser.add_argument("--clean-false-alarms", type=float, default=None, metavar="SHARE",
+                        help="WARN bounds for this share of the fit set's clean windows flagged in any group (the "
+                             "same percentile of each group's clean expected agreement), instead of --warn-percentile")
+    parser.add_argument("--segments", type=int, default=1,
+                        help="linear pieces per input between quantile knots of its fit values, flat outside them "
+                             "(default 1: linear in each input; 2 or 4 generalised worse from 4 fit episodes, "
+                             "docs/results.md)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -78,7 +85,8 @@ def main(args: argparse.Namespace) -> int:
 
     if args.action == "run":
         return _run(args)
-    options = dict(l2=args.l2, warn_percentile=args.warn_percentile, error=args.error)
+    options = dict(l2=args.l2, warn_percentile=args.warn_percentile, error=args.error, segments=args.segments,
+                   clean_false_alarms=args.clean_false_alarms)
     if args.action == "fit":
         episodes = trust_fitting.load_runs(args.data)
         provenance = {"fitted_on": [str(d) for d in args.data], "episodes": [s.episode for s, _, _ in episodes],

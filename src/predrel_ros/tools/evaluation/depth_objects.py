@@ -60,7 +60,7 @@ def evaluate_depth_objects(episodes, config: DepthObjectConfig | None = None,
             hand_masks = [e.mask for e in frame.entities if e.role in HAND_ROLES and e.mask is not None]
             exclude = np.any(hand_masks, axis=0) if hands == "ground_truth" and hand_masks else None
             start = time.perf_counter()
-            found = segmenter.detect(depth, K, exclude)
+            found = segmenter.detect(depth, K, exclude, frame.rgb)
             times.append(time.perf_counter() - start)
             _score_frame(frame, found, counts, per_role, min_pixels)
     objects, visible = counts["objects"], counts["visible_objects"]

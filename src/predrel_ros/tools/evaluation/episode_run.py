@@ -136,8 +136,9 @@ def clean_stream(source: EpisodeSource) -> tuple[EpisodeStream, dict[str, float]
 
 
 def selection_sequence(source: EpisodeSource) -> tuple[list, dict[str, float]]:
-    """(frame_index, entities, references) of one clean episode for threshold selection, the
-    references renamed into the front-end's ids (`reliability.association`) so the extractor's own ids meet them."""
+    """(frame_index, entities, references, depth_m, camera) of one clean episode for threshold
+    selection, the references renamed into the front-end's ids (`reliability.association`) so the
+    extractor's own ids meet them; depth and camera of the frame shown, as `_extract` gives them."""
     timer = Timer()
     with timer.phase("load"):
         episode = load_episode(source, images=_loads_images())
@@ -150,7 +151,8 @@ def selection_sequence(source: EpisodeSource) -> tuple[list, dict[str, float]]:
         for (t, content), entities in zip(run.delivered, run.entities):
             mapping = associate(entities, episode.gt_entities[content], min_iou)
             inverse = {truth: own for own, truth in mapping.items()}
-            sequence.append((t, entities, renamed(episode.frames[content].predicates, inverse)[0]))
+            frame = episode.frames[content]
+            sequence.append((t, entities, renamed(frame.predicates, inverse)[0], frame.depth, frame.camera))
     return sequence, dict(timer.seconds)
 
 

@@ -5,9 +5,11 @@ over the test episodes (in parallel), and every output.
     summary = run_sweep(EvaluationConfig(perception="oracle"), "data/controlled", "runs/eval")
 
 Order (paper 4.8: nothing is tuned on degraded data):
-1. predicate thresholds (`predicates.selection.select_thresholds`) and confidence weights
+1. predicate thresholds (`predicates.selection.select_thresholds`, from the shipped
+   `config/predicates.yaml`, with depth where the episodes have it) and confidence weights
    (`select_confidence_weights`) on the clean `selection_split`, through the evaluated front-end,
-   unless a predicate config file is given; then fixed;
+   unless a predicate config file is given; then fixed and written as a complete config file
+   (`predicates.selected.yaml`: every section, usable in place of `config/predicates.yaml`);
 2. the recognizers (`evaluation.action`) on the clean `train_split` predicates (or a model file);
 3. every condition on every test episode (`episode_run.evaluate_episode`), episodes in parallel;
 4. aggregation (`tables`), calibration, plots, Markdown, HTML, JSON and CSV.
@@ -34,12 +36,14 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from predrel_ros import __version__
-from predrel_ros.core.config_io import write_data
+from predrel_ros.core.config_io import read_data, write_data
 from predrel_ros.core.errors import UserError
 from predrel_ros.core.frame import PRIMITIVE_LABELS
+from predrel_ros.core.package_files import config_file
 from predrel_ros.degradations import NONE
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import PredicateConfig
+from predrel_ros.predicates.selection import shippable_config
 from predrel_ros.reliability.calibration import calibration_summary
 from predrel_ros.sources.bag import CameraTopics
 from predrel_ros.tools.evaluation import (
@@ -125,6 +129,11 @@ def _sum_timings(timings: Sequence[dict]) -> dict[str, float]:
     return dict(total)
 
 
+def shipped_predicate_config() -> Path:
+    """The package's config/predicates.yaml: the base of the selection and its other sections."""
+    return config_file("predicates.yaml")
+
+
 def _load_predicate_config(path: str) -> PredicateConfig:
     try:
         return PredicateConfig.load(path, section="predicates")
@@ -139,8 +148,8 @@ def select_predicate_config(config: EvaluationConfig, sources: Sequence[EpisodeS
     from predrel_ros.predicates import selection
 
     started = time.perf_counter()
-    spec = episode_run.SweepSpec(config, PredicateConfig().to_dict(), cache_dir, None,
-                                 threads=_worker_threads(config))
+    base = _load_predicate_config(str(shipped_predicate_config()))
+    spec = episode_run.SweepSpec(config, base.to_dict(), cache_dir, None, threads=_worker_threads(config))
     timings = []
     if not config.oracle and config.parallel:
         timings += _map(spec, episode_run.warm_detections, list(sources), config.jobs,
@@ -150,13 +159,14 @@ def select_predicate_config(config: EvaluationConfig, sources: Sequence[EpisodeS
     sequences = [sequence for sequence, _ in prepared]
     timings += [timing for _, timing in prepared]
     log(f"selecting thresholds on {len(sequences)} clean {config.selection_split} episodes")
-    chosen = selection.select_thresholds(sequences, progress=progress)
+    chosen = selection.select_thresholds(sequences, base=base, progress=progress)
     weighted = selection.select_confidence_weights(chosen.config, sequences)
     record = {"split": config.selection_split, "episodes": [s.name for s in sources],
               "agreement_before": chosen.agreement_before, "agreement_after": chosen.agreement_after,
               "passes": chosen.passes, "scores": {path: {str(v): s for v, s in values.items()}
                                                   for path, values in chosen.scores.items()},
-              "thresholds": {path: weighted.get(path) for path in selection.DEFAULT_GRID},
+              "thresholds": {path: weighted.get(path) for path in selection.applicable_grid(selection.DEFAULT_GRID,
+                                                                                             weighted)},
               "seconds": time.perf_counter() - started, "timings": _sum_timings(timings)}
     return weighted, record
 
@@ -275,7 +285,8 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
                                 f"give --predicate-config FILE (e.g. config/predicates.yaml) or --selection-split")
             predicate_config, selection_record = select_predicate_config(config, sources, cache, progress, log,
                                                                           cluster)
-        write_data(out / "predicates.selected.yaml", {"predicates": predicate_config.to_dict()})
+        base_file = config.predicate_config or shipped_predicate_config()
+        write_data(out / "predicates.selected.yaml", shippable_config(predicate_config, read_data(base_file)))
         write_data(out / "selection.json", json_safe(selection_record))
 
         models, models_record = build_action_models(config, data, predicate_config, cache, progress, log, cluster)

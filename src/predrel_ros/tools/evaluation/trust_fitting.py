@@ -6,7 +6,7 @@ agreement's ingredients (`sequences/<episode>.npz`) and the estimator's inputs a
 `trust_measurement.TrustSeries`). From those, without running perception again:
 
 - `fit_model`: the evidence profile from the clean condition's windows, then per group the
-  logistic model of the true agreement of every judged group-window (`TrustModel.fit`), optionally
+  monotone additive logistic model of the true agreement of every judged group-window (`TrustModel.fit`), optionally
   without the conditions of some degradation kinds;
 - `modelled`: the series the model gives on saved inputs (expected agreement, flagged), equal to
   what `self_trust(model=...)` gives live on the same frames;
@@ -29,7 +29,7 @@ from predrel_ros.core.errors import UserError
 from predrel_ros.degradations import NONE
 from predrel_ros.reliability.evidence_profile import EvidenceProfile
 from predrel_ros.reliability.trust import ERROR, OK, WARN
-from predrel_ros.reliability.trust_estimator import MODEL_DEVIATIONS, TrustModel
+from predrel_ros.reliability.trust_estimator import DELIVERED, MODEL_DEVIATIONS, TrustModel, delivered_factor
 from predrel_ros.reliability.trust_evidence import FEATURES
 from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences
@@ -62,8 +62,11 @@ def load_runs(folders: Iterable[str | Path]) -> list[Episode]:
 
 
 def fit_model(episodes: Sequence[Episode], window: int, without_kinds: Iterable[str] = (), l2: float = 1e-3,
-              warn_percentile: float = 2.0, error: float = 0.4, provenance: dict | None = None) -> TrustModel:
-    """The trust model fitted on `episodes` (leaving out the conditions of `without_kinds`)."""
+              warn_percentile: float = 2.0, error: float = 0.4, segments: int = 1,
+              clean_false_alarms: float | None = None, provenance: dict | None = None) -> TrustModel:
+    """The trust model fitted on `episodes` (leaving out the conditions of `without_kinds`); with
+    `clean_false_alarms`, WARN bounds for that share of clean windows flagged (`budget_bounds`)
+    instead of `warn_percentile`."""
     without = set(without_kinds)
     clean_windows = [dict(zip(FEATURES, row)) for sequences, series, _ in episodes
                      for condition, s in zip(sequences.conditions, series) if condition.kind == NONE
@@ -84,17 +87,66 @@ def fit_model(episodes: Sequence[Episode], window: int, without_kinds: Iterable[
                     continue
                 keep = s.judged[row] & ~np.isnan(true)
                 inputs = np.hstack([s.signals[row], deviations])[keep]
-                parts[group].append((inputs, true[keep], np.full(int(keep.sum()), condition.kind == NONE)))
+                parts[group].append((inputs, true[keep], np.full(int(keep.sum()), condition.kind == NONE),
+                                     _delivered(s)[keep]))
     samples = {group: tuple(np.concatenate(column) for column in zip(*chunks))
                for group, chunks in parts.items() if chunks and any(len(c[1]) for c in chunks)}
-    return TrustModel.fit(profile, samples, window, l2=l2, warn_percentile=warn_percentile, error=error,
-                          provenance=provenance)
+    model = TrustModel.fit(profile, samples, window, l2=l2, warn_percentile=warn_percentile, error=error,
+                           segments=segments, provenance=provenance)
+    if clean_false_alarms is not None:
+        budget_bounds(model, episodes, clean_false_alarms, error)
+    return model
+
+
+def budget_bounds(model: TrustModel, episodes: Sequence[Episode], clean_false_alarms: float,
+                  error: float = 0.4) -> float:
+    """Sets every group's WARN bound at the same percentile of its clean windows' expected agreement
+    on `episodes`, the highest one with at most `clean_false_alarms` of the clean windows (frames)
+    flagged in any group there (ERROR: below `error` or the WARN bound, whichever is lower); returns
+    that percentile. The false alarms are counted as `trust_document` counts them."""
+    if not 0.0 <= clean_false_alarms < 1.0:
+        raise ValueError(f"clean_false_alarms must be in [0, 1), got {clean_false_alarms}")
+    expected = []          # per clean series: (G, T) expected agreement, NaN where not judged
+    for sequences, series, _ in episodes:
+        for condition, s in zip(sequences.conditions, series):
+            if condition.kind == NONE:
+                values = modelled(model, s)
+                expected.append(np.where(values.judged, values.expected, np.nan))
+    stacked = np.concatenate(expected, axis=1)
+    judged = ~np.isnan(stacked).all(axis=0)
+    groups = [(row, group) for row, group in enumerate(GROUPS) if group in model.groups]
+
+    def bounds(percentile: float) -> dict[str, float]:
+        return {group: float(np.nanpercentile(stacked[row], percentile)) for row, group in groups
+                if (~np.isnan(stacked[row])).any()}
+
+    def alarms(percentile: float) -> float:
+        flagged = np.zeros(stacked.shape[1], dtype=bool)
+        levels = bounds(percentile)
+        for row, group in groups:
+            if group in levels:
+                flagged |= np.nan_to_num(stacked[row], nan=np.inf) < levels[group]
+        return float(flagged[judged].mean()) if judged.any() else 0.0
+
+    low, high = 0.0, 100.0
+    for _ in range(40):                                  # bisection: alarms rise with the percentile
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if alarms(middle) <= clean_false_alarms else (low, middle)
+    for group, bound in bounds(low).items():
+        model.groups[group].warn = bound
+        model.groups[group].error = min(error, bound)
+    return low
 
 
 def _deviations(profile: EvidenceProfile, series: TrustSeries) -> np.ndarray:
     """(T, len(MODEL_DEVIATIONS)) deviations of each frame's window evidence that the model reads."""
     return np.array([[values[name] for name in MODEL_DEVIATIONS]
                      for values in (profile.deviations(dict(zip(FEATURES, row))) for row in series.features)])
+
+
+def _delivered(series: TrustSeries) -> np.ndarray:
+    """(T,) the factor of the expected agreement for each frame's window (`delivered_factor`)."""
+    return delivered_factor(series.features[:, FEATURES.index(DELIVERED)])
 
 
 def modelled(model: TrustModel, series: TrustSeries) -> TrustSeries:
@@ -107,7 +159,7 @@ def modelled(model: TrustModel, series: TrustSeries) -> TrustSeries:
         if group_model is None:
             continue
         inputs = model.filled(np.hstack([series.signals[row], deviations]), group_model.clean)
-        values = group_model.expected(inputs)
+        values = _delivered(series) * group_model.expected(inputs)
         levels = np.where(values < group_model.error, ERROR, np.where(values < group_model.warn, WARN, OK))
         defined = ~np.isnan(series.signals[row]).all(axis=1)     # the monitor had the group at that frame
         expected[row] = np.where(defined, values, np.nan)

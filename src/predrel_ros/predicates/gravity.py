@@ -1,0 +1,147 @@
+"""Which way is up, from depth: the support plane, and entities' extents in a gravity-aligned frame.
+
+The static relations in 3D (`rules.static_rules_3d`) judge "above", "below", "rests on" and "near"
+along gravity. Without a pose from tf, gravity is the normal of the support plane fitted to the
+surface entity's masked depth points (least squares, refitted on the points within
+`PLANE_INLIER_M` of it, so objects standing on the surface mask's edge do not tilt it); without a
+surface, image up (the camera's -y axis; heights are then relative, which is all the pairwise tests
+need). Coordinates in the frame: (lateral, depth, height) in metres; lateral is the camera's x axis
+projected onto the plane, depth the horizontal axis away from the camera, height above the plane.
+
+An entity's extent is the axis-aligned box of its back-projected samples between the
+`EXTENT_QUANTILE` and 1 - `EXTENT_QUANTILE` quantiles per axis: a few stray samples at mask edges
+do not stretch it. It is the box of the visible surface: what lies behind the entity, under it or
+behind a hand is missing (docs/predicates.md, static relations in 3D).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from predrel_ros.core.entities import SURFACE
+from predrel_ros.core.planes import fit_plane
+from predrel_ros.predicates.geometry import EntityGeometry
+from predrel_ros.predicates.point_sets import points_m
+
+if TYPE_CHECKING:                     # core.frame imports predicates.estimate
+    from predrel_ros.core.frame import CameraIntrinsics
+
+#: points within this distance (m) of the first fit are the plane's in the refit
+PLANE_INLIER_M = 0.01
+#: refits on the inliers after the first fit
+PLANE_REFITS = 2
+#: the surface's samples of every PLANE_STRIDE-th row and column are fitted (a table covers most of
+#: the image; a sixteenth of it is thousands of samples)
+PLANE_STRIDE = 4
+#: fewest samples for a plane
+PLANE_MIN_POINTS = 50
+#: quantile of the samples that bounds an extent on each side
+EXTENT_QUANTILE = 0.02
+#: about this many mask pixels give an extent (every k-th row and column of a larger mask: quantiles
+#: of thousands of samples are as good as of all, at a fraction of the cost at 640x480)
+EXTENT_PIXELS = 4000
+#: half-size (m) of the plane's footprint: the surface extends under everything in view
+_PLANE_REACH_M = 1000.0
+
+
+@dataclass(frozen=True)
+class Extent:
+    """Axis-aligned box (lateral, depth, height) of an entity in a `GravityFrame`, metres."""
+
+    low: np.ndarray
+    high: np.ndarray
+
+
+class GravityFrame:
+    """Camera points -> (lateral, depth, height) with height along `up` (unit, camera frame)."""
+
+    def __init__(self, up: np.ndarray, offset: float, plane: bool) -> None:
+        up = np.asarray(up, dtype=np.float64)
+        self.up = up / np.linalg.norm(up)
+        self.offset = float(offset)
+        self.plane = plane                # True: heights are above the fitted support plane
+        lateral = np.array([1.0, 0.0, 0.0]) - self.up[0] * self.up
+        if np.linalg.norm(lateral) < 1e-6:    # up along the camera's x axis: any horizontal axis
+            lateral = np.array([0.0, 0.0, 1.0]) - self.up[2] * self.up
+        self.lateral = lateral / np.linalg.norm(lateral)
+        self.depth = np.cross(self.up, self.lateral)
+        self._axes = np.stack([self.lateral, self.depth, self.up], axis=1)
+
+    @classmethod
+    def image_up(cls) -> "GravityFrame":
+        return cls(np.array([0.0, -1.0, 0.0]), 0.0, plane=False)
+
+    @classmethod
+    def from_support(cls, points: np.ndarray) -> "GravityFrame | None":
+        """The frame of the plane fitted to a surface's samples (N x 3, camera frame), None when
+        too few samples or they do not span a plane."""
+        points = np.asarray(points, dtype=np.float64)
+        if len(points) < PLANE_MIN_POINTS:
+            return None
+        normal, offset = fit_plane(points)
+        for _ in range(PLANE_REFITS):
+            inliers = points[np.abs(points @ normal + offset) <= PLANE_INLIER_M]
+            if len(inliers) < PLANE_MIN_POINTS:
+                return None
+            normal, offset = fit_plane(inliers)
+        if not np.all(np.isfinite(normal)):
+            return None
+        return cls(normal, offset, plane=True)
+
+    def coordinates(self, points: np.ndarray) -> np.ndarray:
+        """(lateral, depth, height) of camera-frame points (N x 3)."""
+        coordinates = np.asarray(points, dtype=np.float64) @ self._axes
+        coordinates[:, 2] += self.offset
+        return coordinates
+
+    def extent(self, points: np.ndarray) -> Extent:
+        """The quantile box of camera-frame points (N x 3, N >= 1): np.quantile's (linear) values, by
+        one partition of the coordinates in place (np.quantile copies and sorts more)."""
+        coordinates = self.coordinates(points)
+        count = len(coordinates)
+        positions = (EXTENT_QUANTILE * (count - 1), (1.0 - EXTENT_QUANTILE) * (count - 1))
+        lower = [math.floor(position) for position in positions]
+        kth = sorted({k for base in lower for k in (base, min(base + 1, count - 1))})
+        coordinates.partition(kth, axis=0)
+        low, high = (coordinates[base] + (position - base) * (coordinates[min(base + 1, count - 1)] - coordinates[base])
+                     for base, position in zip(lower, positions))
+        return Extent(low, high)
+
+    def plane_extent(self) -> Extent:
+        """The support plane as an extent: height 0 under everything in view."""
+        reach = _PLANE_REACH_M
+        return Extent(np.array([-reach, -reach, 0.0]), np.array([reach, reach, 0.0]))
+
+
+class Support:
+    """The frame's gravity and the surface entity that gave its plane (None: image up)."""
+
+    def __init__(self, geometries: dict[int, EntityGeometry], depth_m: np.ndarray, camera: CameraIntrinsics) -> None:
+        """From the largest surface among `geometries` with masked depth samples spanning a plane."""
+        self.depth_m, self.camera = depth_m, camera
+        surfaces = [g for g in geometries.values() if g.entity.role == SURFACE]
+        self.frame, self.surface = GravityFrame.image_up(), None
+        if surfaces:
+            surface = max(surfaces, key=lambda g: g.area)
+            points = points_m(surface, depth_m, camera, PLANE_STRIDE)
+            frame = GravityFrame.from_support(points) if points is not None else None
+            if frame is not None:
+                self.frame, self.surface = frame, surface
+
+    def extents(self, geometries: dict[int, EntityGeometry], ids: set[int]) -> dict[int, Extent]:
+        """Extents of the entities `ids` that have masked depth samples; the supporting surface's is
+        its plane."""
+        extents = {}
+        for entity_id in ids:
+            geometry = geometries[entity_id]
+            if geometry is self.surface:
+                extents[entity_id] = self.frame.plane_extent()
+                continue
+            stride = max(1, round(math.sqrt(geometry.area / EXTENT_PIXELS)))
+            points = points_m(geometry, self.depth_m, self.camera, stride)
+            if points is not None:
+                extents[entity_id] = self.frame.extent(points)
+        return extents
