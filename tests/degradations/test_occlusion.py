@@ -100,3 +100,22 @@ def test_empty_targets_occlude_nothing_and_boxes_work_like_entities(kind):
     np.testing.assert_array_equal(degrader.occluder_mask(SHAPE, targets), degrader.occluder_mask(SHAPE, as_entities))
     with pytest.raises(ValueError, match="finite"):
         degrader.occluder_mask(SHAPE, np.array([[0, 0, np.nan, 5]]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(boxes, min_size=1, max_size=4), st.integers(0, 2**32 - 1), st.integers(1, 5))
+def test_the_memo_of_occluders_and_textures_changes_no_pixel_and_cannot_be_written_through(box_list, seed, severity):
+    image = np.random.default_rng(seed % 1000).integers(0, 256, SHAPE, dtype=np.uint8)
+    targets = [_entity(index + 1, box) for index, box in enumerate(box_list)]
+    degrader = Degrader("occlusion", severity, seed)
+    occlusion._occluder.cache_clear()
+    occlusion._texture_of.cache_clear()
+    fresh = degrader.apply_image(image, 0, targets), degrader.occluder_mask(SHAPE, targets)
+    for _ in range(2):                                   # from the memo now
+        np.testing.assert_array_equal(degrader.apply_image(image, 1, targets), fresh[0])
+        np.testing.assert_array_equal(degrader.occluder_mask(SHAPE, targets), fresh[1])
+    assert occlusion._occluder.cache_info().hits > 0
+    for occluder in occlusion.occluders(np.array([t.box for t in targets]), np.array([t.id for t in targets]),
+                                        DEFAULT_TABLE.row("occlusion", severity)["area_ratio"], seed, SHAPE):
+        with pytest.raises(ValueError):
+            occluder.mask[0, 0] = False

@@ -6,7 +6,7 @@ from predrel_ros.core.entities import MANIPULATED_OBJECT, SURFACE, Entity
 from predrel_ros.core.frame import CameraIntrinsics
 from predrel_ros.predicates.geometry import EntityGeometry
 from predrel_ros.predicates.gravity import GravityFrame, Support
-from predrel_ros.predicates.point_sets import points_m
+from predrel_ros.predicates.point_sets import FramePoints, points_m
 
 CAMERA = CameraIntrinsics(WIDTH, HEIGHT, fx=K[0, 0], fy=K[1, 1], cx=K[0, 2], cy=K[1, 2])
 BLOCK = region(140, 100, 180, 140)
@@ -59,13 +59,13 @@ def test_an_extent_ignores_a_few_stray_samples():
 def test_extents_are_heights_above_the_plane_and_the_supporting_surface_is_the_plane():
     depth, _ = tabletop_depth({"block": (BLOCK, 0.05)})
     geometries = {1: geometry(1, SURFACE, ~BLOCK), 2: geometry(2, MANIPULATED_OBJECT, BLOCK)}
-    support = Support(geometries, depth, CAMERA)
+    support = Support(geometries, FramePoints(depth, CAMERA))
     assert support.surface is geometries[1]
     extents = support.extents(geometries, {1, 2})
     assert extents[1].low[2] == extents[1].high[2] == 0.0
     assert extents[1].low[0] < -100 and extents[1].high[1] > 100
     assert extents[2].low[2] == pytest.approx(0.05, abs=1e-3)
-    without_surface = Support({2: geometries[2]}, depth, CAMERA)          # image up: heights are relative
+    without_surface = Support({2: geometries[2]}, FramePoints(depth, CAMERA))          # image up: heights are relative
     assert without_surface.surface is None and not without_surface.frame.plane
     assert set(without_surface.extents({2: geometries[2]}, {2})) == {2}
 

@@ -4,7 +4,7 @@ import pytest
 from predrel_ros.core.entities import MANIPULATED_OBJECT, Entity
 from predrel_ros.core.frame import CameraIntrinsics
 from predrel_ros.predicates.geometry import EntityGeometry
-from predrel_ros.predicates.point_sets import points_m, position_m
+from predrel_ros.predicates.point_sets import FramePoints, points_m, position_m
 
 HEIGHT, WIDTH = 120, 160
 CAMERA = CameraIntrinsics(WIDTH, HEIGHT, fx=200.0, fy=200.0, cx=79.5, cy=59.5)
@@ -79,3 +79,24 @@ def test_a_stride_keeps_the_samples_of_every_stride_th_row_and_column():
     assert sorted(set(v.tolist())) == [33, 36, 39] and sorted(set(u.tolist())) == [33, 36, 39, 42, 45, 48]
     assert len(sparse) == 3 * 6
     assert np.allclose(sparse[:, 2], depth[v, u])
+
+
+@pytest.mark.parametrize("position_first", [True, False])
+def test_a_frame_computes_each_entitys_samples_once_and_both_reads_see_them_unchanged(position_first, monkeypatch):
+    from predrel_ros.predicates import point_sets
+
+    geometry, _ = patch(30, 30, 21, 12)
+    depth = np.random.default_rng(7).uniform(0.5, 2.0, (HEIGHT, WIDTH)).astype(np.float32)
+    expected = (position_m(geometry, depth, CAMERA), points_m(geometry, depth, CAMERA),
+                points_m(geometry, depth, CAMERA, 2))
+    calls = []
+    samples = point_sets._samples
+    monkeypatch.setattr(point_sets, "_samples", lambda *args: calls.append(args[2:]) or samples(*args))
+    frame = FramePoints(depth, CAMERA)
+    for _ in range(2):                       # the median's partition must not reorder the shared samples
+        if position_first:
+            assert frame.position_m(geometry) == expected[0]
+        np.testing.assert_array_equal(frame.points_m(geometry), expected[1])
+        np.testing.assert_array_equal(frame.points_m(geometry, 2), expected[2])
+        assert frame.position_m(geometry) == expected[0]
+    assert calls == [(1,), (2,)]             # once per stride

@@ -130,3 +130,28 @@ def test_the_agreement_rate_is_prs_without_the_confidence_weight():
     values = stream.compute()
     assert values["agreement"] == pytest.approx(2 / 3) and values["prs"] == pytest.approx(1.1 / 3)
     assert math.isnan(RollingStreamMetrics(5, with_reference=False).compute()["agreement"])
+
+
+def test_the_kept_poolings_are_those_of_the_current_window_and_fresh_copies():
+    """by_predicate / by_group are computed once per update and kept; each call gets its own dicts,
+    equal to a fresh `pooled`, TPC NaN when not asked for, and the next update recomputes them."""
+    from predrel_ros.predicates import vocabulary
+
+    registry = RollingReliability(window=4, mode="reference")
+    values = ["T", "N", "T", "T", "N", "N"]
+    for frame, value in enumerate(values):
+        registry.update(frame, [estimate("contact", 1, 2, value, 0.3 + 0.1 * frame),
+                                estimate("static", 1, 2, "Ab", 0.5)],
+                        [estimate("contact", 1, 2, "T"), estimate("static", 1, 2, "Ab" if frame % 2 else "Be")])
+        for with_tpc in (True, False, True):
+            names, groups = registry.by_predicate(with_tpc), registry.by_group(with_tpc)
+            fresh_names = registry.pooled(lambda name: name, with_tpc)
+            fresh_groups = registry.pooled(vocabulary.group_of, with_tpc)
+            for got, want in ((names, fresh_names), (groups, fresh_groups)):
+                assert got.keys() == want.keys()
+                for pool in want:
+                    assert got[pool].keys() == want[pool].keys()
+                    assert all(close(got[pool][k], want[pool][k]) for k in want[pool])
+            assert math.isnan(names["contact"]["tpc"]) != with_tpc
+            names["contact"]["prs"] = -1.0                  # a caller scaling its copy changes no other
+            assert registry.by_predicate(with_tpc)["contact"]["prs"] == fresh_names["contact"]["prs"]

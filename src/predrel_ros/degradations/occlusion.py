@@ -16,6 +16,7 @@ it moves with its target.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,8 @@ _RAGGEDNESS = 0.15
 _NOISE_GRID = 6
 #: the two colours of a texture differ by at least this much (sum over the channels)
 _MIN_CONTRAST = 150
+#: occluders and textures kept by the memo (the last few frames' regions of a few conditions)
+_MEMO = 64
 
 
 @dataclass(frozen=True)
@@ -53,23 +56,34 @@ def occluders(regions: np.ndarray, keys: np.ndarray, area_ratio: float, seed: in
               image_shape: tuple[int, ...]) -> list[Occluder]:
     """The occluders of `regions` (N x 4 boxes) at `area_ratio`, ordered by key (drawing order)."""
     height, width = image_shape[:2]
-    out = []
     if area_ratio <= 0:
-        return out
+        return []
+    out = []
     for region, key in sorted(zip(regions, keys), key=lambda pair: int(pair[1])):
-        x1, y1, x2, y2 = (float(v) for v in region)
-        left, top = max(int(np.floor(x1)), 0), max(int(np.floor(y1)), 0)
-        right, bottom = min(int(np.ceil(x2)), width), min(int(np.ceil(y2)), height)
-        if right <= left or bottom <= top or x2 <= x1 or y2 <= y1:
-            continue
-        field = _shape_field(_rng(seed, int(key), "shape"), np.arange(left, right) + 0.5 - x1,
-                             np.arange(top, bottom) + 0.5 - y1, x2 - x1, y2 - y1)
-        mask = _lowest(field, int(round(area_ratio * field.size)))
-        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-        if rows.size:
-            out.append(Occluder(int(key), top + int(rows[0]), left + int(cols[0]),
-                                mask[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]))
+        occluder = _occluder(int(seed), int(key), *(float(v) for v in region), float(area_ratio), height, width)
+        if occluder is not None:
+            out.append(occluder)
     return out
+
+
+@functools.lru_cache(maxsize=_MEMO)
+def _occluder(seed: int, key: int, x1: float, y1: float, x2: float, y2: float, area_ratio: float,
+              height: int, width: int) -> Occluder | None:
+    """The occluder of one region (None: nothing of it in the image). Memoised, as `_texture_of`: a pure
+    function of its arguments, and a target at rest has the same box frame after frame."""
+    left, top = max(int(np.floor(x1)), 0), max(int(np.floor(y1)), 0)
+    right, bottom = min(int(np.ceil(x2)), width), min(int(np.ceil(y2)), height)
+    if right <= left or bottom <= top or x2 <= x1 or y2 <= y1:
+        return None
+    field = _shape_field(_rng(seed, key, "shape"), np.arange(left, right) + 0.5 - x1,
+                         np.arange(top, bottom) + 0.5 - y1, x2 - x1, y2 - y1)
+    mask = _lowest(field, int(round(area_ratio * field.size)))
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    if not rows.size:
+        return None
+    mask = mask[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+    mask.flags.writeable = False              # shared by every caller of the memo
+    return Occluder(key, top + int(rows[0]), left + int(cols[0]), mask)
 
 
 def _lowest(field: np.ndarray, count: int) -> np.ndarray:
@@ -100,7 +114,7 @@ def occlude(image: np.ndarray, occluders_: list[Occluder], seed: int) -> np.ndar
     out = image.copy()
     for occluder in occluders_:
         height, width = occluder.mask.shape
-        texture = _texture(_rng(seed, occluder.key, "texture"), height, width)
+        texture = _texture_of(int(seed), occluder.key, height, width)
         if out.ndim == 2:
             texture = texture.mean(axis=2).astype(np.uint8)
         window = out[occluder.top:occluder.top + height, occluder.left:occluder.left + width]
@@ -110,6 +124,14 @@ def occlude(image: np.ndarray, occluders_: list[Occluder], seed: int) -> np.ndar
 
 def _rng(seed: int, key: int, part: str) -> np.random.Generator:
     return np.random.default_rng(int(draws.hashes(seed, f"occlusion.{part}", key)[0]))
+
+
+@functools.lru_cache(maxsize=_MEMO)
+def _texture_of(seed: int, key: int, height: int, width: int) -> np.ndarray:
+    """The texture of the occluder of region `key` at this size (read-only; memoised, see `_occluder`)."""
+    texture = _texture(_rng(seed, key, "texture"), height, width)
+    texture.flags.writeable = False
+    return texture
 
 
 def _texture(rng: np.random.Generator, height: int, width: int) -> np.ndarray:

@@ -67,7 +67,7 @@ from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
 from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, inside_fraction, support_fraction
 from predrel_ros.predicates.gravity import Support
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
-from predrel_ros.predicates.point_sets import position_m
+from predrel_ros.predicates.point_sets import FramePoints
 from predrel_ros.predicates.stream_windows import StreamWindows
 
 if TYPE_CHECKING:                     # core.frame imports predicates.estimate
@@ -260,6 +260,7 @@ class PredicateExtractor:
 
         geometries: dict[int, EntityGeometry] = {}
         in_3d = depth_m is not None and camera is not None and self._dynamic_3d is not None
+        points = FramePoints(depth_m, camera) if depth_m is not None and camera is not None else None
         for entity in entities:
             track = self._tracks.get(entity.id)
             if track is not None and track.role != entity.role:   # the id now names something else
@@ -273,7 +274,7 @@ class PredicateExtractor:
                 if not geometry.empty:
                     geometries[entity.id] = geometry
                     track.samples.append((frame_index, geometry.cx * to_ref, geometry.cy * to_ref))
-                    position = None if not in_3d else position_m(geometry, depth_m, camera)
+                    position = None if not in_3d else points.position_m(geometry)
                     if position is not None:
                         track.positions.append((frame_index, *position))
         self._forget_old(frame_index)
@@ -285,6 +286,7 @@ class PredicateExtractor:
         self._to_ref = to_ref
         self._depth_m = depth_m
         self._camera = camera
+        self._points = points           # the entities' depth samples, shared by position and extent
         self._enclosed_now: set[tuple[str, int, int]] = set()
         self._present = present
         self._geometries = geometries
@@ -487,7 +489,7 @@ class PredicateExtractor:
                     codes: np.ndarray, margins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The rule along gravity (`rules.static_rules_3d`) in place of the image rule's codes and
         margins for the rows whose two entities both have an extent (`gravity.Support.extents`)."""
-        support = Support(self._geometries, self._depth_m, self._camera)
+        support = Support(self._geometries, self._points)
         extents = support.extents(self._geometries, {entity for row in rows for entity in row})
         in_3d = np.array([s in extents and o in extents for s, o in rows])
         if not in_3d.any():

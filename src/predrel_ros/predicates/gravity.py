@@ -17,17 +17,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from predrel_ros.core.entities import SURFACE
 from predrel_ros.core.planes import fit_plane
 from predrel_ros.predicates.geometry import EntityGeometry
-from predrel_ros.predicates.point_sets import points_m
-
-if TYPE_CHECKING:                     # core.frame imports predicates.estimate
-    from predrel_ros.core.frame import CameraIntrinsics
+from predrel_ros.predicates.point_sets import FramePoints
 
 #: points within this distance (m) of the first fit are the plane's in the refit
 PLANE_INLIER_M = 0.01
@@ -119,14 +115,15 @@ class GravityFrame:
 class Support:
     """The frame's gravity and the surface entity that gave its plane (None: image up)."""
 
-    def __init__(self, geometries: dict[int, EntityGeometry], depth_m: np.ndarray, camera: CameraIntrinsics) -> None:
-        """From the largest surface among `geometries` with masked depth samples spanning a plane."""
-        self.depth_m, self.camera = depth_m, camera
+    def __init__(self, geometries: dict[int, EntityGeometry], points: FramePoints) -> None:
+        """From the largest surface among `geometries` with masked depth samples (of the frame's
+        `points`) spanning a plane."""
+        self.points = points
         surfaces = [g for g in geometries.values() if g.entity.role == SURFACE]
         self.frame, self.surface = GravityFrame.image_up(), None
         if surfaces:
             surface = max(surfaces, key=lambda g: g.area)
-            points = points_m(surface, depth_m, camera, PLANE_STRIDE)
+            points = self.points.points_m(surface, PLANE_STRIDE)
             frame = GravityFrame.from_support(points) if points is not None else None
             if frame is not None:
                 self.frame, self.surface = frame, surface
@@ -141,7 +138,7 @@ class Support:
                 extents[entity_id] = self.frame.plane_extent()
                 continue
             stride = max(1, round(math.sqrt(geometry.area / EXTENT_PIXELS)))
-            points = points_m(geometry, self.depth_m, self.camera, stride)
+            points = self.points.points_m(geometry, stride)
             if points is not None:
                 extents[entity_id] = self.frame.extent(points)
         return extents

@@ -26,13 +26,7 @@ _KERNEL = np.ones((3, 3), np.uint8)
 def position_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntrinsics) -> tuple[float, ...] | None:
     """(X, Y, Z) in metres in the camera frame, or None with fewer than MIN_SAMPLES valid samples
     (or no mask: a box says nothing about which pixels are the entity's)."""
-    samples = _samples(geometry, depth_m)
-    if samples is None:
-        return None
-    inner, depth, columns, rows = samples
-    depths = depth[inner]
-    x, y, _ = _back_projected(inner, depths, columns, rows, camera)
-    return _median(x), _median(y), _median(depths)     # z's median in the image's own (narrower) type
+    return FramePoints(depth_m, camera).position_m(geometry)
 
 
 def points_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntrinsics, stride: int = 1
@@ -40,11 +34,44 @@ def points_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntrin
     """The entity's samples back-projected, N x 3 (X, Y, Z) in metres in the camera frame; None as
     for `position_m`. stride > 1: the mask and depth of every stride-th row and column only, the edge
     one such step inside (a large surface's plane needs no more)."""
-    samples = _samples(geometry, depth_m, stride)
-    if samples is None:
-        return None
-    inner, depth, columns, rows = samples
-    return np.stack(_back_projected(inner, depth[inner], columns, rows, camera), axis=1)
+    return FramePoints(depth_m, camera).points_m(geometry, stride)
+
+
+class FramePoints:
+    """One frame's back-projected samples of each entity (`position_m`, `points_m`), computed once
+    per entity and stride and shared: the 3D position and the extent along gravity
+    (`gravity.Support`) of an entity read the same samples."""
+
+    def __init__(self, depth_m: np.ndarray, camera: CameraIntrinsics) -> None:
+        self.depth_m, self.camera = depth_m, camera
+        self._xyz: dict[tuple[EntityGeometry, int], tuple[np.ndarray, ...] | None] = {}
+
+    def position_m(self, geometry: EntityGeometry) -> tuple[float, ...] | None:
+        """`position_m` of the entity in this frame."""
+        xyz = self._back_projected(geometry, 1)
+        if xyz is None:
+            return None
+        x, y, _, depths = xyz
+        return _median(x.copy()), _median(y.copy()), _median(depths.copy())   # z's in the image's (narrower) type
+
+    def points_m(self, geometry: EntityGeometry, stride: int = 1) -> np.ndarray | None:
+        """`points_m` of the entity in this frame."""
+        xyz = self._back_projected(geometry, stride)
+        return None if xyz is None else np.stack(xyz[:3], axis=1)
+
+    def _back_projected(self, geometry: EntityGeometry, stride: int
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """x, y, z (float64) and the depth image's values of the selected samples."""
+        key = (geometry, stride)
+        if key not in self._xyz:
+            samples = _samples(geometry, self.depth_m, stride)
+            if samples is None:
+                self._xyz[key] = None
+            else:
+                inner, depth, columns, rows = samples
+                depths = depth[inner]
+                self._xyz[key] = (*_back_projected(inner, depths, columns, rows, self.camera), depths)
+        return self._xyz[key]
 
 
 def _samples(geometry: EntityGeometry, depth_m: np.ndarray, stride: int = 1
@@ -80,7 +107,7 @@ def _back_projected(inner: np.ndarray, depths: np.ndarray, columns: np.ndarray, 
 
 
 def _median(values: np.ndarray) -> float:
-    """np.median (in float64) of finite values, by one partition in place (values is a temporary of
+    """np.median (in float64) of finite values, by one partition in place (values is a copy of
     position_m's; np.median copies and partitions once more for its NaN check)."""
     half = values.size // 2
     if values.size % 2:

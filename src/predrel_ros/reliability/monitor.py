@@ -488,7 +488,7 @@ class ReliabilityMonitor:
         """The report after the newest processed frame; streams=False leaves the per-stream records
         out (names and groups only)."""
         config = self.config
-        streams_metrics = self._with_gaps(self._rolling.compute())
+        streams_metrics = self._with_gaps(self._rolling.compute()) if streams else {}
         names_metrics = self._with_gaps(self._rolling.by_predicate())
         groups_metrics = self._with_gaps(self._rolling.by_group())
         name_checks = self._rule_counts(lambda name: name)

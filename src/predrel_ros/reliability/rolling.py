@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -211,6 +211,7 @@ class RollingReliability:
     def reset(self) -> None:
         self.streams: dict[tuple[str, int, int], RollingStreamMetrics] = {}
         self.last_frame: int | None = None
+        self._pools: tuple | None = None      # (with TPC, by name, by group) of the current window
 
     def _stream(self, key: tuple[str, int, int]) -> RollingStreamMetrics:
         stream = self.streams.get(key)
@@ -255,6 +256,7 @@ class RollingReliability:
             raise ValueError(f"rolling reliability: frame {frame_index} after frame {self.last_frame}; "
                              f"frames must come in increasing order")
         self.last_frame = frame_index
+        self._pools = None
         return frame_index
 
     def _age(self, frame_index: int) -> None:
@@ -275,11 +277,22 @@ class RollingReliability:
 
     def by_predicate(self, with_tpc: bool = True) -> dict[str, dict[str, float]]:
         """Metrics pooled over the streams of each predicate name (see `pooled`)."""
-        return self.pooled(lambda name: name, with_tpc)
+        return self._name_and_group_pools(with_tpc)[0]
 
     def by_group(self, with_tpc: bool = True) -> dict[str, dict[str, float]]:
         """Metrics pooled over the streams of each predicate group (contact, static, dynamic, derived)."""
-        return self.pooled(vocabulary.group_of, with_tpc)
+        return self._name_and_group_pools(with_tpc)[1]
+
+    def _name_and_group_pools(self, with_tpc: bool) -> tuple[dict, dict]:
+        """Fresh copies of both poolings of the current window, computed in one pass over the streams
+        and kept until the next update (a monitor asks for them several times a frame); without TPC,
+        a pooling that has it gives it as NaN, as computing it without would."""
+        if self._pools is None or (with_tpc and not self._pools[0]):
+            self._pools = (with_tpc, *self.pooled_by((_same_name, vocabulary.group_of), with_tpc))
+        _, *pools = self._pools
+        nan = float("nan")
+        return tuple({pool: {**values, "tpc": values["tpc"] if with_tpc else nan} for pool, values in pooling.items()}
+                     for pooling in pools)
 
     def pooled(self, pool_of: Callable[[str], str], with_tpc: bool = True) -> dict[str, dict[str, float]]:
         """Metrics pooled over the streams whose predicate name maps to the same `pool_of(name)`.
@@ -290,51 +303,70 @@ class RollingReliability:
         is the frame-weighted mean over the streams that have a calibration; TPC is the
         frame-weighted mean of the streams' TPC.
         """
-        totals: dict[str, dict[str, float]] = {}
+        return self.pooled_by((pool_of,), with_tpc)[0]
+
+    def pooled_by(self, pools_of: Sequence[Callable[[str], str]], with_tpc: bool = True
+                  ) -> list[dict[str, dict[str, float]]]:
+        """`pooled` for each of `pools_of`, in one pass over the streams."""
+        poolings: list[dict[str, dict[str, float]]] = [{} for _ in pools_of]
         for (name, _, _), stream in self.streams.items():
             n = len(stream)
             if n == 0:
                 continue
-            total = totals.setdefault(pool_of(name), dict.fromkeys(
-                ("frames", "pairs", "changes", "conf", "unk", "valid", "prs", "agreement", "cws", "expected",
-                 "expected_frames", "tpc_weighted", "tpc_frames"), 0.0))
-            total["frames"] += n
-            total["pairs"] += n - 1
-            total["changes"] += stream._changes
-            total["conf"] += stream._conf_sum
-            total["unk"] += stream._unk
-            if stream.calibration is not None:
-                total["expected"] += stream._expected_sum
-                total["expected_frames"] += n
-            if stream.with_reference:
-                total["valid"] += stream._valid
-                total["prs"] += stream._prs_sum
-                total["agreement"] += stream._agreement_sum
-                total["cws"] += stream._cws_sum
-                if with_tpc:
-                    value = stream.compute(with_tpc=True)["tpc"]
-                    if not math.isnan(value):
-                        total["tpc_weighted"] += value * n
-                        total["tpc_frames"] += n
+            tpc = stream.compute(with_tpc=True)["tpc"] if with_tpc and stream.with_reference else math.nan
+            for pool_of, totals in zip(pools_of, poolings):
+                total = totals.get(pool_of(name))
+                if total is None:
+                    total = totals[pool_of(name)] = dict.fromkeys(_TOTALS, 0.0)
+                _add_stream(total, stream, n, tpc)
+        return [{pool: self._pooled_values(total) for pool, total in totals.items()} for totals in poolings]
+
+    def _pooled_values(self, total: dict[str, float]) -> dict[str, float]:
         nan = float("nan")
-        pooled: dict[str, dict[str, float]] = {}
-        for pool, total in totals.items():
-            frames = total["frames"]
-            result = dict.fromkeys(METRIC_NAMES, nan)
-            result["frames"] = frames
-            result["confidence"] = max(0.0, total["conf"]) / frames
-            result["unk_rate"] = total["unk"] / frames
-            result["tpc_s"] = 1.0 - total["changes"] / total["pairs"] if total["pairs"] else 1.0
-            if total["expected_frames"]:
-                result["expected_agreement"] = total["expected"] / total["expected_frames"]
-            if self.mode == REFERENCE:
-                result["prs"] = max(0.0, total["prs"]) / total["valid"] if total["valid"] else nan
-                result["agreement"] = max(0.0, total["agreement"]) / total["valid"] if total["valid"] else nan
-                result["cws"] = max(0.0, total["cws"]) / frames
-                if total["tpc_frames"]:
-                    result["tpc"] = total["tpc_weighted"] / total["tpc_frames"]
-            pooled[pool] = result
-        return pooled
+        frames = total["frames"]
+        result = dict.fromkeys(METRIC_NAMES, nan)
+        result["frames"] = frames
+        result["confidence"] = max(0.0, total["conf"]) / frames
+        result["unk_rate"] = total["unk"] / frames
+        result["tpc_s"] = 1.0 - total["changes"] / total["pairs"] if total["pairs"] else 1.0
+        if total["expected_frames"]:
+            result["expected_agreement"] = total["expected"] / total["expected_frames"]
+        if self.mode == REFERENCE:
+            result["prs"] = max(0.0, total["prs"]) / total["valid"] if total["valid"] else nan
+            result["agreement"] = max(0.0, total["agreement"]) / total["valid"] if total["valid"] else nan
+            result["cws"] = max(0.0, total["cws"]) / frames
+            if total["tpc_frames"]:
+                result["tpc"] = total["tpc_weighted"] / total["tpc_frames"]
+        return result
+
+
+#: the running totals of one pool
+_TOTALS = ("frames", "pairs", "changes", "conf", "unk", "valid", "prs", "agreement", "cws", "expected",
+           "expected_frames", "tpc_weighted", "tpc_frames")
+
+
+def _same_name(name: str) -> str:
+    return name
+
+
+def _add_stream(total: dict[str, float], stream: RollingStreamMetrics, n: int, tpc: float) -> None:
+    """One stream's terms (n frames, its TPC or NaN) into a pool's totals."""
+    total["frames"] += n
+    total["pairs"] += n - 1
+    total["changes"] += stream._changes
+    total["conf"] += stream._conf_sum
+    total["unk"] += stream._unk
+    if stream.calibration is not None:
+        total["expected"] += stream._expected_sum
+        total["expected_frames"] += n
+    if stream.with_reference:
+        total["valid"] += stream._valid
+        total["prs"] += stream._prs_sum
+        total["agreement"] += stream._agreement_sum
+        total["cws"] += stream._cws_sum
+        if not math.isnan(tpc):
+            total["tpc_weighted"] += tpc * n
+            total["tpc_frames"] += n
 
 
 #: one stream's terms of one frame: (stream key, value code, confidence, reference code, reference confidence)

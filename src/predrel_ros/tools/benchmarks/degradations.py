@@ -3,7 +3,9 @@
 Image kinds are timed on `Degrader.apply_image`, frame_drop on `decide_frame` and detection_noise on
 `apply_entities` with six masked entities, each at every frame size asked for (default 320x240 and
 640x480). The frame index changes with every repeat, so per-frame draws (the motion direction)
-vary as in a stream. Reported: median and p95 milliseconds per frame, and the median's ratio to the
+vary as in a stream; the occlusion kinds' regions stay put, so after the first repeat the textured
+occluders come from their memo (`degradations.occlusion`: a target at rest; a moving one is redrawn
+every frame). Reported: median and p95 milliseconds per frame, and the median's ratio to the
 median of a frame copy (`image.copy()`) of the same size.
 """
 from __future__ import annotations
