@@ -47,7 +47,10 @@ into records per predicate stream, per predicate name and per group, each with a
 - a predicate name: its pooled metrics and its violation rate, judged by `TrustAssessor`;
 - a stream (one pair): its own metrics, judged the same way against its predicate's baseline (no
   violation rate: the logic monitor counts per predicate, not per pair);
-- a group: the worst level of its predicate names, with their reasons.
+- a group: the worst level of its predicate names, with their reasons; in self mode with entities
+  also a group with no predicate in the window (perception found no hand: no contact), once the
+  evidence covers `trust.min_frames` frames: its only metric UNK rate 1, judged by the trust model
+  on that and the evidence beyond the predicates, STALE without one.
 The expected agreement of every record is scaled by the share of the window's frames the
 evaluated stream delivered (`stream_timing`), since a frame it never published disagrees.
 A record with fewer than `trust.min_frames` frames is STALE (not enough samples to judge); for
