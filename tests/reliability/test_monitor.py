@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from reliability_scenarios import occlusion_run, oracle_profile
 
 from predrel_ros.core.entities import Entity
-from predrel_ros.predicates import PredicateExtractor
+from predrel_ros.predicates import PredicateExtractor, vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.logic_rules import LogicMonitor
 from predrel_ros.reliability import metrics
@@ -446,3 +446,21 @@ def test_stale_stays_stale_and_the_model_must_fit_the_monitor():
     with pytest.raises(ValueError, match="needs self mode with the entities"):
         ReliabilityMonitor(MonitorConfig(reference_mode=SELF, skip_replaced_tracks=False, window=20),
                            trust_model=flat_model(0.0))
+
+
+def test_a_group_without_predicates_is_judged_on_the_evidence_alone_once_the_evidence_covers_min_frames():
+    no_contact = [(t, entities, [e for e in estimates if vocabulary.group_of(e.name) != "contact"])
+                  for t, entities, estimates in scripted_frames()]
+    early = run_self(ReliabilityMonitor(MonitorConfig(window=20), TrustConfig(min_frames=10)), no_contact[:9])
+    assert early.report(streams=False).group("contact") is None and "contact" not in early.group_signals()
+    plain = run_self(ReliabilityMonitor(MonitorConfig(window=20), TrustConfig(min_frames=10)), no_contact)
+    contact = plain.report(streams=False).group("contact")            # no model: nothing to judge it by
+    assert contact.trust == STALE and contact.reason == "no predicate in the window" and contact.samples == 20
+    signals = plain.group_signals()["contact"]
+    assert signals["unk_rate"] == 1.0 and math.isnan(signals["confidence"]) and math.isnan(signals["violation_rate"])
+    modelled = run_self(ReliabilityMonitor(MonitorConfig(window=20), TrustConfig(min_frames=10),
+                                           trust_model=flat_model(-2.0)), no_contact).report(streams=False)
+    contact = modelled.group("contact")
+    assert contact.trust == ERROR and contact.reason.startswith("expected agreement 0.12 < 0.40 (error)")
+    assert modelled.trust()["contact"].level == ERROR
+    assert modelled.group("static").trust == ERROR                     # the groups with predicates as before

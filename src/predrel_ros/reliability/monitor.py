@@ -47,7 +47,10 @@ into records per predicate stream, per predicate name and per group, each with a
 - a predicate name: its pooled metrics and its violation rate, judged by `TrustAssessor`;
 - a stream (one pair): its own metrics, judged the same way against its predicate's baseline (no
   violation rate: the logic monitor counts per predicate, not per pair);
-- a group: the worst level of its predicate names, with their reasons.
+- a group: the worst level of its predicate names, with their reasons; in self mode with entities
+  also a group with no predicate in the window (perception found no hand: no contact), once the
+  evidence covers `trust.min_frames` frames: its only metric UNK rate 1, judged by the trust model
+  on that and the evidence beyond the predicates, STALE without one.
 The expected agreement of every record is scaled by the share of the window's frames the
 evaluated stream delivered (`stream_timing`), since a frame it never published disagrees.
 A record with fewer than `trust.min_frames` frames is STALE (not enough samples to judge); for
@@ -79,9 +82,9 @@ from predrel_ros.reliability.matching import (
     REFERENCE_ENTITIES,
     FrameIndexMatcher,
 )
+from predrel_ros.reliability.rolling import METRIC_NAMES, RollingReliability, pair_with_references
 from predrel_ros.reliability.rolling import REFERENCE as ROLLING_REFERENCE
 from predrel_ros.reliability.rolling import SELF as ROLLING_SELF
-from predrel_ros.reliability.rolling import RollingReliability, pair_with_references
 from predrel_ros.reliability.scene_memory import SceneMemory
 from predrel_ros.reliability.sensitivity import RollingSensitivity
 from predrel_ros.reliability.stream_timing import StreamTiming
@@ -490,7 +493,7 @@ class ReliabilityMonitor:
         config = self.config
         streams_metrics = self._with_gaps(self._rolling.compute()) if streams else {}
         names_metrics = self._with_gaps(self._rolling.by_predicate())
-        groups_metrics = self._with_gaps(self._rolling.by_group())
+        groups_metrics = self._with_evidence_only_groups(self._with_gaps(self._rolling.by_group()))
         name_checks = self._rule_counts(lambda name: name)
         group_checks = self._rule_counts(vocabulary.group_of)
         violation_rates = {name: _rate(counts) for name, counts in name_checks.items()}
@@ -539,8 +542,10 @@ class ReliabilityMonitor:
             members = [record for record in name_records.values() if record.group == group]
             level = worst_level(record.trust for record in members)
             model = modelled.get(group)
-            if model is not None and level != STALE:
+            if model is not None and (level != STALE or not members):    # no members: judged on evidence alone
                 level, reason = model.level, model.reason
+            elif not members:
+                level, reason = STALE, "no predicate in the window"
             else:
                 reason = "; ".join(f"{record.predicate}: {record.reason}" for record in members
                                    if record.trust != OK and record.reason)
@@ -570,7 +575,22 @@ class ReliabilityMonitor:
         """Per group its pooled metrics over the current window (`rolling.METRIC_NAMES`, TPC left
         NaN), e.g. the expected agreement that `predrel eval` compares with the true agreement, and
         `violation_rate` (NaN with fewer than `min_rule_checks` checks): what the trust estimator reads."""
-        return self._with_group_violations(self._with_gaps(self._rolling.by_group(with_tpc=False)))
+        return self._with_evidence_only_groups(
+            self._with_group_violations(self._with_gaps(self._rolling.by_group(with_tpc=False))))
+
+    def _with_evidence_only_groups(self, metrics: dict) -> dict:
+        """Group metrics with, in self mode with entities, every group that has no predicate in the
+        window added once the evidence covers `trust.min_frames` frames, as a group whose every
+        estimate is unknown (UNK rate 1, the other metrics NaN): a trust model judges it on that and
+        the evidence (a scene where perception finds no hand still gets a contact trust, issue 14);
+        without one it is STALE."""
+        if self._evidence is None or self._evidence.frames() < self.trust_config.min_frames:
+            return metrics
+        for group in vocabulary.GROUPS:
+            if group not in metrics:
+                metrics[group] = {**dict.fromkeys(METRIC_NAMES, math.nan), "unk_rate": 1.0,
+                                  "frames": float(self._evidence.frames()), "violation_rate": math.nan}
+        return metrics
 
     def _with_group_violations(self, metrics: dict) -> dict:
         """Group metrics with each group's judged violation rate added (`violation_rate`)."""

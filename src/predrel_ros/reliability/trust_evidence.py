@@ -98,6 +98,10 @@ class TrustEvidence:
             self._frames.popleft()
         self.timing.update(frame_index)
 
+    def frames(self) -> int:
+        """Delivered frames in the window (the evidence's samples)."""
+        return len(self._frames)
+
     def features(self) -> dict[str, float]:
         """The window's evidence (`FEATURES`; all NaN before the first frame)."""
         if not self._frames:

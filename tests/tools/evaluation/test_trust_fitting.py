@@ -1,11 +1,13 @@
 """The trust estimator fitted on saved eval runs, and the same model measured live by the sweep."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from predrel_ros.core.errors import UserError
-from predrel_ros.reliability.trust_estimator import TrustModel
+from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, TrustModel
 from predrel_ros.tools.evaluation.config import NO_ACTION, EvaluationConfig
 from predrel_ros.tools.evaluation.sweep import run_sweep
 from predrel_ros.tools.evaluation.trust_fitting import evaluate, fit_model, load_runs, modelled
@@ -83,3 +85,23 @@ def test_bounds_for_a_false_alarm_budget_flag_at_most_that_share_of_the_clean_wi
         assert group.error == min(0.4, group.warn)
     with pytest.raises(ValueError, match="clean_false_alarms"):
         fit_model(episodes, window=20, clean_false_alarms=1.0)
+
+
+def test_a_group_the_monitor_gave_on_the_evidence_alone_is_judged_by_the_model(run):
+    """A run without a model records such a group STALE (not judged), its only signal UNK rate 1."""
+    episodes = load_runs([run])
+    model = fit_model(episodes, window=20)
+    row = GROUPS.index("contact")
+    series = episodes[0][1][0]
+    blind = dataclasses.replace(series, signals=series.signals.copy(), judged=series.judged.copy())
+    blind.signals[row, 10:] = np.nan
+    blind.signals[row, 10:, GROUP_SIGNALS.index("unk_rate")] = 1.0
+    blind.judged[row, 10:] = False
+    values = modelled(model, blind)
+    contact = model.groups["contact"]
+    assert np.isfinite(values.expected[row, 10:]).all()
+    assert np.array_equal(values.flagged[row, 10:], values.expected[row, 10:] < contact.warn)
+    assert (values.expected[row, 10:] < modelled(model, series).expected[row, 10:].max()).all()
+    blind.signals[row, 10:] = np.nan                                 # no group at all: nothing to judge
+    values = modelled(model, blind)
+    assert np.isnan(values.expected[row, 10:]).all() and not values.flagged[row, 10:].any()

@@ -29,7 +29,13 @@ from predrel_ros.core.errors import UserError
 from predrel_ros.degradations import NONE
 from predrel_ros.reliability.evidence_profile import EvidenceProfile
 from predrel_ros.reliability.trust import ERROR, OK, WARN
-from predrel_ros.reliability.trust_estimator import DELIVERED, MODEL_DEVIATIONS, TrustModel, delivered_factor
+from predrel_ros.reliability.trust_estimator import (
+    DELIVERED,
+    GROUP_SIGNALS,
+    MODEL_DEVIATIONS,
+    TrustModel,
+    delivered_factor,
+)
 from predrel_ros.reliability.trust_evidence import FEATURES
 from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences
@@ -85,7 +91,7 @@ def fit_model(episodes: Sequence[Episode], window: int, without_kinds: Iterable[
                 true = truth.get(group)
                 if true is None:
                     continue
-                keep = s.judged[row] & ~np.isnan(true)
+                keep = _judged_by_model(s, row) & ~np.isnan(true)
                 inputs = np.hstack([s.signals[row], deviations])[keep]
                 parts[group].append((inputs, true[keep], np.full(int(keep.sum()), condition.kind == NONE),
                                      _delivered(s)[keep]))
@@ -144,6 +150,16 @@ def _deviations(profile: EvidenceProfile, series: TrustSeries) -> np.ndarray:
                      for values in (profile.deviations(dict(zip(FEATURES, row))) for row in series.features)])
 
 
+def _judged_by_model(series: TrustSeries, row: int) -> np.ndarray:
+    """(T,) the windows a trust model judges the group of `row` in: those the run judged, and those
+    where the group had no predicate and the monitor gave it on the evidence alone (UNK rate 1, no
+    confidence: `ReliabilityMonitor._with_evidence_only_groups`), STALE in a run without a model."""
+    signals = series.signals[row]
+    evidence_only = np.isnan(signals[:, GROUP_SIGNALS.index("confidence")]) & \
+        (signals[:, GROUP_SIGNALS.index("unk_rate")] == 1.0)
+    return series.judged[row] | evidence_only
+
+
 def _delivered(series: TrustSeries) -> np.ndarray:
     """(T,) the factor of the expected agreement for each frame's window (`delivered_factor`)."""
     return delivered_factor(series.features[:, FEATURES.index(DELIVERED)])
@@ -163,7 +179,7 @@ def modelled(model: TrustModel, series: TrustSeries) -> TrustSeries:
         levels = np.where(values < group_model.error, ERROR, np.where(values < group_model.warn, WARN, OK))
         defined = ~np.isnan(series.signals[row]).all(axis=1)     # the monitor had the group at that frame
         expected[row] = np.where(defined, values, np.nan)
-        flagged[row] = series.judged[row] & np.isin(levels, FLAGGED)
+        flagged[row] = _judged_by_model(series, row) & np.isin(levels, FLAGGED)
     return dataclasses.replace(series, expected=expected, flagged=flagged)
 
 
