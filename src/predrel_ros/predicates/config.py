@@ -178,7 +178,11 @@ class DynamicConfig:
     In 3D, with a depth image and the camera intrinsics, when both entities have a 3D position
     (`predicates.point_sets`) on at least min_frames frames of the window: the same rule on 3D
     velocities in metres per second (per-frame slopes times frame_rate_hz) against the `*_mps`
-    thresholds; None for moving_speed_mps keeps the 2D rule.
+    thresholds; None for moving_speed_mps keeps the 2D rule. containment (a fraction): when two
+    consecutive masks of a track share at least this share of the smaller one's pixels (the silhouette
+    did not move, only what is visible of it), the track's 3D position moves by the shift of the
+    pixels visible in both frames, not by its median's (`predicates.steady_position`: a hand covering a
+    still object moves its visible median); None: the median's shift always.
     """
 
     min_frames: int = 3
@@ -190,6 +194,7 @@ class DynamicConfig:
     moving_speed_mps: Threshold | None = field(default_factory=lambda: Threshold(0.08, 0.04))
     relative_speed_mps: Threshold = field(default_factory=lambda: Threshold(0.1, 0.05))
     distance_rate_mps: Threshold = field(default_factory=lambda: Threshold(0.05, 0.025))
+    containment: float | None = None
 
     def __post_init__(self) -> None:
         if self.min_frames < 2:
@@ -203,6 +208,8 @@ class DynamicConfig:
             raise ValueError(f"frame_rate_hz must be > 0, got {self.frame_rate_hz}")
         if not 0.0 < self.fmt_contact_fraction <= 1.0:
             raise ValueError(f"fmt_contact_fraction must lie in (0, 1], got {self.fmt_contact_fraction}")
+        if self.containment is not None and not 0.0 < self.containment <= 1.0:
+            raise ValueError(f"containment must lie in (0, 1] or be None, got {self.containment}")
 
     def in_metres(self) -> "DynamicConfig | None":
         """The 3D rule's config: the `*_mps` thresholds in place of the pixel ones (None: 2D only)."""

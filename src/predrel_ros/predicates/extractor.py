@@ -68,6 +68,7 @@ from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, i
 from predrel_ros.predicates.gravity import Support
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
 from predrel_ros.predicates.point_sets import position_m
+from predrel_ros.predicates.steady_position import SteadyPosition
 from predrel_ros.predicates.stream_windows import StreamWindows
 
 if TYPE_CHECKING:                     # core.frame imports predicates.estimate
@@ -92,7 +93,7 @@ class _Track:
     """Centroid samples (reference px) and 3D positions (m) of one track over the window, and when
     it was last seen."""
 
-    __slots__ = ("role", "last_seen", "samples", "motion", "positions", "motion3d")
+    __slots__ = ("role", "last_seen", "samples", "motion", "positions", "motion3d", "steady")
 
     def __init__(self, role: str) -> None:
         self.role = role
@@ -101,6 +102,7 @@ class _Track:
         self.motion: _Motion | None = None
         self.positions: deque[Sample] = deque()
         self.motion3d: _Motion | None = None
+        self.steady = SteadyPosition()
 
 
 class _Motion:
@@ -275,7 +277,8 @@ class PredicateExtractor:
                     track.samples.append((frame_index, geometry.cx * to_ref, geometry.cy * to_ref))
                     position = None if not in_3d else position_m(geometry, depth_m, camera)
                     if position is not None:
-                        track.positions.append((frame_index, *position))
+                        steady = track.steady.update(position, geometry, depth_m, camera, config.dynamic.containment)
+                        track.positions.append((frame_index, *steady))
         self._forget_old(frame_index)
         for track in self._tracks.values():
             track.motion = _window_motion(track.samples, window_start, frame_index)
