@@ -194,7 +194,7 @@ class DynamicConfig:
     moving_speed_mps: Threshold | None = field(default_factory=lambda: Threshold(0.08, 0.04))
     relative_speed_mps: Threshold = field(default_factory=lambda: Threshold(0.1, 0.05))
     distance_rate_mps: Threshold = field(default_factory=lambda: Threshold(0.05, 0.025))
-    containment: float | None = None
+    containment: float | None = 0.98
 
     def __post_init__(self) -> None:
         if self.min_frames < 2:
