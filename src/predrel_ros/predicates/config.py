@@ -131,8 +131,10 @@ class StaticConfig:
     In 3D, with a depth image and the camera intrinsics, for pairs whose entities both have masked
     depth samples (`rules.static_rules_3d`; gravity from the surface's fitted plane, else image up,
     `predicates.gravity`), in metres along gravity: In as above; Sup when i's lowest visible point is
-    within support_gap_m of j's top (the surface: its plane) and the footprints meet; Ab / Be when i's
-    lowest point is at least above_clearance_m above j's top / i's top as far below j's bottom, the
+    within support_gap_m of j's top (the surface: its plane) and the footprints meet; Ab when i's
+    lowest point is at least above_clearance_m above j's top (room for the fingers a hand above an
+    object hides), Be when i's top is at least below_clearance_m below j's bottom (what stands on i
+    shows its lowest visible point a few mm above i's top: its contact line is hidden), the
     footprints at most footprint_gap_m apart laterally and footprint_depth_gap_m along the view
     (negative: overlapping by as much; the far sides are hidden, so the second is the larger); Ar
     when the two extents are at most around_distance_m apart. support_gap_m None keeps the 2D rule.
@@ -146,6 +148,7 @@ class StaticConfig:
     around_distance: Threshold = field(default_factory=lambda: Threshold(1.2, 0.3))
     support_gap_m: Threshold | None = field(default_factory=lambda: Threshold(0.012, 0.006))
     above_clearance_m: Threshold = field(default_factory=lambda: Threshold(0.01, 0.005))
+    below_clearance_m: Threshold = field(default_factory=lambda: Threshold(0.01, 0.005))
     footprint_gap_m: Threshold = field(default_factory=lambda: Threshold(0.01, 0.01))
     footprint_depth_gap_m: Threshold = field(default_factory=lambda: Threshold(0.02, 0.01))
     around_distance_m: Threshold = field(default_factory=lambda: Threshold(0.1, 0.03))
