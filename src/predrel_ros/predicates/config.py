@@ -148,7 +148,7 @@ class StaticConfig:
     around_distance: Threshold = field(default_factory=lambda: Threshold(1.2, 0.3))
     support_gap_m: Threshold | None = field(default_factory=lambda: Threshold(0.012, 0.006))
     above_clearance_m: Threshold = field(default_factory=lambda: Threshold(0.01, 0.005))
-    below_clearance_m: Threshold = field(default_factory=lambda: Threshold(0.01, 0.005))
+    below_clearance_m: Threshold = field(default_factory=lambda: Threshold(0.005, 0.005))
     footprint_gap_m: Threshold = field(default_factory=lambda: Threshold(0.01, 0.01))
     footprint_depth_gap_m: Threshold = field(default_factory=lambda: Threshold(0.02, 0.01))
     around_distance_m: Threshold = field(default_factory=lambda: Threshold(0.1, 0.03))
