@@ -80,6 +80,10 @@ class ContactConfig:
       frames, and is never T beyond hold_separation_max_m; a frame on which the object's visible
       area changed by more than hold_separation_area_change (a fraction) starts a new level; the
       separation is measured over the masks' pixels within separation_band reference px of each other;
+      once in contact, the object stays enclosed while at least hold_exit_fraction of it lies in the
+      hand's box (the static In fraction to begin: a fraction hovering at the threshold otherwise
+      switches to the boundary gap, in front of the object by the fingers' 1-3 cm); None: no
+      hysteresis;
     - else, or where no pixel of the boundary has a valid depth, when both entities carry a depth
       (point3d or a 3-element centroid) and neither has a role in `depth_ignored_roles`:
       |z_i - z_j| <= depth_gap.value (metres). Surfaces are ignored by default: one depth value
@@ -97,6 +101,7 @@ class ContactConfig:
     hold_separation_frames: int = 8
     hold_separation_area_change: float = 0.1
     separation_band: float = 15.0
+    hold_exit_fraction: float | None = None
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:
@@ -107,6 +112,8 @@ class ContactConfig:
             raise ValueError(f"hold_separation_area_change must be > 0, got {self.hold_separation_area_change}")
         if self.hold_separation_frames < 1:
             raise ValueError(f"hold_separation_frames must be >= 1, got {self.hold_separation_frames}")
+        if self.hold_exit_fraction is not None and not 0.0 < self.hold_exit_fraction <= 1.0:
+            raise ValueError(f"hold_exit_fraction must lie in (0, 1] or be None, got {self.hold_exit_fraction}")
         if not self.separation_band >= 1.0:
             raise ValueError(f"separation_band must be >= 1 reference px, got {self.separation_band}")
         for name in ("boundary_depth_gap_m", "depth_gap", "hold_separation_rise_m"):

@@ -628,6 +628,11 @@ class PredicateExtractor:
         hand in front, not of the contact (a held object is mostly hidden behind the hand, 1-4 cm
         behind its pixels)."""
         threshold = self.config.static.inside_fraction.value
+        exit_fraction = self.config.contact.hold_exit_fraction
+        if exit_fraction is not None:
+            state = self._enclosed_contacts.get((_CONTACT, geo_i.entity.id, geo_j.entity.id))
+            if state is not None and state.touching:
+                threshold = min(threshold, exit_fraction)
         for inner, outer in ((geo_i, geo_j), (geo_j, geo_i)):
             if outer.entity.role in _ENCLOSING_ROLES and inside_fraction(inner, outer) >= threshold:
                 return inner, outer
