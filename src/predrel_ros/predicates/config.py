@@ -101,7 +101,7 @@ class ContactConfig:
     hold_separation_frames: int = 8
     hold_separation_area_change: float = 0.1
     separation_band: float = 15.0
-    hold_exit_fraction: float | None = None
+    hold_exit_fraction: float | None = 0.5
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:
