@@ -33,6 +33,8 @@ def test_partial_dicts_keep_defaults():
     ({"static": {"inside_fraction": {"value": 1.5, "eta": 0.1}}}, r"predicates.static: inside_fraction.value"),
     ({"dynamic": {"min_frames": 6}}, r"min_frames \(6\) exceeds window"),
     ({"dynamic": {"fmt_contact_fraction": 0.0}}, r"predicates.dynamic: fmt_contact_fraction must lie in \(0, 1\]"),
+    ({"contact": {"boundary_exit_gap_m": 0.0}}, r"predicates.contact: boundary_exit_gap_m must be > 0 m or None"),
+    ({"contact": {"hold_exit_fraction": 0.0}}, r"predicates.contact: hold_exit_fraction must lie in \(0, 1\]"),
     ({"dynamic": {"containment": 1.5}}, r"predicates.dynamic: containment must lie in \(0, 1\] or be None"),
     ({"confidence": {"floor": 2.0}}, r"predicates.confidence: floor must lie in \[0, 1\]"),
     ({"confidence": {"weights": {"contact": {"det": 1.0}}}}, "no weights for predicate"),

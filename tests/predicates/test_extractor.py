@@ -450,3 +450,28 @@ def test_a_held_object_half_out_of_the_hand_box_stays_in_contact():
 
     assert contacts(0.5) == ["T"] * 9
     assert contacts(None) == ["T"] * 6 + ["N"] * 3
+
+
+def test_a_hand_in_contact_stays_so_up_to_the_exit_gap():
+    """Hysteresis of the boundary depth gap for a hand: 1 cm to begin a contact, boundary_exit_gap_m
+    (1.25 cm) to keep it; beyond, it ends, and 1.1 cm does not begin it again."""
+    camera = CameraIntrinsics(WIDTH, HEIGHT, fx=300.0, fy=300.0, cx=159.5, cy=119.5)
+    hand = rect(HAND, RIGHT_HAND, 100, 100, 20, 20)
+    obj = rect(OBJ, MANIPULATED_OBJECT, 120, 100, 20, 20)
+    gaps = [0.008, 0.008, 0.011, 0.02, 0.011]
+
+    def contacts(exit_gap):
+        config = PredicateConfig()
+        config.contact.boundary_exit_gap_m = exit_gap
+        extractor = PredicateExtractor(config)
+        out = []
+        for t, gap in enumerate(gaps):
+            depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+            depth[hand.mask] = 0.5
+            depth[obj.mask] = 0.5 + gap
+            estimates = extractor.update(t, [hand, obj], depth_m=depth, camera=camera)
+            out.append(next(e.value for e in estimates if e.key == ("contact", HAND, OBJ)))
+        return out
+
+    assert contacts(0.0125) == ["T", "T", "T", "N", "N"]
+    assert contacts(None) == ["T", "T", "N", "N", "N"]

@@ -71,8 +71,10 @@ class ContactConfig:
 
     - with a depth image (`PredicateExtractor.update(..., depth_m=...)`): the depth gap where the
       masks meet (`predicates.boundary_depth`) <= boundary_depth_gap_m.value (metres), surfaces
-      included; not for an entity inside a container's or a hand's image box (the walls or the
-      gripping hand hide the contact);
+      included; for a hand and what it touched on the previous frame <= boundary_exit_gap_m
+      (hysteresis: where fingers rest on an object the gap hovers about the threshold); not for an
+      entity inside a container's or a hand's image box (the walls or the gripping hand hide the
+      contact);
     - for an object inside a hand's image box, with a depth image and the camera intrinsics: the 3D
       separation where the masks meet (`boundary_depth.boundary_separation_m`) judged against its
       level during the contact (`predicates.enclosed_contact`): contact ends when it rises more than
@@ -102,6 +104,7 @@ class ContactConfig:
     hold_separation_area_change: float = 0.1
     separation_band: float = 15.0
     hold_exit_fraction: float | None = 0.5
+    boundary_exit_gap_m: float | None = None
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:
@@ -112,6 +115,8 @@ class ContactConfig:
             raise ValueError(f"hold_separation_area_change must be > 0, got {self.hold_separation_area_change}")
         if self.hold_separation_frames < 1:
             raise ValueError(f"hold_separation_frames must be >= 1, got {self.hold_separation_frames}")
+        if self.boundary_exit_gap_m is not None and not self.boundary_exit_gap_m > 0:
+            raise ValueError(f"boundary_exit_gap_m must be > 0 m or None, got {self.boundary_exit_gap_m}")
         if self.hold_exit_fraction is not None and not 0.0 < self.hold_exit_fraction <= 1.0:
             raise ValueError(f"hold_exit_fraction must lie in (0, 1] or be None, got {self.hold_exit_fraction}")
         if not self.separation_band >= 1.0:

@@ -209,6 +209,8 @@ class PredicateExtractor:
         self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
         self._holds: dict[tuple[str, int, int], HoldState] = {}
         self._enclosed_contacts: dict[tuple[str, int, int], EnclosedContact] = {}
+        self._touching: set[tuple[int, int]] = set()        # (subject, object) of the contacts T last frame
+        self._touching_now: set[tuple[int, int]] = set()
         self._together: dict[tuple[int, int], int] = {}     # evaluated pair (ids ascending) -> last frame together
         self.dropped_entities: tuple[int, ...] = ()
         self._first_frame: int | None = None
@@ -289,6 +291,7 @@ class PredicateExtractor:
         self._depth_m = depth_m
         self._camera = camera
         self._enclosed_now: set[tuple[str, int, int]] = set()
+        self._touching, self._touching_now = self._touching_now, set()
         self._present = present
         self._geometries = geometries
         hand_evidence: dict[int, list[tuple[rules.Truth, rules.Truth]]] = {
@@ -431,7 +434,10 @@ class PredicateExtractor:
         limit = (contact.distance.value + contact.distance.eta) / self._to_ref
         distance = boundary_distance(geo_s, geo_o, limit) * self._to_ref
         depth_test = self._depth_test(geo_s, geo_o, limit) if distance <= limit * self._to_ref else None
-        return rules.contact_rule(distance, depth_test, contact)
+        decided = rules.contact_rule(distance, depth_test, contact)
+        if decided[0] == _T:
+            self._touching_now.add((subject, obj))
+        return decided
 
     def _statics(self, pairs: list[tuple[int, int, _PairPlan]], contacts: list[tuple[int, float]]
                  ) -> list[list[tuple[int, float]]]:
@@ -597,7 +603,7 @@ class PredicateExtractor:
             if enclosure is None and contact.boundary_depth_gap_m is not None:
                 gap = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
                 if gap is not None:
-                    return gap, contact.boundary_depth_gap_m
+                    return gap, self._boundary_gap_threshold(geo_i, geo_j)
             elif enclosure is not None and enclosure[1].entity.role in HAND_ROLES and self._camera is not None \
                     and contact.hold_separation_rise_m is not None:
                 inner, hand = enclosure
@@ -619,6 +625,18 @@ class PredicateExtractor:
         if depth_i is None or depth_j is None:
             return None
         return abs(depth_i - depth_j), contact.depth_gap
+
+    def _boundary_gap_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> Threshold:
+        """boundary_depth_gap_m, or for a hand and what it touched on the previous frame the larger
+        boundary_exit_gap_m (hysteresis)."""
+        contact = self.config.contact
+        threshold = contact.boundary_depth_gap_m
+        exit_gap = contact.boundary_exit_gap_m
+        if exit_gap is None or (geo_i.entity.role not in HAND_ROLES and geo_j.entity.role not in HAND_ROLES):
+            return threshold
+        if (geo_i.entity.id, geo_j.entity.id) not in self._touching:
+            return threshold
+        return Threshold(max(exit_gap, threshold.value), threshold.eta)
 
     def _enclosure(self, geo_i: EntityGeometry, geo_j: EntityGeometry
                    ) -> tuple[EntityGeometry, EntityGeometry] | None:
