@@ -104,7 +104,7 @@ class ContactConfig:
     hold_separation_area_change: float = 0.1
     separation_band: float = 15.0
     hold_exit_fraction: float | None = 0.5
-    boundary_exit_gap_m: float | None = None
+    boundary_exit_gap_m: float | None = 0.0125
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:
