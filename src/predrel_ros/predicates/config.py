@@ -206,9 +206,9 @@ class DynamicConfig:
     distance_rate: Threshold = field(default_factory=lambda: Threshold(0.7, 0.4))
     fmt_contact_fraction: float = 0.5
     frame_rate_hz: float = 30.0
-    moving_speed_mps: Threshold | None = field(default_factory=lambda: Threshold(0.08, 0.04))
+    moving_speed_mps: Threshold | None = field(default_factory=lambda: Threshold(0.05, 0.04))
     relative_speed_mps: Threshold = field(default_factory=lambda: Threshold(0.1, 0.05))
-    distance_rate_mps: Threshold = field(default_factory=lambda: Threshold(0.05, 0.025))
+    distance_rate_mps: Threshold = field(default_factory=lambda: Threshold(0.04, 0.025))
     containment: float | None = 0.98
 
     def __post_init__(self) -> None:
