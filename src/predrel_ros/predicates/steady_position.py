@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 __all__ = ["SteadyPosition"]
 
+#: the common pixels' shift is the median over every STRIDE-th row and column of them (a median
+#: needs no more, and a frame's masks may hold tens of thousands of pixels)
+STRIDE = 2
+
 
 class SteadyPosition:
     """The steadied position (m) of one track, fed its frames in order."""
@@ -67,12 +71,13 @@ def _common_shift(before: EntityGeometry, depth_before: np.ndarray, now: EntityG
     common = cv2.bitwise_and(before.mask[y1:y2, x1:x2], now.mask[y1:y2, x1:x2])
     if cv2.countNonZero(common) < containment * min(before.area, now.area):
         return None
-    z_before, z_now = depth_before[y1:y2, x1:x2], depth_now[y1:y2, x1:x2]
-    valid = (common != 0) & np.isfinite(z_before) & (z_before > 0) & np.isfinite(z_now) & (z_now > 0)
+    z_before, z_now = depth_before[y1:y2:STRIDE, x1:x2:STRIDE], depth_now[y1:y2:STRIDE, x1:x2:STRIDE]
+    with np.errstate(invalid="ignore"):
+        dz = z_now.astype(np.float64) - z_before          # NaN where either has no depth
+        valid = (common[::STRIDE, ::STRIDE] != 0) & (z_before > 0) & (z_now > 0) & np.isfinite(dz)
     if np.count_nonzero(valid) < MIN_SAMPLES:
         return None
-    rows, columns = np.nonzero(valid)
-    dz = z_now[rows, columns].astype(np.float64) - z_before[rows, columns]
-    dx = (columns + x1 - camera.cx) * dz / camera.fx
-    dy = (rows + y1 - camera.cy) * dz / camera.fy
+    dz = dz[valid]
+    dx = np.broadcast_to(np.arange(x1, x2, STRIDE) - camera.cx, valid.shape)[valid] * dz / camera.fx
+    dy = np.broadcast_to((np.arange(y1, y2, STRIDE) - camera.cy)[:, None], valid.shape)[valid] * dz / camera.fy
     return float(np.median(dx)), float(np.median(dy)), float(np.median(dz))
