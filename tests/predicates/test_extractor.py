@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from predrel_ros.core.entities import CONTAINER, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
+from predrel_ros.core.frame import CameraIntrinsics
 from predrel_ros.predicates import FrameOrderError, PredicateConfig, PredicateExtractor
 from predrel_ros.predicates.estimate import EVIDENCE_FACTORS, NO_OBJECT
 
@@ -423,3 +424,54 @@ def test_a_track_id_reused_for_another_role_starts_fresh():
     assert values[3][("dynamic", HAND, OBJ)] == "S"
     assert values[4][("dynamic", HAND, OBJ)] == "UNK"                  # no history for the new entity
     assert estimates[4][("contact", HAND, OBJ)].evidence["tmp"] == 1.0  # its stream restarted
+
+
+def test_a_held_object_half_out_of_the_hand_box_stays_in_contact():
+    """Contact of an object in a hand's box is judged by its separation from the hand (1.5 cm here: the
+    fingers in front); once in contact, it stays so judged while hold_exit_fraction of it (0.6 here)
+    lies in the box, where the boundary gap (also 1.5 cm, over boundary_depth_gap_m) would end it."""
+    camera = CameraIntrinsics(WIDTH, HEIGHT, fx=300.0, fy=300.0, cx=159.5, cy=119.5)
+    hand = rect(HAND, RIGHT_HAND, 100, 100, 40, 40, holes=[(104, 104, 36, 32)])     # a U open to the right
+    frames = []
+    for t in range(9):
+        x = 104 if t < 6 else 128
+        obj = rect(OBJ, MANIPULATED_OBJECT, x, 104, 20, 20)                         # under the top finger
+        depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+        depth[obj.mask] = 0.515
+        depth[hand.mask] = 0.50
+        frames.append((t, [hand, obj], depth))
+
+    def contacts(exit_fraction):
+        config = PredicateConfig()
+        config.contact.hold_exit_fraction = exit_fraction
+        extractor = PredicateExtractor(config)
+        out = [extractor.update(t, entities, depth_m=depth, camera=camera) for t, entities, depth in frames]
+        return [next(e.value for e in estimates if e.key == ("contact", HAND, OBJ)) for estimates in out]
+
+    assert contacts(0.5) == ["T"] * 9
+    assert contacts(None) == ["T"] * 6 + ["N"] * 3
+
+
+def test_a_hand_in_contact_stays_so_up_to_the_exit_gap():
+    """Hysteresis of the boundary depth gap for a hand: 1 cm to begin a contact, boundary_exit_gap_m
+    (1.25 cm) to keep it; beyond, it ends, and 1.1 cm does not begin it again."""
+    camera = CameraIntrinsics(WIDTH, HEIGHT, fx=300.0, fy=300.0, cx=159.5, cy=119.5)
+    hand = rect(HAND, RIGHT_HAND, 100, 100, 20, 20)
+    obj = rect(OBJ, MANIPULATED_OBJECT, 120, 100, 20, 20)
+    gaps = [0.008, 0.008, 0.011, 0.02, 0.011]
+
+    def contacts(exit_gap):
+        config = PredicateConfig()
+        config.contact.boundary_exit_gap_m = exit_gap
+        extractor = PredicateExtractor(config)
+        out = []
+        for t, gap in enumerate(gaps):
+            depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+            depth[hand.mask] = 0.5
+            depth[obj.mask] = 0.5 + gap
+            estimates = extractor.update(t, [hand, obj], depth_m=depth, camera=camera)
+            out.append(next(e.value for e in estimates if e.key == ("contact", HAND, OBJ)))
+        return out
+
+    assert contacts(0.0125) == ["T", "T", "T", "N", "N"]
+    assert contacts(None) == ["T", "T", "N", "N", "N"]

@@ -95,6 +95,11 @@ TABLE_TOP = ((-9.0, -9.0, 0.0), (9.0, 9.0, 0.0))
     (((0.0, 0.0, 0.07), (0.05, 0.05, 0.12)), CUBE_ON_TABLE, {}, ALL, AB),
     (((0.0, 0.0, 0.07), (0.05, 0.05, 0.12)), CUBE_ON_TABLE, {}, ("Ab", "Be", "Ar"), AB),
     (CUBE_ON_TABLE, ((0.0, 0.0, 0.07), (0.05, 0.05, 0.12)), {}, ALL, BE),
+    # under a cube stacked on it, whose lowest visible point is 6 mm over its top: Be (below_clearance_m
+    # 5 mm), where the cube over it is not Ab (above_clearance_m 1 cm: hidden fingers) but Sup
+    (CUBE_ON_TABLE, ((0.0, 0.0, 0.056), (0.05, 0.05, 0.106)), {}, ("Ab", "Be", "Ar"), BE),
+    (((0.0, 0.0, 0.056), (0.05, 0.05, 0.106)), CUBE_ON_TABLE, {}, ALL, SUP),
+    (CUBE_ON_TABLE, ((0.0, 0.0, 0.053), (0.05, 0.05, 0.103)), {}, ("Ab", "Be", "Ar"), AR),   # 3 mm: not clear
     (((0.065, 0.0, 0.07), (0.1, 0.05, 0.12)), CUBE_ON_TABLE, {}, ALL, AR),           # 1.5 cm aside: not over it
     (((0.0, 0.065, 0.07), (0.05, 0.1, 0.12)), CUBE_ON_TABLE, {}, ALL, AB),           # 1.5 cm behind: hidden side
     (((0.14, 0.0, 0.0), (0.19, 0.05, 0.05)), CUBE_ON_TABLE, {}, ALL, AR),            # 9 cm apart

@@ -71,8 +71,10 @@ class ContactConfig:
 
     - with a depth image (`PredicateExtractor.update(..., depth_m=...)`): the depth gap where the
       masks meet (`predicates.boundary_depth`) <= boundary_depth_gap_m.value (metres), surfaces
-      included; not for an entity inside a container's or a hand's image box (the walls or the
-      gripping hand hide the contact);
+      included; for a hand and what it touched on the previous frame <= boundary_exit_gap_m
+      (hysteresis: where fingers rest on an object the gap hovers about the threshold); not for an
+      entity inside a container's or a hand's image box (the walls or the gripping hand hide the
+      contact);
     - for an object inside a hand's image box, with a depth image and the camera intrinsics: the 3D
       separation where the masks meet (`boundary_depth.boundary_separation_m`) judged against its
       level during the contact (`predicates.enclosed_contact`): contact ends when it rises more than
@@ -80,6 +82,10 @@ class ContactConfig:
       frames, and is never T beyond hold_separation_max_m; a frame on which the object's visible
       area changed by more than hold_separation_area_change (a fraction) starts a new level; the
       separation is measured over the masks' pixels within separation_band reference px of each other;
+      once in contact, the object stays enclosed while at least hold_exit_fraction of it lies in the
+      hand's box (the static In fraction to begin: a fraction hovering at the threshold otherwise
+      switches to the boundary gap, in front of the object by the fingers' 1-3 cm); None: no
+      hysteresis;
     - else, or where no pixel of the boundary has a valid depth, when both entities carry a depth
       (point3d or a 3-element centroid) and neither has a role in `depth_ignored_roles`:
       |z_i - z_j| <= depth_gap.value (metres). Surfaces are ignored by default: one depth value
@@ -97,6 +103,8 @@ class ContactConfig:
     hold_separation_frames: int = 8
     hold_separation_area_change: float = 0.1
     separation_band: float = 15.0
+    hold_exit_fraction: float | None = 0.5
+    boundary_exit_gap_m: float | None = 0.0125
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:
@@ -107,6 +115,10 @@ class ContactConfig:
             raise ValueError(f"hold_separation_area_change must be > 0, got {self.hold_separation_area_change}")
         if self.hold_separation_frames < 1:
             raise ValueError(f"hold_separation_frames must be >= 1, got {self.hold_separation_frames}")
+        if self.boundary_exit_gap_m is not None and not self.boundary_exit_gap_m > 0:
+            raise ValueError(f"boundary_exit_gap_m must be > 0 m or None, got {self.boundary_exit_gap_m}")
+        if self.hold_exit_fraction is not None and not 0.0 < self.hold_exit_fraction <= 1.0:
+            raise ValueError(f"hold_exit_fraction must lie in (0, 1] or be None, got {self.hold_exit_fraction}")
         if not self.separation_band >= 1.0:
             raise ValueError(f"separation_band must be >= 1 reference px, got {self.separation_band}")
         for name in ("boundary_depth_gap_m", "depth_gap", "hold_separation_rise_m"):
@@ -131,8 +143,10 @@ class StaticConfig:
     In 3D, with a depth image and the camera intrinsics, for pairs whose entities both have masked
     depth samples (`rules.static_rules_3d`; gravity from the surface's fitted plane, else image up,
     `predicates.gravity`), in metres along gravity: In as above; Sup when i's lowest visible point is
-    within support_gap_m of j's top (the surface: its plane) and the footprints meet; Ab / Be when i's
-    lowest point is at least above_clearance_m above j's top / i's top as far below j's bottom, the
+    within support_gap_m of j's top (the surface: its plane) and the footprints meet; Ab when i's
+    lowest point is at least above_clearance_m above j's top (room for the fingers a hand above an
+    object hides), Be when i's top is at least below_clearance_m below j's bottom (what stands on i
+    shows its lowest visible point a few mm above i's top: its contact line is hidden), the
     footprints at most footprint_gap_m apart laterally and footprint_depth_gap_m along the view
     (negative: overlapping by as much; the far sides are hidden, so the second is the larger); Ar
     when the two extents are at most around_distance_m apart. support_gap_m None keeps the 2D rule.
@@ -146,6 +160,7 @@ class StaticConfig:
     around_distance: Threshold = field(default_factory=lambda: Threshold(1.2, 0.3))
     support_gap_m: Threshold | None = field(default_factory=lambda: Threshold(0.012, 0.006))
     above_clearance_m: Threshold = field(default_factory=lambda: Threshold(0.01, 0.005))
+    below_clearance_m: Threshold = field(default_factory=lambda: Threshold(0.005, 0.005))
     footprint_gap_m: Threshold = field(default_factory=lambda: Threshold(0.01, 0.01))
     footprint_depth_gap_m: Threshold = field(default_factory=lambda: Threshold(0.02, 0.01))
     around_distance_m: Threshold = field(default_factory=lambda: Threshold(0.1, 0.03))
@@ -178,7 +193,11 @@ class DynamicConfig:
     In 3D, with a depth image and the camera intrinsics, when both entities have a 3D position
     (`predicates.point_sets`) on at least min_frames frames of the window: the same rule on 3D
     velocities in metres per second (per-frame slopes times frame_rate_hz) against the `*_mps`
-    thresholds; None for moving_speed_mps keeps the 2D rule.
+    thresholds; None for moving_speed_mps keeps the 2D rule. containment (a fraction): when two
+    consecutive masks of a track share at least this share of the smaller one's pixels (the silhouette
+    did not move, only what is visible of it), the track's 3D position moves by the shift of the
+    pixels visible in both frames, not by its median's (`predicates.steady_position`: a hand covering a
+    still object moves its visible median); None: the median's shift always.
     """
 
     min_frames: int = 3
@@ -187,9 +206,10 @@ class DynamicConfig:
     distance_rate: Threshold = field(default_factory=lambda: Threshold(0.7, 0.4))
     fmt_contact_fraction: float = 0.5
     frame_rate_hz: float = 30.0
-    moving_speed_mps: Threshold | None = field(default_factory=lambda: Threshold(0.08, 0.04))
+    moving_speed_mps: Threshold | None = field(default_factory=lambda: Threshold(0.05, 0.04))
     relative_speed_mps: Threshold = field(default_factory=lambda: Threshold(0.1, 0.05))
-    distance_rate_mps: Threshold = field(default_factory=lambda: Threshold(0.05, 0.025))
+    distance_rate_mps: Threshold = field(default_factory=lambda: Threshold(0.04, 0.025))
+    containment: float | None = 0.98
 
     def __post_init__(self) -> None:
         if self.min_frames < 2:
@@ -203,6 +223,8 @@ class DynamicConfig:
             raise ValueError(f"frame_rate_hz must be > 0, got {self.frame_rate_hz}")
         if not 0.0 < self.fmt_contact_fraction <= 1.0:
             raise ValueError(f"fmt_contact_fraction must lie in (0, 1], got {self.fmt_contact_fraction}")
+        if self.containment is not None and not 0.0 < self.containment <= 1.0:
+            raise ValueError(f"containment must lie in (0, 1] or be None, got {self.containment}")
 
     def in_metres(self) -> "DynamicConfig | None":
         """The 3D rule's config: the `*_mps` thresholds in place of the pixel ones (None: 2D only)."""

@@ -68,6 +68,7 @@ from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, i
 from predrel_ros.predicates.gravity import Support
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
 from predrel_ros.predicates.point_sets import FramePoints
+from predrel_ros.predicates.steady_position import SteadyPosition
 from predrel_ros.predicates.stream_windows import StreamWindows
 
 if TYPE_CHECKING:                     # core.frame imports predicates.estimate
@@ -92,7 +93,7 @@ class _Track:
     """Centroid samples (reference px) and 3D positions (m) of one track over the window, and when
     it was last seen."""
 
-    __slots__ = ("role", "last_seen", "samples", "motion", "positions", "motion3d")
+    __slots__ = ("role", "last_seen", "samples", "motion", "positions", "motion3d", "steady")
 
     def __init__(self, role: str) -> None:
         self.role = role
@@ -101,6 +102,7 @@ class _Track:
         self.motion: _Motion | None = None
         self.positions: deque[Sample] = deque()
         self.motion3d: _Motion | None = None
+        self.steady = SteadyPosition()
 
 
 class _Motion:
@@ -207,6 +209,8 @@ class PredicateExtractor:
         self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
         self._holds: dict[tuple[str, int, int], HoldState] = {}
         self._enclosed_contacts: dict[tuple[str, int, int], EnclosedContact] = {}
+        self._touching: set[tuple[int, int]] = set()        # (subject, object) of the contacts T last frame
+        self._touching_now: set[tuple[int, int]] = set()
         self._together: dict[tuple[int, int], int] = {}     # evaluated pair (ids ascending) -> last frame together
         self.dropped_entities: tuple[int, ...] = ()
         self._first_frame: int | None = None
@@ -276,7 +280,8 @@ class PredicateExtractor:
                     track.samples.append((frame_index, geometry.cx * to_ref, geometry.cy * to_ref))
                     position = None if not in_3d else points.position_m(geometry)
                     if position is not None:
-                        track.positions.append((frame_index, *position))
+                        steady = track.steady.update(position, geometry, depth_m, camera, config.dynamic.containment)
+                        track.positions.append((frame_index, *steady))
         self._forget_old(frame_index)
         for track in self._tracks.values():
             track.motion = _window_motion(track.samples, window_start, frame_index)
@@ -288,6 +293,7 @@ class PredicateExtractor:
         self._camera = camera
         self._points = points           # the entities' depth samples, shared by position and extent
         self._enclosed_now: set[tuple[str, int, int]] = set()
+        self._touching, self._touching_now = self._touching_now, set()
         self._present = present
         self._geometries = geometries
         hand_evidence: dict[int, list[tuple[rules.Truth, rules.Truth]]] = {
@@ -430,7 +436,10 @@ class PredicateExtractor:
         limit = (contact.distance.value + contact.distance.eta) / self._to_ref
         distance = boundary_distance(geo_s, geo_o, limit) * self._to_ref
         depth_test = self._depth_test(geo_s, geo_o, limit) if distance <= limit * self._to_ref else None
-        return rules.contact_rule(distance, depth_test, contact)
+        decided = rules.contact_rule(distance, depth_test, contact)
+        if decided[0] == _T:
+            self._touching_now.add((subject, obj))
+        return decided
 
     def _statics(self, pairs: list[tuple[int, int, _PairPlan]], contacts: list[tuple[int, float]]
                  ) -> list[list[tuple[int, float]]]:
@@ -596,7 +605,7 @@ class PredicateExtractor:
             if enclosure is None and contact.boundary_depth_gap_m is not None:
                 gap = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
                 if gap is not None:
-                    return gap, contact.boundary_depth_gap_m
+                    return gap, self._boundary_gap_threshold(geo_i, geo_j)
             elif enclosure is not None and enclosure[1].entity.role in HAND_ROLES and self._camera is not None \
                     and contact.hold_separation_rise_m is not None:
                 inner, hand = enclosure
@@ -619,6 +628,18 @@ class PredicateExtractor:
             return None
         return abs(depth_i - depth_j), contact.depth_gap
 
+    def _boundary_gap_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> Threshold:
+        """boundary_depth_gap_m, or for a hand and what it touched on the previous frame the larger
+        boundary_exit_gap_m (hysteresis)."""
+        contact = self.config.contact
+        threshold = contact.boundary_depth_gap_m
+        exit_gap = contact.boundary_exit_gap_m
+        if exit_gap is None or (geo_i.entity.role not in HAND_ROLES and geo_j.entity.role not in HAND_ROLES):
+            return threshold
+        if (geo_i.entity.id, geo_j.entity.id) not in self._touching:
+            return threshold
+        return Threshold(max(exit_gap, threshold.value), threshold.eta)
+
     def _enclosure(self, geo_i: EntityGeometry, geo_j: EntityGeometry
                    ) -> tuple[EntityGeometry, EntityGeometry] | None:
         """(inner, outer) when one of the pair is a container or a hand and the other lies in its image
@@ -627,6 +648,11 @@ class PredicateExtractor:
         hand in front, not of the contact (a held object is mostly hidden behind the hand, 1-4 cm
         behind its pixels)."""
         threshold = self.config.static.inside_fraction.value
+        exit_fraction = self.config.contact.hold_exit_fraction
+        if exit_fraction is not None:
+            state = self._enclosed_contacts.get((_CONTACT, geo_i.entity.id, geo_j.entity.id))
+            if state is not None and state.touching:
+                threshold = min(threshold, exit_fraction)
         for inner, outer in ((geo_i, geo_j), (geo_j, geo_i)):
             if outer.entity.role in _ENCLOSING_ROLES and inside_fraction(inner, outer) >= threshold:
                 return inner, outer

@@ -170,8 +170,8 @@ def static_rules_3d(m: StaticMeasurements3D, allowed: dict[str, np.ndarray], con
                     ) -> tuple[np.ndarray, np.ndarray]:
     """The static rule along gravity (`StaticConfig`, 3D), priority and margins as `static_rules`:
     In as in the image; Sup: i's bottom within support_gap_m of j's top over overlapping footprints;
-    Ab / Be: i's bottom at least above_clearance_m over j's top / i's top as far under j's bottom, the
-    footprints within footprint_gap_m laterally and footprint_depth_gap_m along the view; Ar: the
+    Ab / Be: i's bottom at least above_clearance_m over j's top / i's top at least below_clearance_m
+    under j's bottom, the footprints within footprint_gap_m laterally and footprint_depth_gap_m along the view; Ar: the
     extents at most around_distance_m apart."""
     footprints = _conjunction_rows(at_most_rows(m.footprint_gap, config.footprint_gap_m),
                                    at_most_rows(m.footprint_depth_gap, config.footprint_depth_gap_m))
@@ -180,7 +180,7 @@ def static_rules_3d(m: StaticMeasurements3D, allowed: dict[str, np.ndarray], con
                                      (m.bottom_within, np.ones(len(m.bottom_within))))),
         (SUP, "Sup", _conjunction_rows(at_most_rows(m.support_gap, config.support_gap_m), footprints)),
         (AB, "Ab", _conjunction_rows(at_least(m.clearance_above, config.above_clearance_m), footprints)),
-        (BE, "Be", _conjunction_rows(at_least(m.clearance_below, config.above_clearance_m), footprints)),
+        (BE, "Be", _conjunction_rows(at_least(m.clearance_below, config.below_clearance_m), footprints)),
         (AR, "Ar", at_most_rows(m.box_gap, config.around_distance_m)),
     )
     return _decide_rows(tests, allowed, len(m.box_gap))
