@@ -144,6 +144,8 @@ def test_with_depth_each_entity_array_is_matched_with_its_depth_image_and_intrin
     depth_publisher = node_probe_publisher(ros_executor, node, Image, DEPTH)
     info_publisher = node_probe_publisher(ros_executor, node, CameraInfo, INFO)
     without_depth, wrong_size = 3, 5
+    logged = []
+    node.log_throttled = lambda key, text, error=False: logged.append(text)
     for frame in frames:
         header = header_at(frame.index * 33_000_000, "camera_color_optical_frame")
         msg = entity_msg(frame)
@@ -167,6 +169,8 @@ def test_with_depth_each_entity_array_is_matched_with_its_depth_image_and_intrin
     assert differs > 0            # the depth made a difference, so it was used
     assert node.counters.get(ENTITIES, UNSYNCHRONISED) == 1
     assert node.counters.get(ENTITIES, MALFORMED) == 1
+    assert any(text.startswith(f"{ENTITIES}: input unsynchronised: no depth image and camera_info matched")
+               and "predicate_depth:=false" in text for text in logged)   # the user is told the likely cause
 
 
 def node_probe_publisher(ros_executor, node, msg_type, topic):

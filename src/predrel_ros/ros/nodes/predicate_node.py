@@ -140,11 +140,19 @@ class PredicateNode(PredrelNode):
         if p["use_depth"]:
             self.synchroniser = ApproximateTimeSynchroniser(
                 (ENTITIES, DEPTH, INFO), int(p["sync_slop_s"] * 1e9), p["sync_queue_size"], self._on_set,
-                lambda stream, _: self.count(stream, UNSYNCHRONISED), lambda reason: restarted(self, ENTITIES, reason))
+                self._unsynchronised, lambda reason: restarted(self, ENTITIES, reason))
             for stream, msg_type, callback in ((DEPTH, Image, self._on_depth), (INFO, CameraInfo, self._on_info)):
                 qos = image_qos(p["image_qos"], 1, subscriber=True, node=self, topic=stream)
                 qos.depth = p["sync_queue_size"]     # each waits for its EntityArray: none may be replaced
                 self.subscription(msg_type, stream, callback, qos, stream=stream)
+
+    def _unsynchronised(self, stream: str, _item) -> None:
+        """A message that left the synchroniser without its partners: counted and logged (rate limited),
+        naming the likely cause (an RGB-only recording or camera with use_depth on)."""
+        partners = "depth image and camera_info" if stream == ENTITIES else "EntityArray"
+        self.reject(stream, f"no {partners} matched within sync_slop_s ({self.params['sync_slop_s']} s); for a camera "
+                    f"or recording without depth set use_depth:=false (replay_eval: predicate_depth:=false)",
+                    UNSYNCHRONISED)
 
     def _skipped(self, stream: str) -> bool:
         """Whether `lazy` skips this input (counted no_subscribers)."""
