@@ -92,6 +92,8 @@ def test_the_grid_leaves_out_thresholds_switched_off_and_refuses_bad_entries():
     image_only = PredicateConfig().replace("static.support_gap_m", None).replace("dynamic.moving_speed_mps", None)
     grid = applicable_grid(DEFAULT_GRID, image_only)
     assert "static.support_gap_m.value" not in grid and "dynamic.moving_speed_mps.value" not in grid
+    no_hysteresis = PredicateConfig().replace("contact.hold_exit_fraction", None)
+    assert "contact.hold_exit_fraction" not in applicable_grid(DEFAULT_GRID, no_hysteresis)
     assert "static.around_distance_m.value" in grid and "contact.distance.value" in grid
     assert set(applicable_grid(DEFAULT_GRID, PredicateConfig())) == set(DEFAULT_GRID)
     with pytest.raises(ValueError, match="no candidate"):

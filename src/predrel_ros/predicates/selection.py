@@ -59,6 +59,10 @@ DEFAULT_GRID: dict[str, tuple[float, ...]] = {
     "dynamic.moving_speed_mps.value": (0.04, 0.06, 0.08, 0.1),
     "dynamic.relative_speed_mps.value": (0.06, 0.1, 0.15),
     "dynamic.distance_rate_mps.value": (0.03, 0.05, 0.08),
+    "static.below_clearance_m.value": (0.0, 0.005, 0.01),
+    "dynamic.containment": (0.95, 0.98, 0.995),
+    "contact.hold_exit_fraction": (0.4, 0.5, 0.6),
+    "contact.boundary_exit_gap_m": (0.01, 0.0125, 0.015),
 }
 
 
@@ -140,7 +144,7 @@ def select_thresholds(sequences: Sequence[ValidationSequence], grid: Mapping[str
 
 def applicable_grid(grid: Mapping[str, Sequence[float]], config: PredicateConfig) -> dict[str, Sequence[float]]:
     """The grid's entries whose threshold `config` uses: unknown paths and empty candidate lists are
-    refused, thresholds switched off (a None on the path) are left out."""
+    refused, thresholds and settings switched off (a None on the path or as the value) are left out."""
     applicable = {}
     for path, values in grid.items():
         if not values:
@@ -148,7 +152,8 @@ def applicable_grid(grid: Mapping[str, Sequence[float]], config: PredicateConfig
         parent, _, _ = path.rpartition(".")
         if parent and config.get(parent) is None:
             continue
-        config.get(path)  # refuses unknown paths before any work
+        if config.get(path) is None:  # refuses unknown paths before any work; None: a setting switched off
+            continue
         applicable[path] = values
     return applicable
 
