@@ -70,7 +70,7 @@ class FramePoints:
             else:
                 inner, depth, columns, rows = samples
                 depths = depth[inner]
-                self._xyz[key] = (*_back_projected(inner, depths, columns, rows, self.camera), depths)
+                self._xyz[key] = (*back_projected(inner, depths, columns, rows, self.camera), depths)
         return self._xyz[key]
 
 
@@ -94,11 +94,11 @@ def _samples(geometry: EntityGeometry, depth_m: np.ndarray, stride: int = 1
     return inner, depth, np.arange(x1, x2, stride), np.arange(y1, y2, stride)
 
 
-def _back_projected(inner: np.ndarray, depths: np.ndarray, columns: np.ndarray, rows: np.ndarray,
+def back_projected(inner: np.ndarray, depths: np.ndarray, columns: np.ndarray, rows: np.ndarray,
                     camera: CameraIntrinsics) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """x, y, z (float64) of the selected pixels (depths: the crop's depth at them; columns, rows: the
-    crop's image coordinates); coordinates gathered with the samples (cheaper than np.nonzero's
-    index pairs)."""
+    """x, y, z (float64) of the selected pixels (depths: the crop's depth at them, or any per-pixel
+    depth change, which back-projects to the change of x and y; columns, rows: the crop's image
+    coordinates); coordinates gathered with the samples (cheaper than np.nonzero's index pairs)."""
     shape = inner.shape
     z = depths.astype(np.float64)
     x = np.broadcast_to(columns - camera.cx, shape)[inner] * z / camera.fx

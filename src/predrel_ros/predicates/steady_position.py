@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from predrel_ros.predicates.geometry import EntityGeometry
-from predrel_ros.predicates.point_sets import MIN_SAMPLES
+from predrel_ros.predicates.point_sets import MIN_SAMPLES, back_projected
 
 if TYPE_CHECKING:
     from predrel_ros.core.frame import CameraIntrinsics
@@ -77,7 +77,5 @@ def _common_shift(before: EntityGeometry, depth_before: np.ndarray, now: EntityG
         valid = (common[::STRIDE, ::STRIDE] != 0) & (z_before > 0) & (z_now > 0) & np.isfinite(dz)
     if np.count_nonzero(valid) < MIN_SAMPLES:
         return None
-    dz = dz[valid]
-    dx = np.broadcast_to(np.arange(x1, x2, STRIDE) - camera.cx, valid.shape)[valid] * dz / camera.fx
-    dy = np.broadcast_to((np.arange(y1, y2, STRIDE) - camera.cy)[:, None], valid.shape)[valid] * dz / camera.fy
+    dx, dy, dz = back_projected(valid, dz[valid], np.arange(x1, x2, STRIDE), np.arange(y1, y2, STRIDE), camera)
     return float(np.median(dx)), float(np.median(dy)), float(np.median(dz))

@@ -77,8 +77,7 @@ class StreamWindows:
 
     def shares(self, rows: np.ndarray, code: int, window_start: int) -> np.ndarray:
         """Share of each row's window values equal to `code` (rows pushed this frame: never empty)."""
-        valid = self._frames[rows] >= self._since(window_start)
-        return np.count_nonzero(valid & (self._codes[rows] == code), axis=1) / np.count_nonzero(valid, axis=1)
+        return self.agreement(rows, np.full(len(rows), code), window_start)
 
     def _since(self, frame: int) -> int:
         """`frame` as the rows keep it (from the origin; never below the oldest representable frame)."""
