@@ -163,16 +163,14 @@ class TrustModel:
                features: Mapping[str, float]) -> dict[str, GroupTrust]:
         """Per group with a model and signals: expected agreement, level and reason, from the
         monitor's group signals and the window's evidence features (`TrustEvidence.features`)."""
-        all_deviations = self.profile.deviations(features)
-        deviations = [all_deviations[name] for name in MODEL_DEVIATIONS]
+        deviations = self.profile.deviations(features)
         delivered = float(delivered_factor(features.get(DELIVERED, math.nan)))
         result = {}
         for name, signals in group_signals.items():
             model = self.groups.get(name)
             if model is None:
                 continue
-            row = np.array([signals.get(signal, math.nan) for signal in GROUP_SIGNALS] + deviations)
-            x = self.filled(row[None, :], model.clean)
+            x = self.filled(self.raw_inputs(signals, deviations)[None, :], model.clean)
             expected = delivered * float(model.expected(x)[0])
             level = ERROR if expected < model.error else WARN if expected < model.warn else OK
             reason = ""
