@@ -81,13 +81,17 @@ def test_every_frame_is_accounted_for(tiny_bag, tmp_path):
     assert outcomes(reliability, "predicates") == published["degraded"], reliability
     assert outcomes(reliability, "reference") == published["clean"], reliability
     assert outcomes(action, "predicates") == published["degraded"], action
-    # the dashboard is a late listener like any other: what it saw is what the nodes published, at
-    # most minus the first frames when DDS discovery on a loaded machine took longer than the replay's wait
+    # the dashboard is a late listener like any other: it misses what was published before its
+    # subscriptions matched (DDS discovery on a loaded machine can outlast the replay's wait), at most
+    # the frames before the first one it received (indices count from 0 across passes), and nothing after
     dashboard = summary["frame_accounting"]["dashboard"]
-    assert 0.9 * published["degraded"] <= dashboard["degraded_predicate_frames"] <= published["degraded"]
-    assert 0.9 * published["clean"] <= dashboard["clean_predicate_frames"] <= published["clean"]
-    assert 0.9 * action["predicates.processed"] <= dashboard["actions"] <= action["predicates.processed"]
-    assert 0.9 * frames <= dashboard["ground_truth_actions"] <= frames
+    first = dashboard["first_frames"]
+    seen = {"degraded_predicate": (dashboard["degraded_predicate_frames"], published["degraded"]),
+            "clean_predicate": (dashboard["clean_predicate_frames"], published["clean"]),
+            "action": (dashboard["actions"], action["predicates.processed"]),
+            "ground_truth_action": (dashboard["ground_truth_actions"], frames)}
+    for stream, (received, sent) in seen.items():
+        assert first[stream] is not None and sent - first[stream] <= received <= sent, (stream, dashboard)
     conditions = {(row["kind"], row["severity"]): row["frames"]["degraded"] for row in summary["conditions"]}
     assert set(conditions) == {("frame_drop", 5), ("occlusion", 5)}
 

@@ -96,11 +96,20 @@ def test_accounting_timeline_and_limits(recorder):
     assert summary["frame_accounting"]["nodes"] == {"/degraded/perception": {"image_raw.processed": 59}}
     assert summary["frame_accounting"]["dashboard"] == {
         "clean_predicate_frames": 59, "degraded_predicate_frames": 60, "matched": 59, "actions": 60,
-        "ground_truth_actions": 60, "reports": 60}
+        "ground_truth_actions": 60, "reports": 60,
+        "first_frames": {"clean_predicate": 0, "degraded_predicate": 0, "action": 0, "ground_truth_action": 0}}
     assert summary["timeline"][35] == {"label": "reliability", "frame_index": 35, "condition": "occlusion:3",
                                        "trust": {"contact": "ERROR", "static": "OK"}}
     assert summary["agreement_limits"] == {"warn": 0.8, "error": 0.6}
     json.dumps(summary)  # plain JSON
+
+
+def test_first_frames_bound_what_a_late_listener_missed():
+    late = SweepRecorder()
+    for frame in (7, 5, 9):
+        late.add_ground_truth_action(frame, "grasp")
+    assert late.frame_accounting()["dashboard"]["first_frames"] == {
+        "clean_predicate": None, "degraded_predicate": None, "action": None, "ground_truth_action": 5}
 
 
 def test_an_empty_recorder_summarises_to_nothing():

@@ -19,7 +19,8 @@ severity, in order of appearance):
   the action was trusted and on the ones it was not, and the trusted fraction;
 - `frames`: degraded frames seen, clean twins matched, degraded frames without a clean twin (or,
   when associating, without both sides' entities).
-It also holds `frame_accounting` (each node's outcome counters, last /diagnostics) and a
+It also holds `frame_accounting` (each node's outcome counters, last /diagnostics; what the dashboard
+itself received and each stream's first frame index, which bounds what a late listener missed) and a
 `timeline` (per report: frame, condition, trust per group) for plots and tests.
 """
 from __future__ import annotations
@@ -165,11 +166,17 @@ class SweepRecorder:
     def frame_accounting(self) -> dict:
         nodes = {name: dict(status.counters) for name, status in sorted(self.node_status.items())}
         degraded, clean = self.frames[DEGRADED_SIDE], self.frames[CLEAN_SIDE]
+        streams = {"clean_predicate": clean, "degraded_predicate": degraded, "action": self.actions,
+                   "ground_truth_action": self.ground_truth_actions}
         return {"nodes": nodes,
                 "dashboard": {"clean_predicate_frames": len(clean), "degraded_predicate_frames": len(degraded),
                               "matched": len(degraded.keys() & clean.keys()),
                               "actions": len(self.actions), "ground_truth_actions": len(self.ground_truth_actions),
-                              "reports": len(self.reports)}}
+                              "reports": len(self.reports),
+                              # a late listener misses what was published before it matched: at most
+                              # this many frames of each stream (frame indices count from 0 and rise)
+                              "first_frames": {name: min(frames) if frames else None
+                                               for name, frames in streams.items()}}}
 
     def timeline(self) -> list[dict]:
         return [{"label": label, "frame_index": report.frame_index, "condition": report.condition.key,
