@@ -107,6 +107,7 @@ def test_run_against_labels(scene_model_dir, tmp_path, capsys):
     assert compared["entities_found"] == {"hand": {"labelled": 7, "found_share": 1.0},
                                           "object": {"labelled": 14, "found_share": 1.0},
                                           "surface": {"labelled": 7, "found_share": 0.0}}
+    assert compared["hand_sides"] == {"hands": 0, "agreement": None}       # no side labelled
     assert set(compared["groups"]) == {"contact", "static", "derived"}      # the labels give no dynamic relation
     contact = compared["groups"]["contact"]
     # per frame contact(hand, cube), contact(hand, bowl) found; contact(cube, table) not
@@ -117,8 +118,8 @@ def test_run_against_labels(scene_model_dir, tmp_path, capsys):
     assert contact["true_agreement"] == 0.0 and contact["mae"] == pytest.approx(contact["expected_agreement"])
     assert contact["low_windows"] == contact["windows"] and contact["flagged_share_low"] == contact["flagged_share"]
     printed = capsys.readouterr().out
-    assert "against the labels (7 labelled frames, window 30; found: 100 % of 7 hands" in printed
-    assert "| contact | 21 (0.67) |" in printed
+    assert "against the labels (7 labelled frames, window 30; found 100 % of 7 hands" in printed
+    assert "side right on n/a of 0 found hands" in printed and "| contact | 21 (0.67) |" in printed
 
 
 def test_run_needs_one_label_file_per_input(scene_model_dir, tmp_path, capsys):

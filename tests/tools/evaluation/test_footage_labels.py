@@ -6,14 +6,15 @@ import json
 import numpy as np
 import pytest
 
-from predrel_ros.core.entities import MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
+from predrel_ros.core.entities import LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
 from predrel_ros.core.errors import UserError
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate, stream_key
 from predrel_ros.tools.evaluation.footage_labels import load_footage_labels
 
 
-def _hand(name, box, touched, held, visible=True):
-    return {"id": name, "visible": visible, "box": box, "in_contact_with": touched, "holding": held}
+def _hand(name, box, touched, held, visible=True, side="unsure", side_confidence="unsure"):
+    return {"id": name, "visible": visible, "box": box, "in_contact_with": touched, "holding": held, "side": side,
+            "side_confidence": side_confidence}
 
 
 def _object(name, box, lifted, on, visible=True, role=None):
@@ -31,8 +32,8 @@ TABLE = _object("table", [0, 60, 200, 150], None, None, role="surface")
 @pytest.fixture
 def label_files(tmp_path):
     rows = [
-        _row(0, [_hand("hand_R", [10, 10, 50, 50], "cup", "cup"),
-                 _hand("hand_L", [150, 0, 190, 40], "unsure", "unsure")],
+        _row(0, [_hand("hand_R", [10, 10, 50, 50], "cup", "cup", side="right", side_confidence="medium"),
+                 _hand("hand_L", [150, 0, 190, 40], "unsure", "unsure", side="left")],      # side unsure
              [_object("cup", [40, 40, 80, 80], True, None), _object("pen", [100, 100, 140, 120], False, "table"),
               _object("ghost", [0, 0, 5, 5], False, "table", visible=False), TABLE]),
         _row(6, [_hand("hand_R", [10, 10, 50, 50], None, None)],
@@ -58,6 +59,7 @@ def test_labels_become_the_reference_values_they_determine(label_files):
     assert kinds == {(10, 10, 50, 50): "hand", (150, 0, 190, 40): "hand", (0, 60, 200, 150): "surface",
                      (40, 40, 80, 80): "object", (100, 100, 140, 120): "object"}       # the invisible ghost is left out
     hand_r, hand_l, table, cup, pen = (entity.id for entity in first.entities)
+    assert first.sides == {hand_r: RIGHT_HAND} and labels.frames[6].sides == {}
     assert dict(first.values) == {
         ("contact", hand_r, cup): 1, ("contact", hand_r, pen): 0,      # hand_L's contact is unsure: none
         ("grasp", hand_r, cup): 1, ("grasp", hand_r, pen): 0,
@@ -89,6 +91,9 @@ def test_agreement_associates_by_kind_and_counts_what_was_not_found(label_files)
     agreement = labels.agreement(0, entities, estimates)
     assert agreement.streams == {"contact": (4, 2, 1), "derived": (5, 3, 2), "static": (1, 0, 0)}
     assert agreement.entities == {"hand": (2, 1), "surface": (1, 1), "object": (2, 1)}
+    assert agreement.sides == (1, 1)                                    # hand_R found as a right hand
+    left = [Entity(7, "left_hand", LEFT_HAND, np.array([12.0, 8, 52, 49]))]
+    assert labels.agreement(0, left, []).sides == (1, 0)
     assert labels.agreement(3, entities, estimates) is None                        # not a labelled frame
     lost = [Entity(7, "right_hand", RIGHT_HAND, np.array([12.0, 8, 52, 49]), visibility=0.0)]
     assert labels.agreement(0, lost, estimates).streams["derived"] == (5, 0, 0)    # a lost track stands for nothing

@@ -141,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
     from predrel_ros.sources.open_source import open_frames
     from predrel_ros.tools.cli.detect import load_perception_config
     from predrel_ros.tools.evaluation.footage_labels import load_footage_labels
-    from predrel_ros.tools.evaluation.source_trust import label_table, source_trust
+    from predrel_ros.tools.evaluation.source_trust import source_trust
 
     if args.max_frames is not None and args.max_frames < 1:
         raise UserError("--max-frames must be at least 1")
@@ -175,17 +175,25 @@ def _run(args: argparse.Namespace) -> int:
                   f"judged frames; " + ", ".join(f"{group} {_share(values['flagged_share'])}" for group, values
                                                  in result["groups"].items()))
             if source_labels is not None:
-                found = result["labels"]["entities_found"]
-                print(f"against the labels ({result['labels']['labelled_frames']} labelled frames, window "
-                      f"{args.window}; found: " + ", ".join(f"{_share(values['found_share'])} of {values['labelled']} "
-                                                            f"{kind}s" for kind, values in found.items())
-                      + f"):\n{label_table(result['labels']['groups'])}")
+                print(_against_labels(result["labels"], args.window))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"model": args.model, "window": args.window,
                                     "hand_landmarks": perception.hand_landmarks.enabled, "sources": results},
                                    indent=2) + "\n")
     print(f"written to {args.out}")
     return 0
+
+
+def _against_labels(compared: dict, window: int) -> str:
+    """What `source_trust` found against a clip's labels, for the terminal."""
+    from predrel_ros.tools.evaluation.source_trust import label_table
+
+    found = ", ".join(f"{_share(values['found_share'])} of {values['labelled']} {kind}s"
+                      for kind, values in compared["entities_found"].items())
+    sides = compared["hand_sides"]
+    return (f"against the labels ({compared['labelled_frames']} labelled frames, window {window}; found {found}; "
+            f"side right on {_share(sides['agreement'])} of {sides['hands']} found hands with a labelled side):\n"
+            + label_table(compared["groups"]))
 
 
 def _events_beside(labels: Path) -> Path | None:

@@ -18,7 +18,9 @@ becomes reference values of the predicate streams between the labelled entities:
 - active_hand(hand): T when it touches or holds an object (an unnamed block too, not a surface); when it does
   neither it may still be approaching one, which the labels do not tell, so N is never given.
 Dynamic relations are not determined by these labels. Anything `unsure` (an entity's visibility, a
-hand's contact or hold, an object's support) is left out.
+hand's contact or hold, an object's support) is left out. A hand labelled with the person's side
+(`right` / `left`, its `side_confidence` not `unsure`) also checks the side perception gave the hand
+it was associated with (MediaPipe's handedness mapping, docs/perception.md).
 
 A frame's agreement is computed as `predrel eval` computes it against ground truth: the pipeline's
 entities are associated with the labelled ones (`reliability.association`, class ignored, by kind:
@@ -37,7 +39,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from predrel_ros.core.entities import HAND_ROLES, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
+from predrel_ros.core.entities import HAND_ROLES, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
 from predrel_ros.core.errors import UserError
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate, stream_key
@@ -49,6 +51,8 @@ UNSURE = "unsure"
 #: the kinds entities are associated within
 HAND, OBJECT = "hand", "object"
 _VISIBLE = (True, "partial")
+#: a labelled hand's `side` (the person's) -> the role perception should give it
+SIDES = {"right": RIGHT_HAND, "left": LEFT_HAND}
 StreamKey = tuple[str, int, int]
 
 
@@ -59,6 +63,7 @@ class LabelledFrame:
 
     entities: tuple[Entity, ...]
     values: Mapping[StreamKey, int]
+    sides: Mapping[int, str]      # labelled hand id -> its role (left_hand / right_hand), where the side is known
 
 
 @dataclass(frozen=True)
@@ -90,18 +95,23 @@ class FootageLabels:
             tally = kinds.setdefault(entity.label, [0, 0])
             tally[0] += 1
             tally[1] += int(entity.id in found)
+        roles = {mapping[entity.id]: entity.role for entity in entities if entity.id in mapping}
+        sided = [hand for hand in labelled.sides if hand in roles]
         return FrameAgreement({group: tuple(tally) for group, tally in streams.items()},
-                              {kind: tuple(tally) for kind, tally in kinds.items()})
+                              {kind: tuple(tally) for kind, tally in kinds.items()},
+                              (len(sided), sum(roles[hand] == labelled.sides[hand] for hand in sided)))
 
 
 @dataclass(frozen=True)
 class FrameAgreement:
     """One labelled frame against the pipeline: per group (reference streams, those whose entities
     the pipeline found, those it agrees on), groups without a reference stream left out; per kind
-    of labelled entity (hand, object, surface) (labelled, found)."""
+    of labelled entity (hand, object, surface) (labelled, found); and (hands found whose side is
+    labelled, those given that side)."""
 
     streams: Mapping[str, tuple[int, int, int]]
     entities: Mapping[str, tuple[int, int]]
+    sides: tuple[int, int]
 
 
 def load_footage_labels(path: str | Path, events_path: str | Path | None = None,
@@ -178,7 +188,9 @@ def _frame(row: dict, ids: dict[str, int], releases: Mapping[tuple[str, str], li
             elif lifted is False and support == surface["name"]:
                 put(vocabulary.CONTACT, item["name"], surface["name"], vocabulary.TRUE_LABEL)
                 put(vocabulary.STATIC, item["name"], surface["name"], "Sup")
-    return LabelledFrame(tuple(entities), values)
+    sides = {ids[hand["id"]]: SIDES[hand["side"]] for hand in hands
+             if hand.get("side") in SIDES and hand.get("side_confidence") != UNSURE}
+    return LabelledFrame(tuple(entities), values, sides)
 
 
 def _truth(holds: bool) -> str:

@@ -51,6 +51,7 @@ def source_trust(frames: Iterable[Frame], perceiver: Perceiver, extractor: Predi
     series: list[dict[str, tuple[float, bool]]] = []   # per frame: judged group -> (expected, flagged)
     counts: list[Mapping[str, tuple[int, int, int]]] = []   # per frame: group -> (references, found, agreeing)
     kinds: dict[str, np.ndarray] = {}                      # labelled entity kind -> (labelled, found)
+    sides = np.zeros(2, np.int64)                          # hands found with a labelled side, given that side
     count = 0
     for frame in frames:
         if max_frames is not None and count >= max_frames:
@@ -72,6 +73,7 @@ def source_trust(frames: Iterable[Frame], perceiver: Perceiver, extractor: Predi
             if agreement is not None:
                 for kind, tally in agreement.entities.items():
                     kinds[kind] = kinds.get(kind, np.zeros(2, np.int64)) + tally
+                sides += agreement.sides
         if judged:
             any_flagged.append(any(record.trust in (WARN, ERROR) for record in judged))
         for record in judged:
@@ -95,6 +97,8 @@ def source_trust(frames: Iterable[Frame], perceiver: Perceiver, extractor: Predi
         result["labels"] = {"clip": labels.clip, "labelled_frames": sum(1 for frame in counts if frame),
                             "entities_found": {kind: {"labelled": int(labelled), "found_share": float(found / labelled)}
                                                for kind, (labelled, found) in sorted(kinds.items())},
+                            "hand_sides": {"hands": int(sides[0]),
+                                           "agreement": float(sides[1] / sides[0]) if sides[0] else None},
                             "groups": label_comparison(counts, series, monitor.config.window)}
     return result
 
