@@ -61,6 +61,9 @@ class TrustSeries:
     #: the frame has no label or no estimate (NaN); and whether the gate trusted it
     action_correct: np.ndarray | None = None
     action_trusted: np.ndarray | None = None
+    #: (T,) the window's evidence covered trust.min_frames, so a trust model judged every group the
+    #: monitor had (`ReliabilityMonitor.evidence_covers_min_frames`); False in files saved before it
+    evidence_covered: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         groups, count = self.expected.shape
@@ -72,6 +75,8 @@ class TrustSeries:
             self.action_correct = np.full(count, np.nan)
         if self.action_trusted is None:
             self.action_trusted = np.zeros(count, dtype=bool)
+        if self.evidence_covered is None:
+            self.evidence_covered = np.zeros(count, dtype=bool)
 
 
 #: a delivered frame: (frame index, the pipeline's estimates, its entities, the image measures of the
@@ -85,7 +90,8 @@ def self_trust(frames: Sequence[TrustFrame], count: int, window: int, image_size
                recognizer: ActionRecognizer | None = None, labels: np.ndarray | None = None) -> TrustSeries:
     """The self-mode trust after each of `count` frames, given the delivered frames in order;
     image_size: (width, height). With a trust model the expected agreement and the levels of the
-    groups it models are the model's (STALE stays STALE), as the reliability node gives them. With a
+    groups it models are the model's (where the monitor judges: `ReliabilityMonitor.report`), as the
+    reliability node gives them. With a
     recognizer and the (T,) class index of each frame's primitive (-1: none), the action node's
     gate is run on every delivered frame with the report of that frame, as in the live graph."""
     monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=window, track_memory=track_memory,
@@ -102,6 +108,7 @@ def self_trust(frames: Sequence[TrustFrame], count: int, window: int, image_size
             signals = monitor.group_signals()
             features = monitor.evidence_features()
             series.features[t] = [features[name] for name in FEATURES]
+            series.evidence_covered[t] = monitor.evidence_covers_min_frames()
             for row, group in enumerate(GROUPS):
                 record = report.group(group)
                 if record is None:
@@ -119,7 +126,7 @@ def self_trust(frames: Sequence[TrustFrame], count: int, window: int, image_size
         elif t > 0:
             for array in (series.expected, series.flagged, series.judged, series.signals):
                 array[:, t] = array[:, t - 1]
-            for array in (series.features, series.action_correct, series.action_trusted):
+            for array in (series.features, series.action_correct, series.action_trusted, series.evidence_covered):
                 array[t] = array[t - 1]
     return series
 
@@ -158,7 +165,8 @@ def load_series(path: str | Path) -> tuple[list[TrustSeries], dict[str, TrustSer
         return series_of(""), switches
 
 
-_SERIES_ARRAYS = ("expected", "flagged", "judged", "signals", "features", "action_correct", "action_trusted")
+_SERIES_ARRAYS = ("expected", "flagged", "judged", "signals", "features", "action_correct", "action_trusted",
+                  "evidence_covered")
 
 
 def switch_delays(sequences: EpisodeSequences, switches: dict[str, TrustSeries], window: int) -> list[float]:
