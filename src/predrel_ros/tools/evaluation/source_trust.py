@@ -65,9 +65,9 @@ def source_trust(frames: Iterable[Frame], perceiver: Perceiver, extractor: Predi
         monitor.add_evaluated(frame.index, estimates)
         report = monitor.report(streams=False)
         judged = [record for record in report.groups if record.trust != STALE]
-        series.append({record.predicate: (record.expected_agreement, record.trust in (WARN, ERROR))
-                       for record in judged})
         if labels is not None:
+            series.append({record.predicate: (record.expected_agreement, record.trust in (WARN, ERROR))
+                           for record in judged})
             agreement = labels.agreement(frame.index, entities, estimates)
             counts.append(agreement.streams if agreement is not None else {})
             if agreement is not None:
