@@ -108,6 +108,7 @@ def test_run_against_labels(scene_model_dir, tmp_path, capsys):
                                           "object": {"labelled": 14, "found_share": 1.0},
                                           "surface": {"labelled": 7, "found_share": 0.0}}
     assert compared["hand_sides"] == {"hands": 0, "agreement": None}       # no side labelled
+    assert compared["predicates"]["grasp"] == {"reference_streams": 14, "found_share": 1.0, "agreement": 0.0}
     assert set(compared["groups"]) == {"contact", "static", "derived"}      # the labels give no dynamic relation
     contact = compared["groups"]["contact"]
     # per frame contact(hand, cube), contact(hand, bowl) found; contact(cube, table) not
@@ -119,7 +120,8 @@ def test_run_against_labels(scene_model_dir, tmp_path, capsys):
     assert contact["low_windows"] == contact["windows"] and contact["flagged_share_low"] == contact["flagged_share"]
     printed = capsys.readouterr().out
     assert "against the labels (7 labelled frames, window 30; found 100 % of 7 hands" in printed
-    assert "side right on n/a of 0 found hands" in printed and "| contact | 21 (0.67) |" in printed
+    assert "side right on n/a of 0 found hands" in printed and "agreement contact 0 % of 21" in printed
+    assert "| contact | 21 (0.67) |" in printed
 
 
 def test_run_needs_one_label_file_per_input(scene_model_dir, tmp_path, capsys):

@@ -9,7 +9,7 @@ import pytest
 from predrel_ros.core.entities import LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
 from predrel_ros.core.errors import UserError
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate, stream_key
-from predrel_ros.tools.evaluation.footage_labels import load_footage_labels
+from predrel_ros.tools.evaluation.footage_labels import LabelScore, load_footage_labels
 
 
 def _hand(name, box, touched, held, visible=True, side="unsure", side_confidence="unsure"):
@@ -89,14 +89,27 @@ def test_agreement_associates_by_kind_and_counts_what_was_not_found(label_files)
                  PredicateEstimate("contact", 7, 10, "N", 0.9)]         # no reference: left out
     # hand_L and the pen were not found: their streams disagree
     agreement = labels.agreement(0, entities, estimates)
-    assert agreement.streams == {"contact": (4, 2, 1), "derived": (5, 3, 2), "static": (1, 0, 0)}
+    assert agreement.streams == {"contact": (4, 2, 1), "grasp": (2, 1, 0), "release": (2, 1, 1),
+                                 "active_hand": (1, 1, 1), "static": (1, 0, 0)}
+    assert agreement.by_group() == {"contact": (4, 2, 1), "derived": (5, 3, 2), "static": (1, 0, 0)}
     assert agreement.entities == {"hand": (2, 1), "surface": (1, 1), "object": (2, 1)}
     assert agreement.sides == (1, 1)                                    # hand_R found as a right hand
     left = [Entity(7, "left_hand", LEFT_HAND, np.array([12.0, 8, 52, 49]))]
     assert labels.agreement(0, left, []).sides == (1, 0)
     assert labels.agreement(3, entities, estimates) is None                        # not a labelled frame
     lost = [Entity(7, "right_hand", RIGHT_HAND, np.array([12.0, 8, 52, 49]), visibility=0.0)]
-    assert labels.agreement(0, lost, estimates).streams["derived"] == (5, 0, 0)    # a lost track stands for nothing
+    assert labels.agreement(0, lost, estimates).by_group()["derived"] == (5, 0, 0)  # a lost track stands for nothing
+    score = LabelScore()
+    for frame_index in range(7):
+        score.add(labels.agreement(frame_index, entities, estimates))
+    counts = score.group_counts()
+    assert len(counts) == 7 and counts[0] == agreement.by_group() and not any(counts[1:6])
+    # frame 6: the cup moved away from the cylinder's box, so nothing but the hand is found
+    assert counts[6] == {"contact": (3, 0, 0), "derived": (3, 0, 0), "static": (1, 0, 0)}
+    pooled = score.pooled()
+    assert pooled["labelled_frames"] == 2 and pooled["hand_sides"] == {"hands": 1, "agreement": 1.0}
+    assert pooled["entities_found"]["hand"] == {"labelled": 3, "found_share": 2 / 3}
+    assert pooled["predicates"]["grasp"] == {"reference_streams": 4, "found_share": 0.25, "agreement": 0.0}
 
 
 def test_a_file_not_in_the_format_is_refused(tmp_path):

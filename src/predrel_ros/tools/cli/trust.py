@@ -191,9 +191,11 @@ def _against_labels(compared: dict, window: int) -> str:
     found = ", ".join(f"{_share(values['found_share'])} of {values['labelled']} {kind}s"
                       for kind, values in compared["entities_found"].items())
     sides = compared["hand_sides"]
+    predicates = ", ".join(f"{name} {_share(values['agreement'])} of {values['reference_streams']}"
+                           for name, values in compared["predicates"].items())
     return (f"against the labels ({compared['labelled_frames']} labelled frames, window {window}; found {found}; "
-            f"side right on {_share(sides['agreement'])} of {sides['hands']} found hands with a labelled side):\n"
-            + label_table(compared["groups"]))
+            f"side right on {_share(sides['agreement'])} of {sides['hands']} found hands with a labelled side; "
+            f"agreement {predicates}):\n" + label_table(compared["groups"]))
 
 
 def _events_beside(labels: Path) -> Path | None:

@@ -86,7 +86,7 @@ class FootageLabels:
         found = set(mapping.values()) | {NO_OBJECT}
         streams: dict[str, list[int]] = {}
         for key, reference in labelled.values.items():
-            tally = streams.setdefault(vocabulary.group_of(key[0]), [0, 0, 0])
+            tally = streams.setdefault(key[0], [0, 0, 0])
             tally[0] += 1
             tally[1] += int(key[1] in found and key[2] in found)
             tally[2] += int(produced.get(key, vocabulary.UNK) == reference)
@@ -104,14 +104,62 @@ class FootageLabels:
 
 @dataclass(frozen=True)
 class FrameAgreement:
-    """One labelled frame against the pipeline: per group (reference streams, those whose entities
-    the pipeline found, those it agrees on), groups without a reference stream left out; per kind
-    of labelled entity (hand, object, surface) (labelled, found); and (hands found whose side is
+    """One labelled frame against the pipeline: per predicate name (reference streams, those whose
+    entities the pipeline found, those it agrees on), names without a reference stream left out; per
+    kind of labelled entity (hand, object, surface) (labelled, found); and (hands found whose side is
     labelled, those given that side)."""
 
     streams: Mapping[str, tuple[int, int, int]]
     entities: Mapping[str, tuple[int, int]]
     sides: tuple[int, int]
+
+    def by_group(self) -> dict[str, tuple[int, int, int]]:
+        """`streams` summed per predicate group."""
+        groups: dict[str, np.ndarray] = {}
+        for name, tally in self.streams.items():
+            group = vocabulary.group_of(name)
+            groups[group] = groups.get(group, np.zeros(3, np.int64)) + tally
+        return {group: tuple(int(count) for count in tally) for group, tally in groups.items()}
+
+
+class LabelScore:
+    """The agreements of a clip's frames in order (`add`, once per frame: None for a frame not
+    labelled): per frame the group counts (`group_counts`, what the windows are made of) and, pooled
+    over the labelled frames, per predicate, per kind of entity and for the hands' sides (`pooled`)."""
+
+    def __init__(self) -> None:
+        self._groups: list[dict[str, tuple[int, int, int]]] = []
+        self._names: dict[str, np.ndarray] = {}
+        self._kinds: dict[str, np.ndarray] = {}
+        self._sides = np.zeros(2, np.int64)
+
+    def add(self, agreement: FrameAgreement | None) -> None:
+        self._groups.append(agreement.by_group() if agreement is not None else {})
+        if agreement is None:
+            return
+        for totals, counts in ((self._names, agreement.streams), (self._kinds, agreement.entities)):
+            for key, tally in counts.items():
+                totals[key] = totals.get(key, 0) + np.asarray(tally, np.int64)
+        self._sides += agreement.sides
+
+    def group_counts(self) -> list[dict[str, tuple[int, int, int]]]:
+        """Per frame added: group -> (reference streams, found, agreed on); empty when not labelled."""
+        return list(self._groups)
+
+    def pooled(self) -> dict:
+        """labelled_frames; entities_found per kind (labelled, found_share); hand_sides (hands: found
+        with a labelled side, agreement: the share given that side); predicates per name
+        (reference_streams, found_share, agreement)."""
+        hands, right = (int(value) for value in self._sides)
+        return {
+            "labelled_frames": sum(1 for frame in self._groups if frame),
+            "entities_found": {kind: {"labelled": int(labelled), "found_share": float(found / labelled)}
+                               for kind, (labelled, found) in sorted(self._kinds.items())},
+            "hand_sides": {"hands": hands, "agreement": right / hands if hands else None},
+            "predicates": {name: {"reference_streams": int(known), "found_share": float(found / known),
+                                  "agreement": float(agreeing / known)}
+                           for name in vocabulary.PREDICATES if name in self._names
+                           for known, found, agreeing in [self._names[name]]}}
 
 
 def load_footage_labels(path: str | Path, events_path: str | Path | None = None,

@@ -29,7 +29,7 @@ from predrel_ros.predicates.vocabulary import GROUPS
 from predrel_ros.reliability.image_quality import ImageQuality
 from predrel_ros.reliability.monitor import ReliabilityMonitor
 from predrel_ros.reliability.trust import ERROR, STALE, WARN
-from predrel_ros.tools.evaluation.footage_labels import FootageLabels
+from predrel_ros.tools.evaluation.footage_labels import FootageLabels, LabelScore
 from predrel_ros.tools.evaluation.rolling_agreement import windowed_sum
 from predrel_ros.tools.evaluation.trust_measurement import LOW_AGREEMENT, mean_of, shown
 
@@ -49,9 +49,7 @@ def source_trust(frames: Iterable[Frame], perceiver: Perceiver, extractor: Predi
     reasons: dict[str, Counter] = {group: Counter() for group in GROUPS}
     any_flagged: list[bool] = []      # per frame with a judged group: whether any group is flagged
     series: list[dict[str, tuple[float, bool]]] = []   # per frame: judged group -> (expected, flagged)
-    counts: list[Mapping[str, tuple[int, int, int]]] = []   # per frame: group -> (references, found, agreeing)
-    kinds: dict[str, np.ndarray] = {}                      # labelled entity kind -> (labelled, found)
-    sides = np.zeros(2, np.int64)                          # hands found with a labelled side, given that side
+    score = LabelScore()
     count = 0
     for frame in frames:
         if max_frames is not None and count >= max_frames:
@@ -68,12 +66,7 @@ def source_trust(frames: Iterable[Frame], perceiver: Perceiver, extractor: Predi
         if labels is not None:
             series.append({record.predicate: (record.expected_agreement, record.trust in (WARN, ERROR))
                            for record in judged})
-            agreement = labels.agreement(frame.index, entities, estimates)
-            counts.append(agreement.streams if agreement is not None else {})
-            if agreement is not None:
-                for kind, tally in agreement.entities.items():
-                    kinds[kind] = kinds.get(kind, np.zeros(2, np.int64)) + tally
-                sides += agreement.sides
+            score.add(labels.agreement(frame.index, entities, estimates))
         if judged:
             any_flagged.append(any(record.trust in (WARN, ERROR) for record in judged))
         for record in judged:
@@ -94,12 +87,8 @@ def source_trust(frames: Iterable[Frame], perceiver: Perceiver, extractor: Predi
     result = {"frames": count, "groups": groups,
               "any_group_flagged_share": float(np.mean(any_flagged)) if any_flagged else None}
     if labels is not None:
-        result["labels"] = {"clip": labels.clip, "labelled_frames": sum(1 for frame in counts if frame),
-                            "entities_found": {kind: {"labelled": int(labelled), "found_share": float(found / labelled)}
-                                               for kind, (labelled, found) in sorted(kinds.items())},
-                            "hand_sides": {"hands": int(sides[0]),
-                                           "agreement": float(sides[1] / sides[0]) if sides[0] else None},
-                            "groups": label_comparison(counts, series, monitor.config.window)}
+        result["labels"] = {"clip": labels.clip, **score.pooled(),
+                            "groups": label_comparison(score.group_counts(), series, monitor.config.window)}
     return result
 
 
