@@ -464,3 +464,26 @@ def test_a_group_without_predicates_is_judged_on_the_evidence_alone_once_the_evi
     assert contact.trust == ERROR and contact.reason.startswith("expected agreement 0.12 < 0.40 (error)")
     assert modelled.trust()["contact"].level == ERROR
     assert modelled.group("static").trust == ERROR                     # the groups with predicates as before
+
+
+def test_a_group_whose_predicates_are_all_young_is_judged_on_the_evidence_as_one_without_any():
+    """A hand found late: its contact streams are younger than min_frames, the evidence is not; the
+    group keeps the model's level instead of turning STALE until the streams are old enough."""
+    def contact_from(start, count=30):
+        return [(t, entities, [e for e in estimates if t >= start or vocabulary.group_of(e.name) != "contact"])
+                for t, entities, estimates in scripted_frames(count)]
+
+    config = TrustConfig(min_frames=10)
+    plain = run_self(ReliabilityMonitor(MonitorConfig(window=20), config), contact_from(25))
+    assert plain.report(streams=False).group("contact").trust == STALE            # no model: too few frames
+    monitor = run_self(ReliabilityMonitor(MonitorConfig(window=20), config, trust_model=flat_model(-2.0)),
+                       contact_from(25))
+    assert monitor.evidence_covers_min_frames()
+    report = monitor.report(streams=False)
+    contact = report.group("contact")
+    assert contact.trust == ERROR and contact.reason.startswith("expected agreement 0.12 < 0.40 (error)")
+    assert report.record("contact").trust == STALE              # the predicate itself: still too few frames
+    early = run_self(ReliabilityMonitor(MonitorConfig(window=20), config, trust_model=flat_model(-2.0)),
+                     contact_from(6, count=9))
+    assert not early.evidence_covers_min_frames()                 # 9 frames of evidence
+    assert early.report(streams=False).group("contact").trust == STALE

@@ -50,7 +50,10 @@ into records per predicate stream, per predicate name and per group, each with a
 - a group: the worst level of its predicate names, with their reasons; in self mode with entities
   also a group with no predicate in the window (perception found no hand: no contact), once the
   evidence covers `trust.min_frames` frames: its only metric UNK rate 1, judged by the trust model
-  on that and the evidence beyond the predicates, STALE without one.
+  on that and the evidence beyond the predicates, STALE without one. A trust model sets the level
+  of each group it models; once the evidence covers `trust.min_frames` frames it does so also when
+  every predicate of the group is younger than that (each STALE on its own: a hand just found), so
+  a group judged on the evidence alone does not turn STALE when its first predicate appears.
 The expected agreement of every record is scaled by the share of the window's frames the
 evaluated stream delivered (`stream_timing`), since a frame it never published disagrees.
 A record with fewer than `trust.min_frames` frames is STALE (not enough samples to judge); for
@@ -542,8 +545,8 @@ class ReliabilityMonitor:
             members = [record for record in name_records.values() if record.group == group]
             level = worst_level(record.trust for record in members)
             model = modelled.get(group)
-            if model is not None and (level != STALE or not members):    # no members: judged on evidence alone
-                level, reason = model.level, model.reason
+            if model is not None and (level != STALE or self.evidence_covers_min_frames()):
+                level, reason = model.level, model.reason     # members too young or none: judged on the evidence
             elif not members:
                 level, reason = STALE, "no predicate in the window"
             else:
@@ -584,13 +587,19 @@ class ReliabilityMonitor:
         estimate is unknown (UNK rate 1, the other metrics NaN): a trust model judges it on that and
         the evidence (a scene where perception finds no hand still gets a contact trust, issue 14);
         without one it is STALE."""
-        if self._evidence is None or self._evidence.frames() < self.trust_config.min_frames:
+        if not self.evidence_covers_min_frames():
             return metrics
         for group in vocabulary.GROUPS:
             if group not in metrics:
                 metrics[group] = {**dict.fromkeys(METRIC_NAMES, math.nan), "unk_rate": 1.0,
                                   "frames": float(self._evidence.frames()), "violation_rate": math.nan}
         return metrics
+
+    def evidence_covers_min_frames(self) -> bool:
+        """Whether the window's evidence beyond the predicates (self mode with entities) covers
+        `trust.min_frames` frames: then a trust model judges every group it models, also one whose
+        predicates are all younger than that (a hand just found) or absent."""
+        return self._evidence is not None and self._evidence.frames() >= self.trust_config.min_frames
 
     def _with_group_violations(self, metrics: dict) -> dict:
         """Group metrics with each group's judged violation rate added (`violation_rate`)."""

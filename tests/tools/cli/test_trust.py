@@ -65,3 +65,72 @@ def test_run_reports_how_often_trust_flags_footage(run, controlled_dataset, tmp_
     assert "any group flagged on" in capsys.readouterr().out
     assert cli.main(["trust", "run", "--input", str(episode), "--model", str(model_file), "--out", str(out)]) == 1
     assert "give --window 20" in capsys.readouterr().err
+
+
+def _scene_clip(folder, frames=40):
+    """A 320x240 clip for the scene model (tests/helpers/model_builders.py: a cube, a bowl and a hand
+    with an empty mask at fixed boxes), its labels every 6th frame (the hand touches nothing, the cube
+    lies on a table the model does not detect) and a perception config with that model."""
+    import cv2
+    import numpy as np
+
+    video = folder / "clip.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10, (320, 240))
+    for index in range(frames):
+        writer.write(np.full((240, 320, 3), 60 + index, np.uint8))
+    writer.release()
+    rows = [{"clip": "clip", "frame_index": index,
+             "hands": [{"id": "hand_R", "visible": True, "box": [22, 182, 58, 218], "in_contact_with": None,
+                        "holding": None}],
+             "objects": [{"name": "cube", "visible": True, "box": [82, 72, 118, 128], "lifted": False, "on": "table"},
+                         {"name": "bowl", "visible": True, "box": [222, 128, 282, 172], "lifted": False, "on": None},
+                         {"name": "table", "role": "surface", "visible": True, "box": [0, 150, 320, 240]}]}
+            for index in range(0, frames, 6)]
+    labels = folder / "clip.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return video, labels
+
+
+def test_run_against_labels(scene_model_dir, tmp_path, capsys):
+    video, labels = _scene_clip(tmp_path)
+    config = tmp_path / "perception.yaml"
+    config.write_text(f"perception:\n  model: {scene_model_dir}\n  backend: {{name: onnxruntime, device: cpu}}\n")
+    out = tmp_path / "labelled.json"
+    assert cli.main(["trust", "run", "--input", str(video), "--labels", str(labels), "--perception-config",
+                     str(config), "--hand-landmarks", "--out", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert document["hand_landmarks"] is True
+    result = document["sources"][str(video)]
+    compared = result["labels"]
+    assert compared["clip"] == "clip" and compared["labelled_frames"] == 7
+    # every labelled hand and object is found; the table is not (the model has no surface class)
+    assert compared["entities_found"] == {"hand": {"labelled": 7, "found_share": 1.0},
+                                          "object": {"labelled": 14, "found_share": 1.0},
+                                          "surface": {"labelled": 7, "found_share": 0.0}}
+    assert compared["hand_sides"] == {"hands": 0, "agreement": None}       # no side labelled
+    assert compared["predicates"]["grasp"] == {"reference_streams": 14, "found_share": 1.0, "agreement": 0.0}
+    assert set(compared["groups"]) == {"contact", "static", "derived"}      # the labels give no dynamic relation
+    contact = compared["groups"]["contact"]
+    # per frame contact(hand, cube), contact(hand, bowl) found; contact(cube, table) not
+    assert contact["reference_streams"] == 21 and contact["found_share"] == pytest.approx(2 / 3)
+    # the hand's empty mask makes its pairs UNK, and the table was not found: nothing agrees
+    assert contact["agreement"] == 0.0
+    assert contact["windows"] == result["groups"]["contact"]["judged_frames"] > 0    # a labelled frame in every window
+    assert contact["true_agreement"] == 0.0 and contact["mae"] == pytest.approx(contact["expected_agreement"])
+    assert contact["low_windows"] == contact["windows"] and contact["flagged_share_low"] == contact["flagged_share"]
+    printed = capsys.readouterr().out
+    assert "against the labels (7 labelled frames, window 30; found 100 % of 7 hands" in printed
+    assert "side right on n/a of 0 found hands" in printed and "agreement contact 0 % of 21" in printed
+    assert "| contact | 21 (0.67) |" in printed
+
+
+def test_run_needs_one_label_file_per_input(scene_model_dir, tmp_path, capsys):
+    video, labels = _scene_clip(tmp_path, frames=6)
+    assert cli.main(["trust", "run", "--input", str(video), str(video), "--labels", str(labels), "--out",
+                     str(tmp_path / "o.json")]) == 1
+    assert "one label file per --input (2), got 1" in capsys.readouterr().err
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("not json\n")
+    assert cli.main(["trust", "run", "--input", str(video), "--labels", str(broken), "--out",
+                     str(tmp_path / "o.json")]) == 1
+    assert "not a footage label file" in capsys.readouterr().err

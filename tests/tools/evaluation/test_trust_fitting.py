@@ -105,3 +105,23 @@ def test_a_group_the_monitor_gave_on_the_evidence_alone_is_judged_by_the_model(r
     blind.signals[row, 10:] = np.nan                                 # no group at all: nothing to judge
     values = modelled(model, blind)
     assert np.isnan(values.expected[row, 10:]).all() and not values.flagged[row, 10:].any()
+
+
+def test_a_group_with_only_young_predicates_is_judged_where_the_evidence_covered_min_frames(run):
+    """A run without a model records such a group STALE; `evidence_covered` says the model judges it."""
+    episodes = load_runs([run])
+    model = fit_model(episodes, window=20)
+    row = GROUPS.index("contact")
+    series = episodes[0][1][-1]                                          # occlusion 5
+    assert series.evidence_covered[15:].all() and not series.evidence_covered[:5].any()    # saved by the run
+    with_predicates = np.isfinite(series.signals[row, :, GROUP_SIGNALS.index("confidence")])
+    young = dataclasses.replace(series, judged=series.judged.copy(),
+                                evidence_covered=np.zeros_like(series.evidence_covered))
+    young.judged[row] = False
+    assert not modelled(model, young).flagged[row, with_predicates].any()     # as if saved before the flag
+    young.evidence_covered[:] = series.evidence_covered
+    values = modelled(model, young)
+    covered = with_predicates & series.evidence_covered
+    flags = values.expected[row] < model.groups["contact"].warn
+    assert covered.any() and np.array_equal(values.flagged[row, covered], flags[covered]) and flags[covered].any()
+    assert not values.flagged[row, with_predicates & ~series.evidence_covered].any()

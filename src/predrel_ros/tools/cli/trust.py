@@ -11,7 +11,9 @@ estimator's inputs after every frame), and writes it as JSON for the reliability
 (`summary.lok_recall_min`). Fit and evaluate on different episodes and degradation seeds.
 `predrel trust run` runs perception, the predicates and the self-mode trust over footage without
 ground truth (videos, bags) and reports per group how often trust flags it
-(`tools.evaluation.source_trust`).
+(`tools.evaluation.source_trust`); with `--labels` (real footage labelled in the `real-dev` format,
+`tools.evaluation.footage_labels`) it also compares, window by window, the trust with the agreement
+against the labels, and `--hand-landmarks` adds MediaPipe's hands to perception.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ EXAMPLES = """examples:
   predrel trust evaluate --data runs/test --model trust_model.json --out runs/test-trust --leave-one-kind-out \\
       --fit-data runs/fit
   predrel trust run --input clip.mp4 robot.mcap --out runs/real-trust.json
+  predrel trust run --input real-dev/box.mp4 --labels real-dev/box.jsonl --hand-landmarks --out runs/box-trust.json
 """
 
 
@@ -58,6 +61,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--window", type=int, default=30, help="rolling window in frames (default 30)")
     run.add_argument("--max-frames", type=int, default=None, help="stop after this many frames per source")
     run.add_argument("--fps", type=float, default=None, help="frame rate of image folders / override a video's")
+    run.add_argument("--labels", nargs="+", type=Path, default=None, metavar="JSONL",
+                     help="labels of the inputs (one .jsonl per input, in order; grasp / release events from the "
+                          "events.json beside each, if any): compare the trust with the agreement against them")
+    run.add_argument("--hand-landmarks", action="store_true",
+                     help="add MediaPipe's hand landmarks to perception (hand_landmarks.enabled)")
 
 
 def _fit_options(parser: argparse.ArgumentParser) -> None:
@@ -132,10 +140,15 @@ def _run(args: argparse.Namespace) -> int:
     from predrel_ros.reliability.trust_estimator import DEFAULT_TRUST_MODEL_FILE, TrustModel
     from predrel_ros.sources.open_source import open_frames
     from predrel_ros.tools.cli.detect import load_perception_config
+    from predrel_ros.tools.evaluation.footage_labels import load_footage_labels
     from predrel_ros.tools.evaluation.source_trust import source_trust
 
     if args.max_frames is not None and args.max_frames < 1:
         raise UserError("--max-frames must be at least 1")
+    if args.labels is not None and len(args.labels) != len(args.input):
+        raise UserError(f"--labels: give one label file per --input ({len(args.input)}), got {len(args.labels)}")
+    labels = [load_footage_labels(path, _events_beside(path)) for path in args.labels] \
+        if args.labels is not None else [None] * len(args.input)
     config_file = config_path(args.predicate_config, "--predicate-config")
     try:
         predicates = PredicateConfig.load(config_file, section="predicates")
@@ -151,17 +164,44 @@ def _run(args: argparse.Namespace) -> int:
                                                min_visibility=predicates.confidence.min_visibility),
                                  trust, None, predicates, model)
     results = {}
-    with Perceiver(load_perception_config(args.perception_config, {})) as perceiver:
-        for source in args.input:
-            results[str(source)] = source_trust(open_frames(source, fps=args.fps), perceiver,
-                                                PredicateExtractor(predicates), monitor, args.max_frames)
-            print(f"{source}: any group flagged on {_share(results[str(source)]['any_group_flagged_share'])} of the "
+    perception = load_perception_config(args.perception_config,
+                                        {"hand_landmarks.enabled": True if args.hand_landmarks else None})
+    with Perceiver(perception) as perceiver:
+        for source, source_labels in zip(args.input, labels):
+            result = results[str(source)] = source_trust(open_frames(source, fps=args.fps), perceiver,
+                                                         PredicateExtractor(predicates), monitor, args.max_frames,
+                                                         source_labels)
+            print(f"{source}: any group flagged on {_share(result['any_group_flagged_share'])} of the "
                   f"judged frames; " + ", ".join(f"{group} {_share(values['flagged_share'])}" for group, values
-                                                 in results[str(source)]["groups"].items()))
+                                                 in result["groups"].items()))
+            if source_labels is not None:
+                print(_against_labels(result["labels"], args.window))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"model": args.model, "window": args.window, "sources": results}, indent=2) + "\n")
+    args.out.write_text(json.dumps({"model": args.model, "window": args.window,
+                                    "hand_landmarks": perception.hand_landmarks.enabled, "sources": results},
+                                   indent=2) + "\n")
     print(f"written to {args.out}")
     return 0
+
+
+def _against_labels(compared: dict, window: int) -> str:
+    """What `source_trust` found against a clip's labels, for the terminal."""
+    from predrel_ros.tools.evaluation.source_trust import label_table
+
+    found = ", ".join(f"{_share(values['found_share'])} of {values['labelled']} {kind}s"
+                      for kind, values in compared["entities_found"].items())
+    sides = compared["hand_sides"]
+    predicates = ", ".join(f"{name} {_share(values['agreement'])} of {values['reference_streams']}"
+                           for name, values in compared["predicates"].items())
+    return (f"against the labels ({compared['labelled_frames']} labelled frames, window {window}; found {found}; "
+            f"side right on {_share(sides['agreement'])} of {sides['hands']} found hands with a labelled side; "
+            f"agreement {predicates}):\n" + label_table(compared["groups"]))
+
+
+def _events_beside(labels: Path) -> Path | None:
+    """The events.json in a label file's folder, if there is one."""
+    events = labels.parent / "events.json"
+    return events if events.is_file() else None
 
 
 def _share(value: float | None) -> str:

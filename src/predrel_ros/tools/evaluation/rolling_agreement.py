@@ -36,14 +36,14 @@ def rolling_agreement_of(sequences: EpisodeSequences, y: np.ndarray, window: int
     result = {}
     for pool in dict.fromkeys(pools.tolist()):
         rows = pools == pool
-        valid = _windowed(known[rows].sum(axis=0), window)
-        hits = _windowed(agree[rows].sum(axis=0), window)
+        valid = windowed_sum(known[rows].sum(axis=0), window)
+        hits = windowed_sum(agree[rows].sum(axis=0), window)
         with np.errstate(invalid="ignore", divide="ignore"):
             result[pool] = np.where(valid > 0, hits / np.maximum(valid, 1), np.nan)
     return result
 
 
-def _windowed(counts: np.ndarray, window: int) -> np.ndarray:
+def windowed_sum(counts: np.ndarray, window: int) -> np.ndarray:
     """Sum of `counts` over the last `window` frames at every frame."""
     total = np.cumsum(counts, dtype=np.int64)
     shifted = np.concatenate([np.zeros(window, dtype=np.int64), total[:-window]]) if len(total) > window \

@@ -151,13 +151,16 @@ def _deviations(profile: EvidenceProfile, series: TrustSeries) -> np.ndarray:
 
 
 def _judged_by_model(series: TrustSeries, row: int) -> np.ndarray:
-    """(T,) the windows a trust model judges the group of `row` in: those the run judged, and those
-    where the group had no predicate and the monitor gave it on the evidence alone (UNK rate 1, no
-    confidence: `ReliabilityMonitor._with_evidence_only_groups`), STALE in a run without a model."""
+    """(T,) the windows a trust model judges the group of `row` in (`ReliabilityMonitor.report`):
+    those the run judged, and, STALE in a run without a model, those where the monitor had the group
+    and its evidence covered trust.min_frames (`evidence_covered`: predicates all too young, or none);
+    in files saved before that flag, the groups without predicates the monitor gave on the evidence
+    alone (UNK rate 1, no confidence: `ReliabilityMonitor._with_evidence_only_groups`)."""
     signals = series.signals[row]
     evidence_only = np.isnan(signals[:, GROUP_SIGNALS.index("confidence")]) & \
         (signals[:, GROUP_SIGNALS.index("unk_rate")] == 1.0)
-    return series.judged[row] | evidence_only
+    defined = ~np.isnan(signals).all(axis=1)
+    return series.judged[row] | evidence_only | (series.evidence_covered & defined)
 
 
 def _delivered(series: TrustSeries) -> np.ndarray:

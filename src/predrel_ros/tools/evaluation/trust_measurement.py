@@ -61,6 +61,9 @@ class TrustSeries:
     #: the frame has no label or no estimate (NaN); and whether the gate trusted it
     action_correct: np.ndarray | None = None
     action_trusted: np.ndarray | None = None
+    #: (T,) the window's evidence covered trust.min_frames, so a trust model judged every group the
+    #: monitor had (`ReliabilityMonitor.evidence_covers_min_frames`); False in files saved before it
+    evidence_covered: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         groups, count = self.expected.shape
@@ -72,6 +75,8 @@ class TrustSeries:
             self.action_correct = np.full(count, np.nan)
         if self.action_trusted is None:
             self.action_trusted = np.zeros(count, dtype=bool)
+        if self.evidence_covered is None:
+            self.evidence_covered = np.zeros(count, dtype=bool)
 
 
 #: a delivered frame: (frame index, the pipeline's estimates, its entities, the image measures of the
@@ -85,7 +90,8 @@ def self_trust(frames: Sequence[TrustFrame], count: int, window: int, image_size
                recognizer: ActionRecognizer | None = None, labels: np.ndarray | None = None) -> TrustSeries:
     """The self-mode trust after each of `count` frames, given the delivered frames in order;
     image_size: (width, height). With a trust model the expected agreement and the levels of the
-    groups it models are the model's (STALE stays STALE), as the reliability node gives them. With a
+    groups it models are the model's (where the monitor judges: `ReliabilityMonitor.report`), as the
+    reliability node gives them. With a
     recognizer and the (T,) class index of each frame's primitive (-1: none), the action node's
     gate is run on every delivered frame with the report of that frame, as in the live graph."""
     monitor = ReliabilityMonitor(MonitorConfig(reference_mode=SELF, window=window, track_memory=track_memory,
@@ -102,6 +108,7 @@ def self_trust(frames: Sequence[TrustFrame], count: int, window: int, image_size
             signals = monitor.group_signals()
             features = monitor.evidence_features()
             series.features[t] = [features[name] for name in FEATURES]
+            series.evidence_covered[t] = monitor.evidence_covers_min_frames()
             for row, group in enumerate(GROUPS):
                 record = report.group(group)
                 if record is None:
@@ -119,7 +126,7 @@ def self_trust(frames: Sequence[TrustFrame], count: int, window: int, image_size
         elif t > 0:
             for array in (series.expected, series.flagged, series.judged, series.signals):
                 array[:, t] = array[:, t - 1]
-            for array in (series.features, series.action_correct, series.action_trusted):
+            for array in (series.features, series.action_correct, series.action_trusted, series.evidence_covered):
                 array[t] = array[t - 1]
     return series
 
@@ -158,7 +165,8 @@ def load_series(path: str | Path) -> tuple[list[TrustSeries], dict[str, TrustSer
         return series_of(""), switches
 
 
-_SERIES_ARRAYS = ("expected", "flagged", "judged", "signals", "features", "action_correct", "action_trusted")
+_SERIES_ARRAYS = ("expected", "flagged", "judged", "signals", "features", "action_correct", "action_trusted",
+                  "evidence_covered")
 
 
 def switch_delays(sequences: EpisodeSequences, switches: dict[str, TrustSeries], window: int) -> list[float]:
@@ -223,17 +231,18 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
             if condition.kind == NONE:
                 clean_any.extend(any_flag[any_known].tolist())
     conditions = [{"kind": kind, "severity": severity,
-                   **{part: {group: _mean(values) for group, values in cell[part].items()} for part in cell},
+                   **{part: {group: mean_of(values) for group, values in cell[part].items()} for part in cell},
                    "action": _gate(gates[(kind, severity)])}
                   for (kind, severity), cell in sorted(per_condition.items(), key=lambda item: (item[0][0] != NONE,
                                                                                                 item[0]))]
     gated = [c["action"] for c in conditions if c["action"]["accuracy_when_trusted"] is not None]
     clean_gate = next((c["action"] for c in conditions if c["kind"] == NONE), {})
-    summary = {"mae": _mean(errors), "recall_below_0_6": _mean(low_flags), "false_alarm_clean": _mean(clean_any),
+    summary = {"mae": mean_of(errors), "recall_below_0_6": mean_of(low_flags), "false_alarm_clean": mean_of(clean_any),
                "median_delay_frames": _median(delays), "switch_series": len(delays),
                "switch_series_flagged": sum(1 for d in delays if math.isfinite(d)),
                "group_windows": len(errors), "low_group_windows": len(low_flags),
-               "recall_by_kind": {kind: _mean(flags) for kind, flags in sorted(low_by_kind.items())}, "window": window,
+               "recall_by_kind": {kind: mean_of(flags) for kind, flags in sorted(low_by_kind.items())},
+               "window": window,
                "action_accuracy_when_trusted_min": min((g["accuracy_when_trusted"] for g in gated), default=None),
                "action_trusted_share_clean": clean_gate.get("trusted_share")}
     return {"summary": summary, "conditions": conditions}
@@ -244,31 +253,31 @@ def _gate(frames: dict[str, list]) -> dict:
     trusted, the trusted share, and the accuracy of all estimates (None without labelled frames)."""
     correct = np.array(frames["correct"], dtype=float)
     trusted = np.array(frames["trusted"], dtype=bool)
-    return {"accuracy_when_trusted": _mean(correct[trusted].tolist()), "trusted_share": _mean(trusted.tolist()),
-            "accuracy": _mean(correct.tolist()), "frames": int(correct.size)}
+    return {"accuracy_when_trusted": mean_of(correct[trusted].tolist()), "trusted_share": mean_of(trusted.tolist()),
+            "accuracy": mean_of(correct.tolist()), "frames": int(correct.size)}
 
 
 def trust_table(document: dict) -> str:
     """The Trust table of tables.md: per condition and group true / expected agreement and flagged share."""
     summary = document["summary"]
     lines = ["## Trust (reference-free, self mode, against the true rolling agreement)", "",
-             f"Window {summary['window']} frames. MAE {_text(summary['mae'])}, recall of windows with true agreement "
-             f"< {LOW_AGREEMENT} {_text(summary['recall_below_0_6'])} ({summary['low_group_windows']} group-windows), "
-             f"clean false alarms {_text(summary['false_alarm_clean'])}; median delay after a switch to severity "
-             f"{SWITCH_SEVERITY} {_text(summary['median_delay_frames'])} frames ({summary['switch_series_flagged']} of "
+             f"Window {summary['window']} frames. MAE {shown(summary['mae'])}, recall of windows with true agreement "
+             f"< {LOW_AGREEMENT} {shown(summary['recall_below_0_6'])} ({summary['low_group_windows']} group-windows), "
+             f"clean false alarms {shown(summary['false_alarm_clean'])}; median delay after a switch to severity "
+             f"{SWITCH_SEVERITY} {shown(summary['median_delay_frames'])} frames ({summary['switch_series_flagged']} of "
              f"{summary['switch_series']} kind-group series flagged). Recall by kind: "
-             + ", ".join(f"{kind} {_text(value)}" for kind, value in summary["recall_by_kind"].items()) + ".", "",
+             + ", ".join(f"{kind} {shown(value)}" for kind, value in summary["recall_by_kind"].items()) + ".", "",
              f"Action gate (selective prediction): accuracy when trusted at least "
-             f"{_text(summary.get('action_accuracy_when_trusted_min'))} under every condition, trusted share on clean "
-             f"{_text(summary.get('action_trusted_share_clean'))}.", "",
+             f"{shown(summary.get('action_accuracy_when_trusted_min'))} under every condition, trusted share on clean "
+             f"{shown(summary.get('action_trusted_share_clean'))}.", "",
              "| condition | " + " | ".join(f"{g} true / expected / flagged" for g in GROUPS)
              + " | action accuracy when trusted / trusted share |",
              "| --- |" + " --- |" * (len(GROUPS) + 1)]
     for condition in document["conditions"]:
-        cells = [" / ".join(_text(condition[part].get(group)) for part in ("true", "expected", "flagged"))
+        cells = [" / ".join(shown(condition[part].get(group)) for part in ("true", "expected", "flagged"))
                  for group in GROUPS]
         gate = condition.get("action", {})
-        cells.append(f"{_text(gate.get('accuracy_when_trusted'))} / {_text(gate.get('trusted_share'))}")
+        cells.append(f"{shown(gate.get('accuracy_when_trusted'))} / {shown(gate.get('trusted_share'))}")
         lines.append(f"| {condition['kind']} {condition['severity']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -281,9 +290,11 @@ def _median(values: list[float]) -> float | None:
     return median if math.isfinite(median) else None
 
 
-def _mean(values: list) -> float | None:
-    return float(np.mean(values)) if values else None
+def mean_of(values: Sequence[float]) -> float | None:
+    """The mean, None when there are no values."""
+    return float(np.mean(values)) if len(values) else None
 
 
-def _text(value: float | None) -> str:
+def shown(value: float | None) -> str:
+    """Two decimals; "n/a" for None or NaN."""
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"
