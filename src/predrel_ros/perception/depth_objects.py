@@ -11,7 +11,10 @@ Per frame, from the registered depth (metres, NaN = unknown) and the intrinsics 
      cutting them along depth discontinuities (the farther side of a relative jump over `edge_jump`),
      so touching objects at different depths separate; the cut pixels rejoin their neighbouring
      component; each mask is closed over small holes and filled inside its outline (a container's
-     inside, at table height, belongs to it).
+     inside, at table height, belongs to it). With the hands' masks known, the parts of an object seen
+     either side of a finger in front of it (the strips of a held object) are joined into one
+     instance when they meet across the hand within a finger's width at agreeing depths; its mask
+     stays its visible pixels, with the depth holes along the finger's edge.
   4. stacks: a cluster that is no container is cut at each shelf, a height (over the support) held by
      `shelf_peak` times more of its pixels than its median height bin: the flat top of a lower object
      carrying an upper one. The faces in between rise continuously, so no depth jump separates
@@ -58,6 +61,7 @@ class DepthObjectConfig:
     container_hollow: float = 0.2  # share of the rim's filled outline lying below it: a container
     shelf_peak: float = 2.5  # a height bin with this many times a cluster's median bin count is a shelf
     colour_contrast: float = 32.0  # Fisher contrast of chromaticity below / above a height that cuts a stack
+    hidden_gap_m: float = 0.03  # an object's parts either side of a hand this wide (a finger) are joined
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -68,7 +72,7 @@ class DepthObjectConfig:
             raise ValueError(f"depth_objects.shelf_peak must exceed 1, got {self.shelf_peak}")
         if self.colour_contrast <= 0:
             raise ValueError(f"depth_objects.colour_contrast must be positive, got {self.colour_contrast}")
-        for name in ("plane_tolerance_m", "max_height_m", "edge_jump"):
+        for name in ("plane_tolerance_m", "max_height_m", "edge_jump", "hidden_gap_m"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"depth_objects.{name} must be positive, got {getattr(self, name)}")
         for name in ("min_plane_share", "container_rim", "container_hollow"):
@@ -116,20 +120,22 @@ class DepthObjectSegmenter:
             above = valid & (heights > tolerance) & (heights < config.max_height_m)
         for plane in planes:
             above &= ~plane.mask
-        if exclude is not None:
+        if exclude is None:
+            above = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
+        else:  # a strip seen between two fingers is thin because the hand hides the rest: no speckle
             above &= ~exclude
-        above = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
+            above &= cv2.morphologyEx((above | exclude).astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
         min_pixels = max(4, int(round(config.min_pixels * height * width / REFERENCE_PIXELS)))
         masks, labels = [], []
         for plane in planes:
             masks.append(plane.mask)
             labels.append(DEPTH_LABELS.index(SURFACE_LABEL))
-        for cluster in self._clusters(depth_m, above, min_pixels):
+        for cluster in self._clusters(depth_m, above, min_pixels, exclude, K):
             if self._is_container(cluster, heights):
                 masks.append(cluster)
                 labels.append(DEPTH_LABELS.index(CONTAINER_LABEL))
                 continue
-            for part in self._split_stack(cluster, heights, tolerance, min_pixels, image):
+            for part in self._split_stack(cluster, heights, tolerance, min_pixels, image, exclude):
                 masks.append(part)
                 labels.append(DEPTH_LABELS.index(OBJECT_LABEL))
         masks = np.stack(masks)
@@ -178,22 +184,40 @@ class DepthObjectSegmenter:
         return fit_plane(pts[best])
 
     # --- instances -----------------------------------------------------------------------------
-    def _clusters(self, depth_m: np.ndarray, above: np.ndarray, min_pixels: int) -> list[np.ndarray]:
+    def _clusters(self, depth_m: np.ndarray, above: np.ndarray, min_pixels: int,
+                  hidden: np.ndarray | None = None, K: np.ndarray | None = None) -> list[np.ndarray]:
+        """Instance masks of the object pixels `above`; `hidden`: pixels of something in front (hands)
+        that may hide parts of an object, whose visible parts on either side are joined into one."""
         bridged = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_CLOSE, _CROSS).astype(bool)  # over holes
-        # a hole takes its farthest neighbour's depth, so a hole on the border of two objects cuts them
-        farthest = cv2.dilate(np.nan_to_num(depth_m, nan=0.0), np.ones((3, 3), np.uint8))
-        patched = np.where(np.isfinite(depth_m), depth_m, np.where(farthest > 0, farthest, np.nan))
+        # a hole takes its farthest neighbour's depth, so a hole on the border of two objects cuts them;
+        # hidden pixels are holes too: an object's edge along a finger in front of it is no cut
+        seen = depth_m if hidden is None else np.where(hidden, np.nan, depth_m)
+        farthest = cv2.dilate(np.nan_to_num(seen, nan=0.0), np.ones((3, 3), np.uint8))
+        patched = np.where(np.isfinite(seen), seen, np.where(farthest > 0, farthest, np.nan))
         core = bridged & ~depth_edges(patched, self.config.edge_jump, far_side_only=True)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(core.astype(np.uint8), connectivity=4)
         labels = labels.astype(np.uint16)
         grown = cv2.dilate(labels, np.ones((3, 3), np.uint8))
         labels = np.where(above & (labels == 0), grown, labels)
+        roots = np.arange(count)
+        if hidden is not None and count > 1:
+            labels, roots = self._join_behind(labels, depth_m, hidden, K)
+        # each instance: its parts' core area and box (grown by a pixel, and by two more holes when joined)
+        area = np.bincount(roots, weights=stats[:, cv2.CC_STAT_AREA], minlength=count)
+        x, y = stats[:, cv2.CC_STAT_LEFT], stats[:, cv2.CC_STAT_TOP]
+        box_x0, box_y0 = np.full(count, 1 << 30), np.full(count, 1 << 30)
+        box_x1, box_y1 = np.zeros(count, int), np.zeros(count, int)
+        np.minimum.at(box_x0, roots, x)
+        np.minimum.at(box_y0, roots, y)
+        np.maximum.at(box_x1, roots, x + stats[:, cv2.CC_STAT_WIDTH])
+        np.maximum.at(box_y1, roots, y + stats[:, cv2.CC_STAT_HEIGHT])
+        margin = 3 if hidden is None else 5
         kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
         height, width = above.shape
         clusters = []
-        for label in 1 + np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= min_pixels * 0.8):
-            x, y, w, h = stats[label, :4]
-            x0, y0, x1, y1 = max(x - 3, 0), max(y - 3, 0), min(x + w + 4, width), min(y + h + 4, height)
+        for label in 1 + np.flatnonzero((area[1:] >= min_pixels * 0.8) & (roots[1:] == np.arange(1, count))):
+            x0, y0 = max(box_x0[label] - margin, 0), max(box_y0[label] - margin, 0)
+            x1, y1 = min(box_x1[label] + margin + 1, width), min(box_y1[label] + margin + 1, height)
             crop = (labels[y0:y1, x0:x1] == label).astype(np.uint8)
             if int(crop.sum()) < min_pixels:
                 continue
@@ -202,15 +226,74 @@ class DepthObjectSegmenter:
             cv2.drawContours(crop, contours, -1, 1, thickness=cv2.FILLED)  # the inside of a container too
             mask = np.zeros_like(above)
             mask[y0:y1, x0:x1] = crop.astype(bool)
+            if hidden is not None:
+                mask &= ~hidden  # the visible pixels only: the closing must not cover the fingers
             clusters.append(mask)
         return clusters
 
+    def _join_behind(self, labels: np.ndarray, depth_m: np.ndarray, hidden: np.ndarray,
+                     K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Components joined across the `hidden` pixels (and the depth holes along them) when they meet
+        within `hidden_gap_m` (a finger's width at the hidden pixels' depth), at depths agreeing within
+        `edge_jump` either side of the meeting, both behind what hides them: the strips of a held object
+        between the fingers. The holes reached from a component within two pixels join it (the band lost
+        at a finger's edge). Returns the labels with the holes added and each label's root label."""
+        count = int(labels.max()) + 1
+        roots = np.arange(count)
+        valid = np.isfinite(depth_m)
+        hidden_depths = depth_m[hidden & valid]
+        depth_ref = float(np.median(hidden_depths)) if hidden_depths.size else float(np.nanmedian(depth_m))
+        steps = max(int(np.ceil(K[0, 0] * self.config.hidden_gap_m / max(depth_ref, 1e-3) / 2)), 2)
+        near_hidden = cv2.dilate(hidden.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+        carrier = (hidden | (~valid & near_hidden)) & (labels == 0)
+        # the work is done where a component's front can reach within `steps`
+        zone = carrier & cv2.dilate((labels > 0).astype(np.uint8), np.ones((2 * steps + 1,) * 2, np.uint8)).astype(bool)
+        rows, cols = np.flatnonzero(zone.any(axis=1)), np.flatnonzero(zone.any(axis=0))
+        if rows.size == 0:
+            return labels, roots
+        y0, x0 = max(rows[0] - steps - 1, 0), max(cols[0] - steps - 1, 0)
+        y1, x1 = rows[-1] + steps + 2, cols[-1] + steps + 2
+        crop_labels, crop_depth = labels[y0:y1, x0:x1], depth_m[y0:y1, x0:x1]
+        crop_carrier, crop_hidden = carrier[y0:y1, x0:x1], hidden[y0:y1, x0:x1]
+        reached, meetings, filled = crop_labels.copy(), [], crop_labels
+        for step in range(steps):
+            reached = np.where(crop_carrier & (reached == 0), cv2.dilate(reached, _CROSS), reached)
+            higher = cv2.dilate(reached, _CROSS)  # where two fronts meet (a third label there is missed)
+            lower = cv2.erode(np.where(reached > 0, reached, np.uint16(65535)).astype(np.uint16), _CROSS)
+            for first, second in ((lower, reached), (reached, higher)):
+                clash = crop_carrier & (reached > 0) & (first < second)
+                meetings.append(np.stack([first[clash], second[clash], *np.nonzero(clash)], axis=1))
+            if step == 1:
+                filled = np.where(crop_carrier & ~crop_hidden & ~valid[y0:y1, x0:x1], reached, crop_labels)
+        pairs = np.concatenate(meetings).astype(np.int64)
+        reach = np.ones((2 * steps + 3,) * 2, np.uint8)
+        for a, b in np.unique(pairs[:, :2], axis=0):
+            at = pairs[(pairs[:, 0] == a) & (pairs[:, 1] == b), 2:]
+            near = np.zeros(crop_labels.shape, np.uint8)
+            near[at[:, 0], at[:, 1]] = 1
+            near = cv2.dilate(near, reach).astype(bool)  # the parts' pixels either side of the meeting
+            sides = [crop_depth[near & (crop_labels == side)] for side in (a, b)]
+            da, db = (np.nanmedian(side) if np.isfinite(side).any() else np.nan for side in sides)
+            if not abs(da - db) <= self.config.edge_jump * min(da, db):
+                continue  # far apart in depth (or a side without depth): two objects
+            between = crop_depth[near & crop_hidden]
+            between = between[np.isfinite(between)]
+            if between.size and np.median(between) >= min(da, db):
+                continue  # what lies between is not in front of them: two objects side by side
+            ra, rb = _root(roots, a), _root(roots, b)
+            roots[max(ra, rb)] = min(ra, rb)
+        roots = np.array([_root(roots, label) for label in range(count)])
+        labels = labels.copy()
+        labels[y0:y1, x0:x1] = filled
+        return roots[labels].astype(np.uint16), roots
+
     def _split_stack(self, mask: np.ndarray, heights: np.ndarray, tolerance: np.ndarray, min_pixels: int,
-                     image: np.ndarray | None) -> list[np.ndarray]:
+                     image: np.ndarray | None, hidden: np.ndarray | None = None) -> list[np.ndarray]:
         """The cluster cut into height bands at its shelves, else (with the colour image) at the one
         height where its colour changes, or the cluster itself when no cut leaves `min_pixels` on both
         sides with the upper side over the lower one, or when a band is no compact blob. Pixels without
-        depth go to the band of their nearest neighbour."""
+        depth go to the band of their nearest neighbour. `hidden` pixels (hands in front) may be a band's
+        own, hidden, and the colour of the pixels beside them is mixed with theirs: it does not count."""
         x1, y1, x2, y2 = _mask_box(mask).astype(int)
         crop, crop_heights = mask[y1:y2, x1:x2], heights[y1:y2, x1:x2]
         known = crop & np.isfinite(crop_heights)
@@ -220,14 +303,23 @@ class DepthObjectSegmenter:
         columns = np.nonzero(known)[1]
         noise = 2.0 * float(np.median(tolerance[y1:y2, x1:x2][known]))
         cuts = self._shelf_cuts(values, columns, noise, min_pixels)
+        crop_hidden = np.zeros_like(crop) if hidden is None else hidden[y1:y2, x1:x2]
         if not cuts and image is not None:
-            cuts = self._colour_cut(values, columns, image[y1:y2, x1:x2][known], min_pixels)
+            clear = ~cv2.dilate(crop_hidden.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)[known]
+            cuts = self._colour_cut(values[clear], columns[clear], image[y1:y2, x1:x2][known][clear], min_pixels)
         if not cuts:
             return [mask]
         bands = np.zeros(crop.shape, np.uint8)
         bands[known] = 1 + np.searchsorted(np.array(cuts), crop_heights[known])
-        for _ in range(3):  # pixels without depth (the filled outline, holes) take a neighbour's band
-            bands = np.where(crop & (bands == 0), cv2.dilate(bands, _CROSS), bands)
+        for band in range(1, len(cuts) + 2):  # a stray piece of a band (noise across a cut) is the band around it
+            count, pieces, stats, _ = cv2.connectedComponentsWithStats((bands == band).astype(np.uint8))
+            stray = 1 + np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] < min_pixels)
+            bands[np.isin(pieces, stray)] = 0
+        for _ in range(8):  # pixels without depth (the filled outline, holes) take a neighbour's band
+            missing = crop & (bands == 0)
+            if not missing.any():
+                break
+            bands = np.where(missing, cv2.dilate(bands, _CROSS), bands)
         bands[~crop] = 0
         parts = []
         for band in range(1, len(cuts) + 2):
@@ -236,7 +328,8 @@ class DepthObjectSegmenter:
             area = int(part.sum())
             if area < min_pixels:
                 continue
-            bx1, by1, bx2, by2 = _mask_box(part)
+            bx1, by1, bx2, by2 = _mask_box(part).astype(int) - [x1, y1, x1, y1]
+            area += int(np.count_nonzero(crop_hidden[by1:by2, bx1:bx2]))
             if area < COMPACT * (bx2 - bx1) * (by2 - by1):  # a stripe: the walls of a box, an arm, no object
                 return [mask]
             parts.append(part)
@@ -338,6 +431,13 @@ def _rests_on(upper_columns: np.ndarray, lower_columns: np.ndarray, margin: floa
     slack = margin * (high - low + 1)
     left, right = np.percentile(upper_columns, (5, 95))
     return bool(left >= low - slack and right <= high + slack)
+
+
+def _root(roots: np.ndarray, label: int) -> int:
+    """The representative of `label` in the union-find forest `roots` (parent per label)."""
+    while roots[label] != label:
+        label = roots[label]
+    return int(label)
 
 
 def _mask_box(mask: np.ndarray) -> np.ndarray:
