@@ -14,7 +14,8 @@ Per frame, from the registered depth (metres, NaN = unknown) and the intrinsics 
      inside, at table height, belongs to it). With the hands' masks known, the parts of an object seen
      either side of a finger in front of it (the strips of a held object) are joined into one
      instance when they meet across the hand within a finger's width at agreeing depths; its mask
-     stays its visible pixels, with the depth holes along the finger's edge.
+     stays its visible pixels, with the depth holes along the finger's edge. An instance partly hidden
+     by a hand nearer than it needs only `min_hidden_pixels`.
   4. stacks: a cluster that is no container is cut at each shelf, a height (over the support) held by
      `shelf_peak` times more of its pixels than its median height bin: the flat top of a lower object
      carrying an upper one. The faces in between rise continuously, so no depth jump separates
@@ -62,10 +63,11 @@ class DepthObjectConfig:
     shelf_peak: float = 2.5  # a height bin with this many times a cluster's median bin count is a shelf
     colour_contrast: float = 32.0  # Fisher contrast of chromaticity below / above a height that cuts a stack
     hidden_gap_m: float = 0.03  # an object's parts either side of a hand this wide (a finger) are joined
+    min_hidden_pixels: int = 20  # smallest instance partly hidden behind a hand at 320x240 (at most min_pixels)
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("ransac_iterations", "ransac_points", "max_planes", "min_pixels"):
+        for name in ("ransac_iterations", "ransac_points", "max_planes", "min_pixels", "min_hidden_pixels"):
             if getattr(self, name) < 1:
                 raise ValueError(f"depth_objects.{name} must be at least 1, got {getattr(self, name)}")
         if self.shelf_peak <= 1:
@@ -125,12 +127,14 @@ class DepthObjectSegmenter:
         else:  # a strip seen between two fingers is thin because the hand hides the rest: no speckle
             above &= ~exclude
             above &= cv2.morphologyEx((above | exclude).astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
-        min_pixels = max(4, int(round(config.min_pixels * height * width / REFERENCE_PIXELS)))
+        scale = height * width / REFERENCE_PIXELS
+        min_pixels = max(4, int(round(config.min_pixels * scale)))
         masks, labels = [], []
         for plane in planes:
             masks.append(plane.mask)
             labels.append(DEPTH_LABELS.index(SURFACE_LABEL))
-        for cluster in self._clusters(depth_m, above, min_pixels, exclude, K):
+        min_hidden = max(4, int(round(min(config.min_hidden_pixels, config.min_pixels) * scale)))
+        for cluster in self._clusters(depth_m, above, (min_pixels, min_hidden), exclude, K, tolerance):
             if self._is_container(cluster, heights):
                 masks.append(cluster)
                 labels.append(DEPTH_LABELS.index(CONTAINER_LABEL))
@@ -184,10 +188,12 @@ class DepthObjectSegmenter:
         return fit_plane(pts[best])
 
     # --- instances -----------------------------------------------------------------------------
-    def _clusters(self, depth_m: np.ndarray, above: np.ndarray, min_pixels: int,
-                  hidden: np.ndarray | None = None, K: np.ndarray | None = None) -> list[np.ndarray]:
-        """Instance masks of the object pixels `above`; `hidden`: pixels of something in front (hands)
-        that may hide parts of an object, whose visible parts on either side are joined into one."""
+    def _clusters(self, depth_m: np.ndarray, above: np.ndarray, min_pixels: tuple[int, int],
+                  hidden: np.ndarray | None = None, K: np.ndarray | None = None,
+                  tolerance: np.ndarray | None = None) -> list[np.ndarray]:
+        """Instance masks of the object pixels `above` of at least `min_pixels` (seen whole, partly
+        hidden); `hidden`: pixels of something in front (hands) that may hide parts of an object, whose
+        visible parts on either side are joined into one; a part it hides is smaller than it is."""
         bridged = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_CLOSE, _CROSS).astype(bool)  # over holes
         # a hole takes its farthest neighbour's depth, so a hole on the border of two objects cuts them;
         # hidden pixels are holes too: an object's edge along a finger in front of it is no cut
@@ -199,11 +205,15 @@ class DepthObjectSegmenter:
         labels = labels.astype(np.uint16)
         grown = cv2.dilate(labels, np.ones((3, 3), np.uint8))
         labels = np.where(above & (labels == 0), grown, labels)
-        roots = np.arange(count)
+        roots, minimum = np.arange(count), np.full(count, min_pixels[0])
+        area = stats[:, cv2.CC_STAT_AREA].astype(np.float64)
         if hidden is not None and count > 1:
-            labels, roots = self._join_behind(labels, depth_m, hidden, K)
+            labels, roots, partly_hidden = self._join_behind(labels, depth_m, hidden, K, tolerance)
+            minimum[partly_hidden] = min_pixels[1]
+            # a partly hidden one counts its holes along the hand too: a sliver beside a finger is mostly edge
+            area = np.where(partly_hidden, np.bincount(labels.reshape(-1), minlength=count), area)
         # each instance: its parts' core area and box (grown by a pixel, and by two more holes when joined)
-        area = np.bincount(roots, weights=stats[:, cv2.CC_STAT_AREA], minlength=count)
+        area = np.bincount(roots, weights=area, minlength=count)
         x, y = stats[:, cv2.CC_STAT_LEFT], stats[:, cv2.CC_STAT_TOP]
         box_x0, box_y0 = np.full(count, 1 << 30), np.full(count, 1 << 30)
         box_x1, box_y1 = np.zeros(count, int), np.zeros(count, int)
@@ -215,11 +225,11 @@ class DepthObjectSegmenter:
         kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
         height, width = above.shape
         clusters = []
-        for label in 1 + np.flatnonzero((area[1:] >= min_pixels * 0.8) & (roots[1:] == np.arange(1, count))):
+        for label in 1 + np.flatnonzero((area[1:] >= minimum[1:] * 0.8) & (roots[1:] == np.arange(1, count))):
             x0, y0 = max(box_x0[label] - margin, 0), max(box_y0[label] - margin, 0)
             x1, y1 = min(box_x1[label] + margin + 1, width), min(box_y1[label] + margin + 1, height)
             crop = (labels[y0:y1, x0:x1] == label).astype(np.uint8)
-            if int(crop.sum()) < min_pixels:
+            if int(crop.sum()) < minimum[label]:
                 continue
             crop = cv2.morphologyEx(crop, cv2.MORPH_CLOSE, kernel)
             contours, _ = cv2.findContours(crop, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -232,14 +242,15 @@ class DepthObjectSegmenter:
         return clusters
 
     def _join_behind(self, labels: np.ndarray, depth_m: np.ndarray, hidden: np.ndarray,
-                     K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                     K: np.ndarray, tolerance: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Components joined across the `hidden` pixels (and the depth holes along them) when they meet
         within `hidden_gap_m` (a finger's width at the hidden pixels' depth), at depths agreeing within
         `edge_jump` either side of the meeting, both behind what hides them: the strips of a held object
         between the fingers. The holes reached from a component within two pixels join it (the band lost
-        at a finger's edge). Returns the labels with the holes added and each label's root label."""
+        at a finger's edge). Returns the labels with the holes added, each label's root label and
+        whether it is partly hidden (what hides it borders it nearer than twice the depth `tolerance`)."""
         count = int(labels.max()) + 1
-        roots = np.arange(count)
+        roots, partly_hidden = np.arange(count), np.zeros(count, bool)
         valid = np.isfinite(depth_m)
         hidden_depths = depth_m[hidden & valid]
         depth_ref = float(np.median(hidden_depths)) if hidden_depths.size else float(np.nanmedian(depth_m))
@@ -250,7 +261,7 @@ class DepthObjectSegmenter:
         zone = carrier & cv2.dilate((labels > 0).astype(np.uint8), np.ones((2 * steps + 1,) * 2, np.uint8)).astype(bool)
         rows, cols = np.flatnonzero(zone.any(axis=1)), np.flatnonzero(zone.any(axis=0))
         if rows.size == 0:
-            return labels, roots
+            return labels, roots, partly_hidden
         y0, x0 = max(rows[0] - steps - 1, 0), max(cols[0] - steps - 1, 0)
         y1, x1 = rows[-1] + steps + 2, cols[-1] + steps + 2
         crop_labels, crop_depth = labels[y0:y1, x0:x1], depth_m[y0:y1, x0:x1]
@@ -263,6 +274,9 @@ class DepthObjectSegmenter:
             for first, second in ((lower, reached), (reached, higher)):
                 clash = crop_carrier & (reached > 0) & (first < second)
                 meetings.append(np.stack([first[clash], second[clash], *np.nonzero(clash)], axis=1))
+            if step == 0:
+                partly_hidden = self._partly_hidden(crop_labels, reached, crop_depth, crop_hidden,
+                                                    tolerance[y0:y1, x0:x1], count)
             if step == 1:
                 filled = np.where(crop_carrier & ~crop_hidden & ~valid[y0:y1, x0:x1], reached, crop_labels)
         pairs = np.concatenate(meetings).astype(np.int64)
@@ -285,7 +299,25 @@ class DepthObjectSegmenter:
         roots = np.array([_root(roots, label) for label in range(count)])
         labels = labels.copy()
         labels[y0:y1, x0:x1] = filled
-        return roots[labels].astype(np.uint16), roots
+        np.logical_or.at(partly_hidden, roots, partly_hidden.copy())
+        return roots[labels].astype(np.uint16), roots, partly_hidden
+
+    @staticmethod
+    def _partly_hidden(labels: np.ndarray, reached: np.ndarray, depth_m: np.ndarray, hidden: np.ndarray,
+                       tolerance: np.ndarray, count: int) -> np.ndarray:
+        """Per label: whether the hidden pixels it reaches first lie nearer than its own pixels beside
+        them by twice the noise `tolerance` (a hand in front of it), not at its depth (the rest of the
+        hand a hand mask missed)."""
+        front = hidden & (labels == 0) & (reached > 0) & np.isfinite(depth_m)
+        rim = (labels > 0) & np.isfinite(depth_m) & cv2.dilate(front.astype(np.uint8), _CROSS).astype(bool)
+
+        def mean(where: np.ndarray, owner: np.ndarray, values: np.ndarray) -> np.ndarray:
+            return (np.bincount(owner[where], weights=values[where], minlength=count)
+                    / np.maximum(np.bincount(owner[where], minlength=count), 1))
+
+        front_depth, rim_depth = mean(front, reached, depth_m), mean(rim, labels, depth_m)
+        margin = 2 * mean(rim, labels, tolerance)
+        return (front_depth > 0) & (rim_depth > 0) & (front_depth < rim_depth - margin)
 
     def _split_stack(self, mask: np.ndarray, heights: np.ndarray, tolerance: np.ndarray, min_pixels: int,
                      image: np.ndarray | None, hidden: np.ndarray | None = None) -> list[np.ndarray]:
