@@ -266,41 +266,50 @@ class DepthObjectSegmenter:
         y1, x1 = rows[-1] + steps + 2, cols[-1] + steps + 2
         crop_labels, crop_depth = labels[y0:y1, x0:x1], depth_m[y0:y1, x0:x1]
         crop_carrier, crop_hidden = carrier[y0:y1, x0:x1], hidden[y0:y1, x0:x1]
-        reached, meetings, filled = crop_labels.copy(), [], crop_labels
-        for step in range(steps):
+        reached, filled = crop_labels.copy(), crop_labels
+        for step in range(steps):  # each component's front into the hidden pixels, a pixel a step
             reached = np.where(crop_carrier & (reached == 0), cv2.dilate(reached, _CROSS), reached)
-            higher = cv2.dilate(reached, _CROSS)  # where two fronts meet (a third label there is missed)
-            lower = cv2.erode(np.where(reached > 0, reached, np.uint16(65535)).astype(np.uint16), _CROSS)
-            for first, second in ((lower, reached), (reached, higher)):
-                clash = crop_carrier & (reached > 0) & (first < second)
-                meetings.append(np.stack([first[clash], second[clash], *np.nonzero(clash)], axis=1))
             if step == 0:
                 partly_hidden = self._partly_hidden(crop_labels, reached, crop_depth, crop_hidden,
                                                     tolerance[y0:y1, x0:x1], count)
             if step == 1:
                 filled = np.where(crop_carrier & ~crop_hidden & ~valid[y0:y1, x0:x1], reached, crop_labels)
+        # where two fronts met, or a front met another component (a third label at one pixel is missed)
+        higher = cv2.dilate(reached, _CROSS)
+        lower = cv2.erode(np.where(reached > 0, reached, np.uint16(65535)).astype(np.uint16), _CROSS)
+        meetings = []
+        for first, second in ((lower, reached), (reached, higher)):
+            clash = crop_carrier & (reached > 0) & (first < second)
+            meetings.append(np.stack([first[clash], second[clash], *np.nonzero(clash)], axis=1))
         pairs = np.concatenate(meetings).astype(np.int64)
         reach = np.ones((2 * steps + 3,) * 2, np.uint8)
-        for a, b in np.unique(pairs[:, :2], axis=0):
-            at = pairs[(pairs[:, 0] == a) & (pairs[:, 1] == b), 2:]
-            near = np.zeros(crop_labels.shape, np.uint8)
-            near[at[:, 0], at[:, 1]] = 1
-            near = cv2.dilate(near, reach).astype(bool)  # the parts' pixels either side of the meeting
-            sides = [crop_depth[near & (crop_labels == side)] for side in (a, b)]
-            da, db = (np.nanmedian(side) if np.isfinite(side).any() else np.nan for side in sides)
+        keys = pairs[:, 0] * count + pairs[:, 1]
+        finite = np.isfinite(crop_depth)
+        for key in np.unique(keys):
+            a, b = divmod(int(key), count)
+            ra, rb = _root(roots, a), _root(roots, b)
+            if ra == rb:
+                continue
+            at = pairs[keys == key, 2:]
+            r0, c0 = np.maximum(at.min(axis=0) - steps - 1, 0)
+            r1, c1 = np.minimum(at.max(axis=0) + steps + 2, crop_labels.shape)
+            near = np.zeros((r1 - r0, c1 - c0), np.uint8)
+            near[at[:, 0] - r0, at[:, 1] - c0] = 1
+            near = cv2.dilate(near, reach).astype(bool) & finite[r0:r1, c0:c1]  # either side of the meeting
+            window, owner = crop_depth[r0:r1, c0:c1], crop_labels[r0:r1, c0:c1]
+            da, db = _mean_or_nan(window[near & (owner == a)]), _mean_or_nan(window[near & (owner == b)])
             if not abs(da - db) <= self.config.edge_jump * min(da, db):
                 continue  # far apart in depth (or a side without depth): two objects
-            between = crop_depth[near & crop_hidden]
-            between = between[np.isfinite(between)]
-            if between.size and np.median(between) >= min(da, db):
+            if _mean_or_nan(window[near & crop_hidden[r0:r1, c0:c1]]) >= min(da, db):
                 continue  # what lies between is not in front of them: two objects side by side
-            ra, rb = _root(roots, a), _root(roots, b)
             roots[max(ra, rb)] = min(ra, rb)
         roots = np.array([_root(roots, label) for label in range(count)])
         labels = labels.copy()
         labels[y0:y1, x0:x1] = filled
         np.logical_or.at(partly_hidden, roots, partly_hidden.copy())
-        return roots[labels].astype(np.uint16), roots, partly_hidden
+        if np.any(roots != np.arange(count)):
+            labels = roots[labels].astype(np.uint16)
+        return labels, roots, partly_hidden
 
     @staticmethod
     def _partly_hidden(labels: np.ndarray, reached: np.ndarray, depth_m: np.ndarray, hidden: np.ndarray,
@@ -345,8 +354,9 @@ class DepthObjectSegmenter:
         bands[known] = 1 + np.searchsorted(np.array(cuts), crop_heights[known])
         for band in range(1, len(cuts) + 2):  # a stray piece of a band (noise across a cut) is the band around it
             count, pieces, stats, _ = cv2.connectedComponentsWithStats((bands == band).astype(np.uint8))
-            stray = 1 + np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] < min_pixels)
-            bands[np.isin(pieces, stray)] = 0
+            stray = stats[:, cv2.CC_STAT_AREA] < min_pixels
+            stray[0] = False
+            bands[stray[pieces]] = 0
         for _ in range(8):  # pixels without depth (the filled outline, holes) take a neighbour's band
             missing = crop & (bands == 0)
             if not missing.any():
@@ -463,6 +473,10 @@ def _rests_on(upper_columns: np.ndarray, lower_columns: np.ndarray, margin: floa
     slack = margin * (high - low + 1)
     left, right = np.percentile(upper_columns, (5, 95))
     return bool(left >= low - slack and right <= high + slack)
+
+
+def _mean_or_nan(values: np.ndarray) -> float:
+    return float(values.mean()) if values.size else float("nan")
 
 
 def _root(roots: np.ndarray, label: int) -> int:
