@@ -219,3 +219,18 @@ def test_a_sliver_of_an_object_beside_a_hand_in_front_of_it_is_found_a_speck_or_
     missed_edge = palm & ~region(120, 120, 123, 128)  # 3 x 8 of the palm left out of its mask
     depth, K = tabletop_depth({"palm": (palm, 0.15), "speck": (speck, 0.05)})
     assert not objects_of(segmenter.detect(depth, K, exclude=missed_edge))
+
+
+def test_a_shelf_is_found_wherever_its_height_falls_among_the_histogram_bins():
+    """The lower block's top (80 pixels within the noise of one height) over a face rising evenly
+    (30 pixels per noise-wide bin, so a shelf needs 75): found where the top's height lies on a bin's
+    centre and on the edge between two bins, which would halve its count in each (40 + 30)."""
+    noise, rng = 0.004, np.random.default_rng(7)
+    rising = np.linspace(0.0, 0.092, 690)
+    segmenter = DepthObjectSegmenter()
+    for shelf in (0.046, 0.048):  # 11.5 and 12 bins above the lowest height
+        top = shelf + rng.uniform(-noise / 2.5, noise / 2.5, 80)
+        values = np.concatenate([rising, top])
+        columns = rng.integers(100, 140, values.size)
+        cuts = segmenter._shelf_cuts(values, columns, noise, 40)
+        assert len(cuts) == 1 and shelf < cuts[0] < shelf + 2 * noise

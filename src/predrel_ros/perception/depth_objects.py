@@ -17,7 +17,7 @@ Per frame, from the registered depth (metres, NaN = unknown) and the intrinsics 
      stays its visible pixels, with the depth holes along the finger's edge. An instance partly hidden
      by a hand nearer than it needs only `min_hidden_pixels`.
   4. stacks: a cluster that is no container is cut at each shelf, a height (over the support) held by
-     `shelf_peak` times more of its pixels than its median height bin: the flat top of a lower object
+     `shelf_peak` times more of its pixels than its median height window: the flat top of a lower object
      carrying an upper one. The faces in between rise continuously, so no depth jump separates
      them; a single object's only shelf is its own top, with nothing above it to cut. With no shelf
      (the upper object covers the lower one's top), the colour image can cut it where its colour
@@ -60,7 +60,7 @@ class DepthObjectConfig:
     min_pixels: int = 40  # smallest instance at 320x240 (scaled by area for other sizes)
     container_rim: float = 0.75  # a cluster's rim: its points at least this share of its height
     container_hollow: float = 0.2  # share of the rim's filled outline lying below it: a container
-    shelf_peak: float = 2.5  # a height bin with this many times a cluster's median bin count is a shelf
+    shelf_peak: float = 2.5  # a height window with this many times a cluster's median window count is a shelf
     colour_contrast: float = 32.0  # Fisher contrast of chromaticity below / above a height that cuts a stack
     hidden_gap_m: float = 0.03  # an object's parts either side of a hand this wide (a finger) are joined
     min_hidden_pixels: int = 20  # smallest instance partly hidden behind a hand at 320x240 (at most min_pixels)
@@ -378,13 +378,19 @@ class DepthObjectSegmenter:
         return parts or [mask]
 
     def _shelf_cuts(self, values: np.ndarray, columns: np.ndarray, noise: float, min_pixels: int) -> list[float]:
-        """Heights just above each shelf: a height bin (`noise` wide) holding `shelf_peak` times the
-        median bin, `min_pixels` below and above it, with what lies above staying over it."""
-        counts, edges = np.histogram(values, bins=max(1, int(np.ceil((values.max() - values.min()) / noise))))
+        """Heights just above each shelf: a height window (`noise` wide, every half `noise`, so a shelf
+        on the edge between two windows is not split between them) holding `shelf_peak` times the median
+        window, the fullest of its neighbours, `min_pixels` below and above it, with what lies above
+        staying over it."""
+        halves, edges = np.histogram(values, bins=max(2, int(np.ceil(2 * (values.max() - values.min()) / noise))))
+        counts = halves[:-1] + halves[1:]
         occupied = counts[counts > 0]
+        peak = max(self.config.shelf_peak * np.median(occupied), min_pixels / 4)
+        padded = np.concatenate([[0], counts, [0]])
+        tops = (counts >= peak) & (counts >= padded[:-2]) & (counts > padded[2:])
         cuts, last = [], -np.inf
-        for index in np.flatnonzero(counts >= max(self.config.shelf_peak * np.median(occupied), min_pixels / 4)):
-            cut = (edges[index] + edges[index + 1]) / 2 + noise  # the shelf's own pixels lie within noise / 2
+        for index in np.flatnonzero(tops):
+            cut = (edges[index] + edges[index + 2]) / 2 + noise  # the shelf's own pixels lie within noise / 2
             upper, lower = values > cut, (values > last) & (values <= cut)
             if (edges[index] - values.min() >= 2 * noise and np.count_nonzero(upper) >= min_pixels
                     and np.count_nonzero(lower) >= min_pixels and _rests_on(columns[upper], columns[lower])):
