@@ -189,8 +189,7 @@ class DepthObjectSegmenter:
 
     # --- instances -----------------------------------------------------------------------------
     def _clusters(self, depth_m: np.ndarray, above: np.ndarray, min_pixels: tuple[int, int],
-                  hidden: np.ndarray | None = None, K: np.ndarray | None = None,
-                  tolerance: np.ndarray | None = None) -> list[np.ndarray]:
+                  hidden: np.ndarray | None, K: np.ndarray, tolerance: np.ndarray) -> list[np.ndarray]:
         """Instance masks of the object pixels `above` of at least `min_pixels` (seen whole, partly
         hidden); `hidden`: pixels of something in front (hands) that may hide parts of an object, whose
         visible parts on either side are joined into one; a part it hides is smaller than it is."""
@@ -353,7 +352,7 @@ class DepthObjectSegmenter:
         bands = np.zeros(crop.shape, np.uint8)
         bands[known] = 1 + np.searchsorted(np.array(cuts), crop_heights[known])
         for band in range(1, len(cuts) + 2):  # a stray piece of a band (noise across a cut) is the band around it
-            count, pieces, stats, _ = cv2.connectedComponentsWithStats((bands == band).astype(np.uint8))
+            _, pieces, stats, _ = cv2.connectedComponentsWithStats((bands == band).astype(np.uint8))
             stray = stats[:, cv2.CC_STAT_AREA] < min_pixels
             stray[0] = False
             bands[stray[pieces]] = 0
