@@ -76,7 +76,8 @@ def test_no_plane_no_detections():
     assert len(found) == 0 and found.masks.shape == (0, 240, 320)
 
 
-@pytest.mark.parametrize("field, value", [("ransac_iterations", 0), ("edge_jump", 0), ("min_plane_share", 1)])
+@pytest.mark.parametrize("field, value", [("ransac_iterations", 0), ("edge_jump", 0), ("min_plane_share", 1),
+                                          ("hidden_gap_m", 0), ("min_hidden_pixels", 0)])
 def test_config_refuses_bad_values(field, value):
     with pytest.raises(ValueError, match=field):
         DepthObjectConfig(**{field: value})
