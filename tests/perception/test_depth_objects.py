@@ -1,4 +1,5 @@
 """Model-free surfaces, objects and containers from depth (perception/depth_objects.py)."""
+import cv2
 import numpy as np
 import pytest
 from tabletop_depth import HEIGHT, TABLE_NORMAL, WIDTH, region, standing_block, tabletop_depth
@@ -75,7 +76,8 @@ def test_no_plane_no_detections():
     assert len(found) == 0 and found.masks.shape == (0, 240, 320)
 
 
-@pytest.mark.parametrize("field, value", [("ransac_iterations", 0), ("edge_jump", 0), ("min_plane_share", 1)])
+@pytest.mark.parametrize("field, value", [("ransac_iterations", 0), ("edge_jump", 0), ("min_plane_share", 1),
+                                          ("hidden_gap_m", 0), ("min_hidden_pixels", 0)])
 def test_config_refuses_bad_values(field, value):
     with pytest.raises(ValueError, match=field):
         DepthObjectConfig(**{field: value})
@@ -157,3 +159,79 @@ def test_a_cut_leaving_a_band_that_is_no_compact_blob_is_not_made():
     heights[block] = 0.03 + 0.04 * (np.arange(int(block.sum())) % 97) / 96
     parts = segmenter._split_stack(lower | block, heights, tolerance, 40, None)
     assert len(parts) == 2 and max(iou(part, block) for part in parts) > 0.9
+
+
+def fingers(x1: int, y1: int, y2: int, width: int, gap: int, count: int) -> np.ndarray:
+    """Vertical finger bars `width` pixels wide with `gap` pixels between them, from column x1."""
+    starts = [x1 + k * (width + gap) for k in range(count)]
+    return np.any([region(start, y1, start + width, y2) for start in starts], axis=0)
+
+
+def objects_of(found):
+    return [found.masks[i] for i, label in enumerate(labelled(found)) if label == "object"]
+
+
+def test_the_strips_of_an_object_seen_between_the_fingers_in_front_of_it_are_one_instance():
+    """A block held behind three fingers shows as two sides and two 2-pixel strips between the fingers,
+    with holes where the fingers' edges are; the hand's pixels known, they are one object whose mask
+    is the block's visible pixels."""
+    block, hand = region(100, 100, 140, 140), fingers(110, 90, 150, 5, 2, 3)
+    depth, K = tabletop_depth({"block": (block, 0.06), "hand": (hand, 0.15)})
+    visible = block & ~hand
+    holed = depth.copy()
+    holed[cv2.dilate(hand.astype(np.uint8), np.ones((1, 3), np.uint8)).astype(bool) & visible
+          & (np.arange(HEIGHT)[:, None] % 3 == 0)] = np.nan  # a third of the pixels along the fingers lost
+    for image in (depth, holed, noisy_depth(depth, np.random.default_rng(6))):
+        objects = objects_of(DepthObjectSegmenter().detect(image, K, exclude=hand))
+        assert len(objects) == 1
+        assert iou(objects[0], visible) > 0.9 and not (objects[0] & hand).any()
+    apart = objects_of(DepthObjectSegmenter(DepthObjectConfig(hidden_gap_m=0.001)).detect(depth, K, exclude=hand))
+    assert len(apart) == 4  # not joined: the two sides and the two strips
+
+
+def test_objects_either_side_of_a_hand_stay_apart_unless_they_are_one_object_behind_a_finger():
+    """Not joined: two blocks either side of a palm wider than a finger, two blocks at different depths
+    (one farther along the table) either side of a finger, two blocks beside a hand lying behind them."""
+    segmenter = DepthObjectSegmenter()
+    left, right = region(100, 100, 120, 130), region(150, 100, 170, 130)
+    palm = region(120, 90, 150, 140)
+    depth, K = tabletop_depth({"left": (left, 0.06), "right": (right, 0.06), "palm": (palm, 0.15)})
+    assert len(objects_of(segmenter.detect(depth, K, exclude=palm))) == 2
+    near, far = region(100, 120, 120, 140), region(125, 60, 145, 80)  # 8 cm apart along the table
+    finger = region(120, 60, 125, 140)
+    depth, K = tabletop_depth({"near": (near, 0.06), "far": (far, 0.06), "finger": (finger, 0.15)})
+    assert len(objects_of(segmenter.detect(depth, K, exclude=finger))) == 2
+    behind = region(120, 100, 125, 130)  # a finger lying on the table between two blocks
+    depth, K = tabletop_depth({"left": (left, 0.06), "right": (region(125, 100, 145, 130), 0.06),
+                               "behind": (behind, 0.005)})
+    assert len(objects_of(segmenter.detect(depth, K, exclude=behind))) == 2
+
+
+def test_a_sliver_of_an_object_beside_a_hand_in_front_of_it_is_found_a_speck_or_hand_residue_is_not():
+    """Behind a palm, a block shows as a 3 x 8 sliver: smaller than `min_pixels`, but partly hidden, so
+    `min_hidden_pixels` is enough. A speck of that size elsewhere is none, and so are the palm's own
+    pixels that the hand mask missed (at the hand's depth, not behind it)."""
+    palm, block, speck = region(120, 90, 160, 140), region(117, 110, 140, 118), region(200, 100, 203, 108)
+    depth, K = tabletop_depth({"block": (block, 0.06), "palm": (palm, 0.15), "speck": (speck, 0.05)})
+    segmenter = DepthObjectSegmenter()
+    objects = objects_of(segmenter.detect(depth, K, exclude=palm))
+    assert len(objects) == 1 and iou(objects[0], block & ~palm) > 0.8
+    assert not objects_of(DepthObjectSegmenter(DepthObjectConfig(min_hidden_pixels=40)).detect(depth, K, exclude=palm))
+    missed_edge = palm & ~region(120, 120, 123, 128)  # 3 x 8 of the palm left out of its mask
+    depth, K = tabletop_depth({"palm": (palm, 0.15), "speck": (speck, 0.05)})
+    assert not objects_of(segmenter.detect(depth, K, exclude=missed_edge))
+
+
+def test_a_shelf_is_found_wherever_its_height_falls_among_the_histogram_bins():
+    """The lower block's top (80 pixels within the noise of one height) over a face rising evenly
+    (30 pixels per noise-wide bin, so a shelf needs 75): found where the top's height lies on a bin's
+    centre and on the edge between two bins, which would halve its count in each (40 + 30)."""
+    noise, rng = 0.004, np.random.default_rng(7)
+    rising = np.linspace(0.0, 0.092, 690)
+    segmenter = DepthObjectSegmenter()
+    for shelf in (0.046, 0.048):  # 11.5 and 12 bins above the lowest height
+        top = shelf + rng.uniform(-noise / 2.5, noise / 2.5, 80)
+        values = np.concatenate([rising, top])
+        columns = rng.integers(100, 140, values.size)
+        cuts = segmenter._shelf_cuts(values, columns, noise, 40)
+        assert len(cuts) == 1 and shelf < cuts[0] < shelf + 2 * noise

@@ -11,9 +11,13 @@ Per frame, from the registered depth (metres, NaN = unknown) and the intrinsics 
      cutting them along depth discontinuities (the farther side of a relative jump over `edge_jump`),
      so touching objects at different depths separate; the cut pixels rejoin their neighbouring
      component; each mask is closed over small holes and filled inside its outline (a container's
-     inside, at table height, belongs to it).
+     inside, at table height, belongs to it). With the hands' masks known, the parts of an object seen
+     either side of a finger in front of it (the strips of a held object) are joined into one
+     instance when they meet across the hand within a finger's width at agreeing depths; its mask
+     stays its visible pixels, with the depth holes along the finger's edge. An instance partly hidden
+     by a hand nearer than it needs only `min_hidden_pixels`.
   4. stacks: a cluster that is no container is cut at each shelf, a height (over the support) held by
-     `shelf_peak` times more of its pixels than its median height bin: the flat top of a lower object
+     `shelf_peak` times more of its pixels than its median height window: the flat top of a lower object
      carrying an upper one. The faces in between rise continuously, so no depth jump separates
      them; a single object's only shelf is its own top, with nothing above it to cut. With no shelf
      (the upper object covers the lower one's top), the colour image can cut it where its colour
@@ -56,19 +60,21 @@ class DepthObjectConfig:
     min_pixels: int = 40  # smallest instance at 320x240 (scaled by area for other sizes)
     container_rim: float = 0.75  # a cluster's rim: its points at least this share of its height
     container_hollow: float = 0.2  # share of the rim's filled outline lying below it: a container
-    shelf_peak: float = 2.5  # a height bin with this many times a cluster's median bin count is a shelf
+    shelf_peak: float = 2.5  # a height window with this many times a cluster's median window count is a shelf
     colour_contrast: float = 32.0  # Fisher contrast of chromaticity below / above a height that cuts a stack
+    hidden_gap_m: float = 0.03  # an object's parts either side of a hand this wide (a finger) are joined
+    min_hidden_pixels: int = 20  # smallest instance partly hidden behind a hand at 320x240 (at most min_pixels)
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("ransac_iterations", "ransac_points", "max_planes", "min_pixels"):
+        for name in ("ransac_iterations", "ransac_points", "max_planes", "min_pixels", "min_hidden_pixels"):
             if getattr(self, name) < 1:
                 raise ValueError(f"depth_objects.{name} must be at least 1, got {getattr(self, name)}")
         if self.shelf_peak <= 1:
             raise ValueError(f"depth_objects.shelf_peak must exceed 1, got {self.shelf_peak}")
         if self.colour_contrast <= 0:
             raise ValueError(f"depth_objects.colour_contrast must be positive, got {self.colour_contrast}")
-        for name in ("plane_tolerance_m", "max_height_m", "edge_jump"):
+        for name in ("plane_tolerance_m", "max_height_m", "edge_jump", "hidden_gap_m"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"depth_objects.{name} must be positive, got {getattr(self, name)}")
         for name in ("min_plane_share", "container_rim", "container_hollow"):
@@ -116,20 +122,24 @@ class DepthObjectSegmenter:
             above = valid & (heights > tolerance) & (heights < config.max_height_m)
         for plane in planes:
             above &= ~plane.mask
-        if exclude is not None:
+        if exclude is None:
+            above = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
+        else:  # a strip seen between two fingers is thin because the hand hides the rest: no speckle
             above &= ~exclude
-        above = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
-        min_pixels = max(4, int(round(config.min_pixels * height * width / REFERENCE_PIXELS)))
+            above &= cv2.morphologyEx((above | exclude).astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
+        scale = height * width / REFERENCE_PIXELS
+        min_pixels = max(4, int(round(config.min_pixels * scale)))
         masks, labels = [], []
         for plane in planes:
             masks.append(plane.mask)
             labels.append(DEPTH_LABELS.index(SURFACE_LABEL))
-        for cluster in self._clusters(depth_m, above, min_pixels):
+        min_hidden = max(4, int(round(min(config.min_hidden_pixels, config.min_pixels) * scale)))
+        for cluster in self._clusters(depth_m, above, (min_pixels, min_hidden), exclude, K, tolerance):
             if self._is_container(cluster, heights):
                 masks.append(cluster)
                 labels.append(DEPTH_LABELS.index(CONTAINER_LABEL))
                 continue
-            for part in self._split_stack(cluster, heights, tolerance, min_pixels, image):
+            for part in self._split_stack(cluster, heights, tolerance, min_pixels, image, exclude):
                 masks.append(part)
                 labels.append(DEPTH_LABELS.index(OBJECT_LABEL))
         masks = np.stack(masks)
@@ -178,39 +188,152 @@ class DepthObjectSegmenter:
         return fit_plane(pts[best])
 
     # --- instances -----------------------------------------------------------------------------
-    def _clusters(self, depth_m: np.ndarray, above: np.ndarray, min_pixels: int) -> list[np.ndarray]:
+    def _clusters(self, depth_m: np.ndarray, above: np.ndarray, min_pixels: tuple[int, int],
+                  hidden: np.ndarray | None, K: np.ndarray, tolerance: np.ndarray) -> list[np.ndarray]:
+        """Instance masks of the object pixels `above` of at least `min_pixels` (seen whole, partly
+        hidden); `hidden`: pixels of something in front (hands) that may hide parts of an object, whose
+        visible parts on either side are joined into one; a part it hides is smaller than it is."""
         bridged = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_CLOSE, _CROSS).astype(bool)  # over holes
-        # a hole takes its farthest neighbour's depth, so a hole on the border of two objects cuts them
-        farthest = cv2.dilate(np.nan_to_num(depth_m, nan=0.0), np.ones((3, 3), np.uint8))
-        patched = np.where(np.isfinite(depth_m), depth_m, np.where(farthest > 0, farthest, np.nan))
+        # a hole takes its farthest neighbour's depth, so a hole on the border of two objects cuts them;
+        # hidden pixels are holes too: an object's edge along a finger in front of it is no cut
+        seen = depth_m if hidden is None else np.where(hidden, np.nan, depth_m)
+        farthest = cv2.dilate(np.nan_to_num(seen, nan=0.0), np.ones((3, 3), np.uint8))
+        patched = np.where(np.isfinite(seen), seen, np.where(farthest > 0, farthest, np.nan))
         core = bridged & ~depth_edges(patched, self.config.edge_jump, far_side_only=True)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(core.astype(np.uint8), connectivity=4)
         labels = labels.astype(np.uint16)
         grown = cv2.dilate(labels, np.ones((3, 3), np.uint8))
         labels = np.where(above & (labels == 0), grown, labels)
+        roots, minimum = np.arange(count), np.full(count, min_pixels[0])
+        area = stats[:, cv2.CC_STAT_AREA].astype(np.float64)
+        if hidden is not None and count > 1:
+            labels, roots, partly_hidden = self._join_behind(labels, depth_m, hidden, K, tolerance)
+            minimum[partly_hidden] = min_pixels[1]
+            # a partly hidden one counts its holes along the hand too: a sliver beside a finger is mostly edge
+            area = np.where(partly_hidden, np.bincount(labels.reshape(-1), minlength=count), area)
+        # each instance: its parts' core area and box (grown by a pixel, and by two more holes when joined)
+        area = np.bincount(roots, weights=area, minlength=count)
+        x, y = stats[:, cv2.CC_STAT_LEFT], stats[:, cv2.CC_STAT_TOP]
+        box_x0, box_y0 = np.full(count, 1 << 30), np.full(count, 1 << 30)
+        box_x1, box_y1 = np.zeros(count, int), np.zeros(count, int)
+        np.minimum.at(box_x0, roots, x)
+        np.minimum.at(box_y0, roots, y)
+        np.maximum.at(box_x1, roots, x + stats[:, cv2.CC_STAT_WIDTH])
+        np.maximum.at(box_y1, roots, y + stats[:, cv2.CC_STAT_HEIGHT])
+        margin = 3 if hidden is None else 5
         kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
         height, width = above.shape
         clusters = []
-        for label in 1 + np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= min_pixels * 0.8):
-            x, y, w, h = stats[label, :4]
-            x0, y0, x1, y1 = max(x - 3, 0), max(y - 3, 0), min(x + w + 4, width), min(y + h + 4, height)
+        for label in 1 + np.flatnonzero((area[1:] >= minimum[1:] * 0.8) & (roots[1:] == np.arange(1, count))):
+            x0, y0 = max(box_x0[label] - margin, 0), max(box_y0[label] - margin, 0)
+            x1, y1 = min(box_x1[label] + margin + 1, width), min(box_y1[label] + margin + 1, height)
             crop = (labels[y0:y1, x0:x1] == label).astype(np.uint8)
-            if int(crop.sum()) < min_pixels:
+            if int(crop.sum()) < minimum[label]:
                 continue
             crop = cv2.morphologyEx(crop, cv2.MORPH_CLOSE, kernel)
             contours, _ = cv2.findContours(crop, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
             cv2.drawContours(crop, contours, -1, 1, thickness=cv2.FILLED)  # the inside of a container too
             mask = np.zeros_like(above)
             mask[y0:y1, x0:x1] = crop.astype(bool)
+            if hidden is not None:
+                mask &= ~hidden  # the visible pixels only: the closing must not cover the fingers
             clusters.append(mask)
         return clusters
 
+    def _join_behind(self, labels: np.ndarray, depth_m: np.ndarray, hidden: np.ndarray,
+                     K: np.ndarray, tolerance: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Components joined across the `hidden` pixels (and the depth holes along them) when they meet
+        within `hidden_gap_m` (a finger's width at the hidden pixels' depth), at depths agreeing within
+        `edge_jump` either side of the meeting, both behind what hides them: the strips of a held object
+        between the fingers. The holes reached from a component within two pixels join it (the band lost
+        at a finger's edge). Returns the labels with the holes added, each label's root label and
+        whether it is partly hidden (what hides it borders it nearer than twice the depth `tolerance`)."""
+        count = int(labels.max()) + 1
+        roots, partly_hidden = np.arange(count), np.zeros(count, bool)
+        valid = np.isfinite(depth_m)
+        hidden_depths = depth_m[hidden & valid]
+        depth_ref = float(np.median(hidden_depths)) if hidden_depths.size else float(np.nanmedian(depth_m))
+        steps = max(int(np.ceil(K[0, 0] * self.config.hidden_gap_m / max(depth_ref, 1e-3) / 2)), 2)
+        near_hidden = cv2.dilate(hidden.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+        carrier = (hidden | (~valid & near_hidden)) & (labels == 0)
+        # the work is done where a component's front can reach within `steps`
+        zone = carrier & cv2.dilate((labels > 0).astype(np.uint8), np.ones((2 * steps + 1,) * 2, np.uint8)).astype(bool)
+        rows, cols = np.flatnonzero(zone.any(axis=1)), np.flatnonzero(zone.any(axis=0))
+        if rows.size == 0:
+            return labels, roots, partly_hidden
+        y0, x0 = max(rows[0] - steps - 1, 0), max(cols[0] - steps - 1, 0)
+        y1, x1 = rows[-1] + steps + 2, cols[-1] + steps + 2
+        crop_labels, crop_depth = labels[y0:y1, x0:x1], depth_m[y0:y1, x0:x1]
+        crop_carrier, crop_hidden = carrier[y0:y1, x0:x1], hidden[y0:y1, x0:x1]
+        reached, filled = crop_labels.copy(), crop_labels
+        for step in range(steps):  # each component's front into the hidden pixels, a pixel a step
+            reached = np.where(crop_carrier & (reached == 0), cv2.dilate(reached, _CROSS), reached)
+            if step == 0:
+                partly_hidden = self._partly_hidden(crop_labels, reached, crop_depth, crop_hidden,
+                                                    tolerance[y0:y1, x0:x1], count)
+            if step == 1:
+                filled = np.where(crop_carrier & ~crop_hidden & ~valid[y0:y1, x0:x1], reached, crop_labels)
+        # where two fronts met, or a front met another component (a third label at one pixel is missed)
+        higher = cv2.dilate(reached, _CROSS)
+        lower = cv2.erode(np.where(reached > 0, reached, np.uint16(65535)).astype(np.uint16), _CROSS)
+        meetings = []
+        for first, second in ((lower, reached), (reached, higher)):
+            clash = crop_carrier & (reached > 0) & (first < second)
+            meetings.append(np.stack([first[clash], second[clash], *np.nonzero(clash)], axis=1))
+        pairs = np.concatenate(meetings).astype(np.int64)
+        reach = np.ones((2 * steps + 3,) * 2, np.uint8)
+        keys = pairs[:, 0] * count + pairs[:, 1]
+        finite = np.isfinite(crop_depth)
+        for key in np.unique(keys):
+            a, b = divmod(int(key), count)
+            ra, rb = _root(roots, a), _root(roots, b)
+            if ra == rb:
+                continue
+            at = pairs[keys == key, 2:]
+            r0, c0 = np.maximum(at.min(axis=0) - steps - 1, 0)
+            r1, c1 = np.minimum(at.max(axis=0) + steps + 2, crop_labels.shape)
+            near = np.zeros((r1 - r0, c1 - c0), np.uint8)
+            near[at[:, 0] - r0, at[:, 1] - c0] = 1
+            near = cv2.dilate(near, reach).astype(bool) & finite[r0:r1, c0:c1]  # either side of the meeting
+            window, owner = crop_depth[r0:r1, c0:c1], crop_labels[r0:r1, c0:c1]
+            da, db = _mean_or_nan(window[near & (owner == a)]), _mean_or_nan(window[near & (owner == b)])
+            if not abs(da - db) <= self.config.edge_jump * min(da, db):
+                continue  # far apart in depth (or a side without depth): two objects
+            if _mean_or_nan(window[near & crop_hidden[r0:r1, c0:c1]]) >= min(da, db):
+                continue  # what lies between is not in front of them: two objects side by side
+            roots[max(ra, rb)] = min(ra, rb)
+        roots = np.array([_root(roots, label) for label in range(count)])
+        labels = labels.copy()
+        labels[y0:y1, x0:x1] = filled
+        np.logical_or.at(partly_hidden, roots, partly_hidden.copy())
+        if np.any(roots != np.arange(count)):
+            labels = roots[labels].astype(np.uint16)
+        return labels, roots, partly_hidden
+
+    @staticmethod
+    def _partly_hidden(labels: np.ndarray, reached: np.ndarray, depth_m: np.ndarray, hidden: np.ndarray,
+                       tolerance: np.ndarray, count: int) -> np.ndarray:
+        """Per label: whether the hidden pixels it reaches first lie nearer than its own pixels beside
+        them by twice the noise `tolerance` (a hand in front of it), not at its depth (the rest of the
+        hand a hand mask missed)."""
+        front = hidden & (labels == 0) & (reached > 0) & np.isfinite(depth_m)
+        rim = (labels > 0) & np.isfinite(depth_m) & cv2.dilate(front.astype(np.uint8), _CROSS).astype(bool)
+
+        def mean(where: np.ndarray, owner: np.ndarray, values: np.ndarray) -> np.ndarray:
+            return (np.bincount(owner[where], weights=values[where], minlength=count)
+                    / np.maximum(np.bincount(owner[where], minlength=count), 1))
+
+        front_depth, rim_depth = mean(front, reached, depth_m), mean(rim, labels, depth_m)
+        margin = 2 * mean(rim, labels, tolerance)
+        return (front_depth > 0) & (rim_depth > 0) & (front_depth < rim_depth - margin)
+
     def _split_stack(self, mask: np.ndarray, heights: np.ndarray, tolerance: np.ndarray, min_pixels: int,
-                     image: np.ndarray | None) -> list[np.ndarray]:
+                     image: np.ndarray | None, hidden: np.ndarray | None = None) -> list[np.ndarray]:
         """The cluster cut into height bands at its shelves, else (with the colour image) at the one
         height where its colour changes, or the cluster itself when no cut leaves `min_pixels` on both
         sides with the upper side over the lower one, or when a band is no compact blob. Pixels without
-        depth go to the band of their nearest neighbour."""
+        depth go to the band of their nearest neighbour. `hidden` pixels (hands in front) may be a band's
+        own, hidden, and the colour of the pixels beside them is mixed with theirs: it does not count."""
         x1, y1, x2, y2 = _mask_box(mask).astype(int)
         crop, crop_heights = mask[y1:y2, x1:x2], heights[y1:y2, x1:x2]
         known = crop & np.isfinite(crop_heights)
@@ -220,14 +343,24 @@ class DepthObjectSegmenter:
         columns = np.nonzero(known)[1]
         noise = 2.0 * float(np.median(tolerance[y1:y2, x1:x2][known]))
         cuts = self._shelf_cuts(values, columns, noise, min_pixels)
+        crop_hidden = np.zeros_like(crop) if hidden is None else hidden[y1:y2, x1:x2]
         if not cuts and image is not None:
-            cuts = self._colour_cut(values, columns, image[y1:y2, x1:x2][known], min_pixels)
+            clear = ~cv2.dilate(crop_hidden.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)[known]
+            cuts = self._colour_cut(values[clear], columns[clear], image[y1:y2, x1:x2][known][clear], min_pixels)
         if not cuts:
             return [mask]
         bands = np.zeros(crop.shape, np.uint8)
         bands[known] = 1 + np.searchsorted(np.array(cuts), crop_heights[known])
-        for _ in range(3):  # pixels without depth (the filled outline, holes) take a neighbour's band
-            bands = np.where(crop & (bands == 0), cv2.dilate(bands, _CROSS), bands)
+        for band in range(1, len(cuts) + 2):  # a stray piece of a band (noise across a cut) is the band around it
+            _, pieces, stats, _ = cv2.connectedComponentsWithStats((bands == band).astype(np.uint8))
+            stray = stats[:, cv2.CC_STAT_AREA] < min_pixels
+            stray[0] = False
+            bands[stray[pieces]] = 0
+        for _ in range(8):  # pixels without depth (the filled outline, holes) take a neighbour's band
+            missing = crop & (bands == 0)
+            if not missing.any():
+                break
+            bands = np.where(missing, cv2.dilate(bands, _CROSS), bands)
         bands[~crop] = 0
         parts = []
         for band in range(1, len(cuts) + 2):
@@ -236,20 +369,27 @@ class DepthObjectSegmenter:
             area = int(part.sum())
             if area < min_pixels:
                 continue
-            bx1, by1, bx2, by2 = _mask_box(part)
+            bx1, by1, bx2, by2 = _mask_box(part).astype(int) - [x1, y1, x1, y1]
+            area += int(np.count_nonzero(crop_hidden[by1:by2, bx1:bx2]))
             if area < COMPACT * (bx2 - bx1) * (by2 - by1):  # a stripe: the walls of a box, an arm, no object
                 return [mask]
             parts.append(part)
         return parts or [mask]
 
     def _shelf_cuts(self, values: np.ndarray, columns: np.ndarray, noise: float, min_pixels: int) -> list[float]:
-        """Heights just above each shelf: a height bin (`noise` wide) holding `shelf_peak` times the
-        median bin, `min_pixels` below and above it, with what lies above staying over it."""
-        counts, edges = np.histogram(values, bins=max(1, int(np.ceil((values.max() - values.min()) / noise))))
+        """Heights just above each shelf: a height window (`noise` wide, every half `noise`, so a shelf
+        on the edge between two windows is not split between them) holding `shelf_peak` times the median
+        window, the fullest of its neighbours, `min_pixels` below and above it, with what lies above
+        staying over it."""
+        halves, edges = np.histogram(values, bins=max(2, int(np.ceil(2 * (values.max() - values.min()) / noise))))
+        counts = halves[:-1] + halves[1:]
         occupied = counts[counts > 0]
+        peak = max(self.config.shelf_peak * np.median(occupied), min_pixels / 4)
+        padded = np.concatenate([[0], counts, [0]])
+        tops = (counts >= peak) & (counts >= padded[:-2]) & (counts > padded[2:])
         cuts, last = [], -np.inf
-        for index in np.flatnonzero(counts >= max(self.config.shelf_peak * np.median(occupied), min_pixels / 4)):
-            cut = (edges[index] + edges[index + 1]) / 2 + noise  # the shelf's own pixels lie within noise / 2
+        for index in np.flatnonzero(tops):
+            cut = (edges[index] + edges[index + 2]) / 2 + noise  # the shelf's own pixels lie within noise / 2
             upper, lower = values > cut, (values > last) & (values <= cut)
             if (edges[index] - values.min() >= 2 * noise and np.count_nonzero(upper) >= min_pixels
                     and np.count_nonzero(lower) >= min_pixels and _rests_on(columns[upper], columns[lower])):
@@ -338,6 +478,17 @@ def _rests_on(upper_columns: np.ndarray, lower_columns: np.ndarray, margin: floa
     slack = margin * (high - low + 1)
     left, right = np.percentile(upper_columns, (5, 95))
     return bool(left >= low - slack and right <= high + slack)
+
+
+def _mean_or_nan(values: np.ndarray) -> float:
+    return float(values.mean()) if values.size else float("nan")
+
+
+def _root(roots: np.ndarray, label: int) -> int:
+    """The representative of `label` in the union-find forest `roots` (parent per label)."""
+    while roots[label] != label:
+        label = roots[label]
+    return int(label)
 
 
 def _mask_box(mask: np.ndarray) -> np.ndarray:
