@@ -186,8 +186,9 @@ def test_moving_together_is_a_grasp_and_halting_together():
     values, _ = run(moving + halted)
     assert values[5][("contact", HAND, OBJ)] == "T"
     assert values[5][("dynamic", HAND, OBJ)] == "MT"
-    # a hold begins after 4 frames of contact with motion seen (MT from frame 2, the third sample)
-    assert [values[t][("grasp", HAND, OBJ)] for t in range(6)] == ["N", "N", "N", "T", "T", "T"]
+    # a hold begins once contact has stayed T for 4 frames from its first motion (MT from frame 2, the
+    # third sample): frames 2, 3, 4, 5
+    assert [values[t][("grasp", HAND, OBJ)] for t in range(6)] == ["N", "N", "N", "N", "N", "T"]
     # frames 4, 5 moving; 6.. still: at frame 7 the window starts moving and ends still
     assert values[7][("dynamic", HAND, OBJ)] == "HT"
     assert values[11][("dynamic", HAND, OBJ)] == "S"

@@ -238,10 +238,12 @@ class DynamicConfig:
 class GraspConfig:
     """grasp / release from the persistent hold state of a hand-object pair (`predicates.hold_state`).
 
-    onset_frames: consecutive frames of contact T before a hold begins (UNK frames neither count nor
-        break the run).
-    motion: dynamic values of which one must have been seen during that contact for a hold to begin
-        (the object carried: MT; the hand moving on what it touches: FMT; both halting: HT).
+    onset_frames: consecutive frames of contact T, counted from the first frame of that contact with
+        one of `motion`, before a hold begins (UNK frames neither count nor break the run): a grip is
+        a contact that lasts once the hand moves with or on the object, a touch that ends within
+        onset_frames of that motion is no hold.
+    motion: dynamic values that start the count (the object carried: MT; the hand moving on what it
+        touches: FMT; both halting: HT).
     """
 
     onset_frames: int = 4
