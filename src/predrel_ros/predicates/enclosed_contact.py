@@ -19,7 +19,7 @@ releases). So a frame on which the object's visible area changed by more than
 `hold_separation_area_change` of the previous frame's starts a new level instead of being judged
 against the old one. So does a frame on which the separation rose by more than
 `hold_separation_jump_m` since the previous one: the fingers opening raise it by 0.3-3.3 mm a frame
-(the 13 releases from an enclosure on dev seeds 1313 + 1323), a 40 px object held in a moving hand
+(the 10 releases from an enclosure on dev seeds 1313 + 1323), a 40 px object held in a moving hand
 showed a 9.9 mm jump for 2 frames with its area changing by 8 % (seed 1323 `ep0003_remove`: a
 contact dropout that ended the hold 11 frames early and began a new one).
 
