@@ -1,3 +1,5 @@
+import dataclasses
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -5,14 +7,18 @@ from predrel_ros.predicates.config import ContactConfig, Threshold
 from predrel_ros.predicates.enclosed_contact import EnclosedContact
 
 CONFIG = ContactConfig(hold_separation_rise_m=Threshold(0.004, 0.002), hold_separation_max_m=0.03,
-                       hold_separation_frames=4, hold_separation_area_change=0.1)
+                       hold_separation_frames=4, hold_separation_area_change=0.1, hold_separation_jump_m=None,
+                       hold_separation_creep_m=None)
+JUMP = dataclasses.replace(CONFIG, hold_separation_jump_m=0.006)
+CREEP = dataclasses.replace(CONFIG, hold_separation_creep_m=0.0025)
 
 
-def decisions(separations, areas=None, config=CONFIG):
+def decisions(separations, areas=None, config=CONFIG, still=False):
     state = EnclosedContact(config.hold_separation_frames)
     out = []
-    for separation, area in zip(separations, areas or [100.0] * len(separations)):
-        value, threshold = state.test(separation, area, config)
+    stills = still if isinstance(still, list) else [still] * len(separations)
+    for separation, area, standing_still in zip(separations, areas or [100.0] * len(separations), stills):
+        value, threshold = state.test(separation, area, config, standing_still)
         out.append(value <= threshold.value)
     return out
 
@@ -32,6 +38,29 @@ def test_other_parts_of_the_object_coming_into_view_start_a_new_level_instead_of
     separations = [0.010, 0.010, 0.010, 0.020, 0.020, 0.026]
     assert decisions(separations, [100, 100, 104, 130, 131, 132]) == [True] * 5 + [False]   # 30 % more in view
     assert decisions(separations, [100, 100, 104, 108, 109, 110]) == [True] * 3 + [False] * 3
+    assert decisions(separations, [100, 100, 104, 108, 109, 110], config=JUMP) == [True] * 5 + [False]
+
+
+def test_a_one_frame_jump_beyond_the_fingers_opening_starts_a_new_level():
+    """Seed 1323 ep0003_remove: a 40 px object in a moving hand, +9.9 mm for 2 frames, area +8 %."""
+    separations = [0.017, 0.017, 0.017, 0.027, 0.026, 0.017, 0.017]
+    assert decisions(separations) == [True] * 3 + [False, False, True, True]    # without: a dropout
+    assert decisions(separations, config=JUMP) == [True] * 7
+    assert decisions([0.017, 0.017, 0.0215, 0.025], config=JUMP) == [True, True, False, False]  # 4.5 mm: opening
+
+
+def test_a_slow_opening_of_a_hand_standing_still_ends_the_contact_once_the_rise_exceeds_the_creep():
+    """Seed 1313 ep0000_unstack: +0.2 to +1.5 mm a frame, the median level following it."""
+    separations = [0.0218, 0.0218, 0.0218, 0.0220, 0.0226, 0.0229, 0.0231, 0.0246, 0.0260]
+    assert decisions(separations, config=CREEP, still=True) == [True] * 7 + [False, False]   # +2.8 mm at 7
+    assert all(decisions(separations, config=CREEP, still=False))       # moving: the level's rule alone
+    assert all(decisions(separations, config=CREEP, still=[True] * 7 + [False, True]))  # rise broken
+    assert all(decisions(separations))
+
+
+def test_a_rise_interrupted_by_a_fall_starts_its_creep_again():
+    separations = [0.020, 0.020, 0.0215, 0.0222, 0.0220, 0.0235, 0.0244]
+    assert all(decisions(separations, config=CREEP, still=True))         # 2.4 mm in all, never 2.5 in a row
 
 
 def test_the_threshold_carries_the_margin_scale():
@@ -43,5 +72,18 @@ def test_the_threshold_carries_the_margin_scale():
 
 @given(st.floats(0.0, 0.025), st.lists(st.floats(-0.0019, 0.0019), min_size=1, max_size=30))
 def test_a_separation_that_stays_within_half_the_rise_never_ends_the_contact(start, wobble):
+    """Within half the rise of the start, nothing ends the contact: neither the level, nor a jump, nor,
+    while the pair moves, a creep."""
     separations = [min(max(start + w, 0.0), 0.03) for w in wobble]
-    assert all(decisions([start, *separations]))
+    config = dataclasses.replace(JUMP, hold_separation_creep_m=0.0025)
+    assert all(decisions([start, *separations], config=config, still=False))
+
+
+@given(st.lists(st.floats(0.0, 0.03), min_size=2, max_size=30))
+def test_the_creep_rule_only_ever_ends_contacts_earlier(separations):
+    """Judged standing still with the creep, a contact is T on a frame only where the level's rule alone
+    would also say T, up to the first frame they differ (from there the states differ)."""
+    with_creep = decisions(separations, config=CREEP, still=True)
+    without = decisions(separations)
+    first = next((k for k, (a, b) in enumerate(zip(with_creep, without)) if a != b), None)
+    assert first is None or (without[first] and not with_creep[first])

@@ -186,8 +186,9 @@ def test_moving_together_is_a_grasp_and_halting_together():
     values, _ = run(moving + halted)
     assert values[5][("contact", HAND, OBJ)] == "T"
     assert values[5][("dynamic", HAND, OBJ)] == "MT"
-    # a hold begins after 4 frames of contact with motion seen (MT from frame 2, the third sample)
-    assert [values[t][("grasp", HAND, OBJ)] for t in range(6)] == ["N", "N", "N", "T", "T", "T"]
+    # a hold begins once contact has stayed T for 4 frames from its first motion (MT from frame 2, the
+    # third sample): frames 2, 3, 4, 5
+    assert [values[t][("grasp", HAND, OBJ)] for t in range(6)] == ["N", "N", "N", "N", "N", "T"]
     # frames 4, 5 moving; 6.. still: at frame 7 the window starts moving and ends still
     assert values[7][("dynamic", HAND, OBJ)] == "HT"
     assert values[11][("dynamic", HAND, OBJ)] == "S"
@@ -475,3 +476,31 @@ def test_a_hand_in_contact_stays_so_up_to_the_exit_gap():
 
     assert contacts(0.0125) == ["T", "T", "T", "N", "N"]
     assert contacts(None) == ["T", "T", "N", "N", "N"]
+
+
+def test_a_held_object_whose_separation_creeps_up_ends_its_contact_only_while_the_pair_stands_still():
+    """A hand opening slowly around what it holds (seed 1313 ep0000_unstack): the separation rises by
+    0.8 mm a frame and the median level follows it; standing still, contact ends once the rise since
+    it began exceeds hold_separation_creep_m (2.5 mm: on the 4th rising frame); carried at 15 cm/s,
+    the same rise is the level's to judge (and it follows)."""
+    camera = CameraIntrinsics(WIDTH, HEIGHT, fx=300.0, fy=300.0, cx=159.5, cy=119.5)
+
+    def contacts(step_px, creep_m):
+        config = PredicateConfig()
+        config.contact.hold_separation_creep_m = creep_m
+        extractor = PredicateExtractor(config)
+        out = []
+        for t in range(12):
+            dx = step_px * t
+            hand = rect(HAND, RIGHT_HAND, 100 + dx, 100, 40, 40, holes=[(104 + dx, 104, 36, 32)])
+            obj = rect(OBJ, MANIPULATED_OBJECT, 104 + dx, 104, 20, 20)
+            depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+            depth[obj.mask] = 0.515 + 0.0008 * max(0, t - 5)
+            depth[hand.mask] = 0.50
+            estimates = extractor.update(t, [hand, obj], depth_m=depth, camera=camera)
+            out.append(next(e.value for e in estimates if e.key == ("contact", HAND, OBJ)))
+        return out
+
+    assert contacts(0, 0.0025) == ["T"] * 9 + ["N"] * 3           # rises 0.8, 1.6, 2.4, then 3.2 mm at 9
+    assert contacts(0, None) == ["T"] * 12
+    assert contacts(3, 0.0025) == ["T"] * 12

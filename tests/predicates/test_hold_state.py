@@ -16,10 +16,22 @@ def run(frames):
     return [tuple(value[0] for value in hold.update((c, 0.8), (d, 0.5), CONFIG, CODES)) for c, d in frames]
 
 
-def test_a_hold_begins_after_onset_frames_of_contact_with_motion_and_survives_stillness_and_shape_changes():
+def test_a_hold_begins_onset_frames_after_the_contacts_first_motion_and_survives_stillness_and_shape_changes():
     out = run([(N, S), (T, S), (T, FMT), (T, MT), (T, S), (T, GC), (T, S), (N, S), (N, S)])
-    assert [g for g, _ in out] == [N, N, N, T, T, T, T, N, N]
+    assert [g for g, _ in out] == [N, N, N, N, T, T, T, N, N]     # FMT at 2: frames 2, 3, 4
     assert [r for _, r in out] == [N, N, N, N, N, N, N, T, N]     # release on the frame contact ends
+
+
+def test_a_long_touch_that_shows_motion_only_at_its_end_is_no_hold():
+    """A hand resting against a container while it inserts what it holds (dev seed 1313): contact
+    for many frames, the pair moving on each other only in the last two."""
+    out = run([(T, S)] * 6 + [(T, FMT), (T, FMT), (N, FMT)])
+    assert all(g == N for g, _ in out) and all(r == N for _, r in out)
+
+
+def test_onset_counts_contact_frames_after_the_motion_whatever_the_dynamic_then():
+    out = run([(T, MT), (T, S), (T, UNK), (N, S), (T, S), (T, S), (T, S), (T, S)])
+    assert [g for g, _ in out] == [N, N, T, N, N, N, N, N]     # a new contact needs its own motion
 
 
 def test_a_touch_without_motion_is_no_grasp_and_ends_without_release():

@@ -94,6 +94,8 @@ def test_the_grid_leaves_out_thresholds_switched_off_and_refuses_bad_entries():
     assert "static.support_gap_m.value" not in grid and "dynamic.moving_speed_mps.value" not in grid
     no_hysteresis = PredicateConfig().replace("contact.hold_exit_fraction", None)
     assert "contact.hold_exit_fraction" not in applicable_grid(DEFAULT_GRID, no_hysteresis)
+    no_creep = PredicateConfig().replace("contact.hold_separation_creep_m", None)
+    assert "contact.hold_separation_creep_m" not in applicable_grid(DEFAULT_GRID, no_creep)
     assert "static.around_distance_m.value" in grid and "contact.distance.value" in grid
     assert set(applicable_grid(DEFAULT_GRID, PredicateConfig())) == set(DEFAULT_GRID)
     with pytest.raises(ValueError, match="no candidate"):

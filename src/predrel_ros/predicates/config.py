@@ -80,8 +80,12 @@ class ContactConfig:
       level during the contact (`predicates.enclosed_contact`): contact ends when it rises more than
       hold_separation_rise_m.value above the median of the last hold_separation_frames contact
       frames, and is never T beyond hold_separation_max_m; a frame on which the object's visible
-      area changed by more than hold_separation_area_change (a fraction) starts a new level; the
-      separation is measured over the masks' pixels within separation_band reference px of each other;
+      area changed by more than hold_separation_area_change (a fraction), or on which the separation
+      rose by more than hold_separation_jump_m (m; None: never) since the previous frame, starts a
+      new level; while hand and object stand still (slower than dynamic.moving_speed_mps), contact
+      also ends once the separation has risen on consecutive frames by more than
+      hold_separation_creep_m (m; None: never) in all; the separation is measured over the masks'
+      pixels within separation_band reference px of each other;
       once in contact, the object stays enclosed while at least hold_exit_fraction of it lies in the
       hand's box (the static In fraction to begin: a fraction hovering at the threshold otherwise
       switches to the boundary gap, in front of the object by the fingers' 1-3 cm); None: no
@@ -102,6 +106,8 @@ class ContactConfig:
     hold_separation_max_m: float = 0.05
     hold_separation_frames: int = 8
     hold_separation_area_change: float = 0.1
+    hold_separation_jump_m: float | None = 0.006
+    hold_separation_creep_m: float | None = 0.0025
     separation_band: float = 15.0
     hold_exit_fraction: float | None = 0.5
     boundary_exit_gap_m: float | None = 0.0125
@@ -113,6 +119,10 @@ class ContactConfig:
             raise ValueError(f"hold_separation_max_m must be > 0 m, got {self.hold_separation_max_m}")
         if not self.hold_separation_area_change > 0:
             raise ValueError(f"hold_separation_area_change must be > 0, got {self.hold_separation_area_change}")
+        if self.hold_separation_jump_m is not None and not self.hold_separation_jump_m > 0:
+            raise ValueError(f"hold_separation_jump_m must be > 0 m or None, got {self.hold_separation_jump_m}")
+        if self.hold_separation_creep_m is not None and not self.hold_separation_creep_m > 0:
+            raise ValueError(f"hold_separation_creep_m must be > 0 m or None, got {self.hold_separation_creep_m}")
         if self.hold_separation_frames < 1:
             raise ValueError(f"hold_separation_frames must be >= 1, got {self.hold_separation_frames}")
         if self.boundary_exit_gap_m is not None and not self.boundary_exit_gap_m > 0:
@@ -238,10 +248,12 @@ class DynamicConfig:
 class GraspConfig:
     """grasp / release from the persistent hold state of a hand-object pair (`predicates.hold_state`).
 
-    onset_frames: consecutive frames of contact T before a hold begins (UNK frames neither count nor
-        break the run).
-    motion: dynamic values of which one must have been seen during that contact for a hold to begin
-        (the object carried: MT; the hand moving on what it touches: FMT; both halting: HT).
+    onset_frames: consecutive frames of contact T, counted from the first frame of that contact with
+        one of `motion`, before a hold begins (UNK frames neither count nor break the run): a grip is
+        a contact that lasts once the hand moves with or on the object, a touch that ends within
+        onset_frames of that motion is no hold.
+    motion: dynamic values that start the count (the object carried: MT; the hand moving on what it
+        touches: FMT; both halting: HT).
     """
 
     onset_frames: int = 4

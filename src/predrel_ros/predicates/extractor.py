@@ -617,7 +617,7 @@ class PredicateExtractor:
                     if state is None:
                         state = self._enclosed_contacts[key] = EnclosedContact(contact.hold_separation_frames)
                     self._enclosed_now.add(key)
-                    return state.test(separation, inner.area, contact)
+                    return state.test(separation, inner.area, contact, self._standing_still(inner, hand))
         if contact.depth_gap is None:
             return None
         entity_i, entity_j = geo_i.entity, geo_j.entity
@@ -627,6 +627,15 @@ class PredicateExtractor:
         if depth_i is None or depth_j is None:
             return None
         return abs(depth_i - depth_j), contact.depth_gap
+
+    def _standing_still(self, *geometries: EntityGeometry) -> bool:
+        """Whether every one of these entities moves slower than the 3D rule's moving speed over the
+        window (False without 3D positions or without that rule)."""
+        if self._dynamic_3d is None:
+            return False
+        bound = self._dynamic_3d.moving_speed.value / self.config.dynamic.frame_rate_hz
+        motions = [self._tracks[geometry.entity.id].motion3d for geometry in geometries]
+        return all(motion is not None and motion.speed < bound for motion in motions)
 
     def _boundary_gap_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> Threshold:
         """boundary_depth_gap_m, or for a hand and what it touched on the previous frame the larger

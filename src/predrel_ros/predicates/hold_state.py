@@ -1,15 +1,20 @@
 """grasp(hand, object) and release(hand, object) from a persistent hold state of the pair.
 
 A camera does not see the grip itself; what it sees is a hand that stays in contact with an object
-and moves it, or moves on it. So a hold begins once contact has been T for `onset_frames`
-consecutive frames and one of the `motion` dynamic values (by default MT, FMT, HT) was seen during
-that contact; it lasts, whatever the hand does (holding still: S; a mask changing shape while
-carrying: GC / MA), until contact turns N; release is T on that frame. A frame with UNK contact
-(missing or weak evidence) gives UNK grasp and release and leaves the state as it was: a short
-occlusion neither ends a hold nor fires a release.
+and moves it, or moves on it. So a hold begins once contact has stayed T for `onset_frames`
+consecutive frames counted from the first frame of that contact with one of the `motion` dynamic
+values (by default MT, FMT, HT); it lasts, whatever the hand does (holding still: S; a mask changing
+shape while carrying: GC / MA), until contact turns N; release is T on that frame. A frame with UNK
+contact (missing or weak evidence) gives UNK grasp and release and leaves the state as it was: a
+short occlusion neither ends a hold nor fires a release.
 
-The thresholds (`GraspConfig`) mirror the simulator's ground truth (docs/predicates.md): the grip
-closes a few frames after the first touch, and the release is the first frame without contact.
+Counting from the motion, not from the first touch, is what tells a grip from a touch: a hand that
+rests against one thing (a container it inserts into, an object it reaches past) while it moves
+shows motion for a frame or two at the end of the touch, and counted from the first touch such a
+touch became a hold of one frame and an extra release (dev seed 1313 `ep0001_hold_and_insert`); a
+grip stays in contact for the whole carry. The thresholds (`GraspConfig`) mirror the simulator's
+ground truth (docs/predicates.md): the grip closes a few frames after the first touch, and the
+release is the first frame without contact.
 """
 from __future__ import annotations
 
@@ -21,12 +26,11 @@ from predrel_ros.predicates.rules import UNK, N, T, Truth
 class HoldState:
     """The hold state of one hand-object pair over its stream."""
 
-    __slots__ = ("holding", "contact_frames", "moved")
+    __slots__ = ("holding", "moving_frames")
 
     def __init__(self) -> None:
         self.holding = False
-        self.contact_frames = 0      # consecutive frames of contact T (UNK frames skipped)
-        self.moved = False           # a `motion` value was seen during this contact
+        self.moving_frames = 0       # consecutive contact-T frames since the contact's first `motion` value
 
     def update(self, contact: Truth, dynamic: Truth, config: GraspConfig, motion_codes: frozenset[int]
                ) -> tuple[Truth, Truth]:
@@ -38,11 +42,11 @@ class HoldState:
             return (UNK, 0.0), (UNK, 0.0)
         if code == N:
             released = self.holding
-            self.holding, self.contact_frames, self.moved = False, 0, False
+            self.holding, self.moving_frames = False, 0
             return (N, margin), ((T if released else N), margin)
-        self.contact_frames += 1
-        self.moved = self.moved or dynamic[0] in motion_codes
-        if not self.holding and self.contact_frames >= config.onset_frames and self.moved:
+        if self.moving_frames or dynamic[0] in motion_codes:
+            self.moving_frames += 1
+        if not self.holding and self.moving_frames >= config.onset_frames:
             self.holding = True
         return ((T if self.holding else N), margin), (N, margin)
 
