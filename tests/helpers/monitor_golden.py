@@ -53,9 +53,7 @@ def reports(dataset: Path, scenario: str) -> list[dict]:
     episodes = open_dataset(dataset).episodes()
     target = episodes[0]
     mode = {"clean_twin": CLEAN_TWIN, "ground_truth": GROUND_TRUTH}.get(scenario, SELF)
-    config = MonitorConfig(reference_mode=mode, window=WINDOW, logic_memory=predicates.event_memory,
-                           logic_window=predicates.window, track_memory=predicates.track_memory,
-                           min_visibility=predicates.confidence.min_visibility)
+    config = MonitorConfig.for_predicates(predicates, reference_mode=mode, window=WINDOW)
     profile = oracle_profile(episodes[1:], PredicateExtractor(predicates)) if scenario == "self_profile" else None
     model = TrustModel.load(TRUST_MODEL_FILE) if scenario == "self_model" else None
     monitor = ReliabilityMonitor(config, trust, profile, predicates, model)

@@ -167,6 +167,14 @@ class MonitorConfig:
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)}")
 
+    @classmethod
+    def for_predicates(cls, predicates: PredicateConfig, **settings: Any) -> "MonitorConfig":
+        """The settings that follow the pipeline's predicate config (logic_memory, logic_window,
+        track_memory, min_visibility: the extractor's), with the others given."""
+        return cls(logic_memory=predicates.event_memory, logic_window=predicates.window,
+                   track_memory=predicates.track_memory, min_visibility=predicates.confidence.min_visibility,
+                   **settings)
+
     @property
     def has_reference(self) -> bool:
         return self.reference_mode != SELF
