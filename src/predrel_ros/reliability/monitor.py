@@ -189,10 +189,12 @@ class MonitorConfig:
         return (EVALUATED, EVALUATED_ENTITIES) if self.skip_replaced_tracks else (EVALUATED,)
 
 
-@dataclass(frozen=True)
+@dataclass
 class ReliabilityRecord:
     """Rolling reliability of one predicate stream, one predicate name or one group
-    (the fields of PredicateReliability.msg; NaN where a metric is undefined)."""
+    (the fields of PredicateReliability.msg; NaN where a metric is undefined). Not frozen: a report
+    holds one per stream, over a hundred a frame, and a frozen dataclass costs ten times as much to
+    build."""
 
     predicate: str          # predicate name, or the group name for group records
     group: str
@@ -529,16 +531,22 @@ class ReliabilityMonitor:
                                          model.expected if model is not None else None)
         stream_records: dict[str, list[ReliabilityRecord]] = {}
         if streams:
+            minimum = self.trust_config.min_frames
+            assess = self.assessor.assess_one
             for key in sorted(streams_metrics, key=_stream_order):
                 name, subject, obj = key
                 values = streams_metrics[key]
-                assessment = self.assessor.assess({name: values})[name]
-                level, reason = self._level(assessment, int(values["frames"]))
+                frames = int(values["frames"])
+                if frames < minimum:
+                    level, reason = STALE, f"not enough frames ({frames} < {minimum})"
+                else:
+                    assessment = assess(name, values)
+                    level, reason = assessment.level, "; ".join(assessment.reasons)
                 stream_records.setdefault(name, []).append(
-                    _record(name, vocabulary.group_of(name), subject, obj, values, pds_streams.get(key, math.nan),
-                            math.nan, level, reason))
+                    _record(name, _GROUP_OF[name], subject, obj, values, pds_streams.get(key, math.nan), math.nan,
+                            level, reason))
         predicates: list[ReliabilityRecord] = []
-        for name in sorted(name_records, key=_name_order):
+        for name in sorted(name_records, key=_NAME_ORDER.__getitem__):
             predicates.append(name_records[name])
             predicates.extend(stream_records.get(name, ()))
 
@@ -674,15 +682,13 @@ def _canonical(value: float) -> float:
     return math.nan if math.isnan(value) else value
 
 
-_NAMES = tuple(vocabulary.PREDICATES)
-
-
-def _name_order(name: str) -> int:
-    return _NAMES.index(name)
+#: predicate name -> its place in the vocabulary (the report's order) and its group
+_NAME_ORDER = {name: place for place, name in enumerate(vocabulary.PREDICATES)}
+_GROUP_OF = {name: vocabulary.group_of(name) for name in vocabulary.PREDICATES}
 
 
 def _stream_order(key: tuple[str, int, int]) -> tuple[int, int, int]:
-    return (_name_order(key[0]), key[1], key[2])
+    return (_NAME_ORDER[key[0]], key[1], key[2])
 
 
 def _check_frame_index(frame_index: int) -> int:

@@ -83,6 +83,8 @@ class Limit:
     def judge(self, name: str, value: float) -> tuple[str, str | None]:
         """(level, reason or None) of a value; the reason names the value, the comparison that
         failed and the bound it crossed."""
+        if value >= self.warn if self.higher_is_better else value <= self.warn:    # within: the common case
+            return OK, None
         comparison = "<" if self.higher_is_better else ">"
         for level, bound in ((ERROR, self.error), (WARN, self.warn)):
             crossed = value < bound if self.higher_is_better else value > bound
@@ -223,20 +225,24 @@ class TrustAssessor:
         """metrics_by_predicate: `RollingReliability.by_predicate()`; violation_rates:
         `LogicMonitor.compute()`. Returns one assessment per predicate name."""
         violation_rates = violation_rates or {}
-        return {name: self._assess(name, values, violation_rates.get(name, float("nan")))
+        return {name: self.assess_one(name, values, violation_rates.get(name, float("nan")))
                 for name, values in sorted(metrics_by_predicate.items())}
 
-    def _assess(self, name: str, values: Mapping[str, float], violation_rate: float) -> TrustAssessment:
+    def assess_one(self, name: str, values: Mapping[str, float], violation_rate: float = math.nan
+                   ) -> TrustAssessment:
+        """The assessment of one predicate name's (or one stream's) metrics, as `assess` gives it."""
         config = self.config
         baseline = self.profile.baselines.get(name) if self.profile is not None else None
         signals: dict[str, float] = {}
         judged: list[tuple[str, str | None]] = []
 
         def judge(signal: str, value: float, limit: Limit) -> None:
-            if value is None or math.isnan(value):
+            if value is None or value != value:       # NaN: not judged
                 return
-            signals[signal] = float(value)
-            judged.append(limit.judge(signal, float(value)))
+            value = signals[signal] = float(value)
+            verdict = limit.judge(signal, value)
+            if verdict[0] != OK:
+                judged.append(verdict)
 
         frames = values.get("frames", 0) or 0
         signals["frames"] = float(frames)
@@ -246,9 +252,10 @@ class TrustAssessor:
             self._judge_comparison(baseline, values, judge, signals)
         else:
             self._judge_reference_free(baseline, values, violation_rate, judge, signals)
-        level = max((lvl for lvl, _ in judged), key=LEVELS.index, default=OK)
-        reasons = [reason for lvl, reason in judged if lvl != OK and reason]
-        return TrustAssessment(name, level, reasons, signals)
+        if not judged:
+            return TrustAssessment(name, OK, [], signals)
+        level = max((lvl for lvl, _ in judged), key=LEVELS.index)
+        return TrustAssessment(name, level, [reason for _, reason in judged if reason], signals)
 
     def _judge_comparison(self, baseline: PredicateBaseline | None, values: Mapping[str, float],
                           judge: Callable[[str, float, Limit], None], signals: dict[str, float]) -> None:
