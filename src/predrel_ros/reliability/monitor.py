@@ -61,7 +61,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any, Hashable, Iterable, Mapping, Sequence, Sized
+from typing import Any, Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from predrel_ros.core.entities import Entity
 from predrel_ros.core.stream_order import OUT_OF_ORDER, RESTART, StreamOrder
@@ -501,7 +503,6 @@ class ReliabilityMonitor:
         """The report after the newest processed frame; streams=False leaves the per-stream records
         out (names and groups only)."""
         config = self.config
-        streams_metrics = self._with_gaps(self._rolling.compute()) if streams else {}
         names_metrics = self._with_gaps(self._rolling.by_predicate())
         groups_metrics = self._with_evidence_only_groups(self._with_gaps(self._rolling.by_group()))
         name_checks = self._rule_counts(lambda name: name)
@@ -514,7 +515,7 @@ class ReliabilityMonitor:
             pds_groups = self._sensitivity.compute(sensitivity.by_group)
         else:
             pds_streams = pds_names = pds_groups = {}
-        longest = _longest_streams(self._rolling.streams)
+        longest = _longest_streams(self._rolling.frames_by_stream())
         assessments = self.assessor.assess(names_metrics, judged_rates)
         modelled = self.trust_model.assess(self._with_group_violations(groups_metrics), self.evidence_features()) \
             if self.trust_model is not None else {}
@@ -529,22 +530,7 @@ class ReliabilityMonitor:
             name_records[name] = _record(name, group, POOLED, POOLED, values, pds_names.get(name, math.nan),
                                          violation_rates.get(name, math.nan), level, reason,
                                          model.expected if model is not None else None)
-        stream_records: dict[str, list[ReliabilityRecord]] = {}
-        if streams:
-            minimum = self.trust_config.min_frames
-            assess = self.assessor.assess_one
-            for key in sorted(streams_metrics, key=_stream_order):
-                name, subject, obj = key
-                values = streams_metrics[key]
-                frames = int(values["frames"])
-                if frames < minimum:
-                    level, reason = STALE, f"not enough frames ({frames} < {minimum})"
-                else:
-                    assessment = assess(name, values)
-                    level, reason = assessment.level, "; ".join(assessment.reasons)
-                stream_records.setdefault(name, []).append(
-                    _record(name, _GROUP_OF[name], subject, obj, values, pds_streams.get(key, math.nan), math.nan,
-                            level, reason))
+        stream_records = self._stream_records(pds_streams) if streams else {}
         predicates: list[ReliabilityRecord] = []
         for name in sorted(name_records, key=_NAME_ORDER.__getitem__):
             predicates.append(name_records[name])
@@ -573,6 +559,31 @@ class ReliabilityMonitor:
         return ReliabilityReport(frame_index, config.window, config.reference_mode, kind, severity, predicates,
                                  groups, self.snapshot_counters(), tag)
 
+    def _stream_records(self, pds: Mapping[tuple[str, int, int], float]) -> dict[str, list[ReliabilityRecord]]:
+        """predicate name -> the records of its streams in the window, in the report's order, each
+        judged against its predicate's baseline (STALE below `trust.min_frames`)."""
+        keys, columns = self._rolling.stream_columns()
+        share = self._timing.delivered_share()
+        if share < 1.0:                     # as `_with_gaps`
+            columns["expected_agreement"] = columns["expected_agreement"] * share
+        order = sorted(range(len(keys)), key=lambda row: _stream_order(keys[row]))
+        keys = [keys[row] for row in order]
+        columns = {metric: column[order] for metric, column in columns.items()}
+        verdicts = self.assessor.assess_streams([key[0] for key in keys], columns)
+        minimum = self.trust_config.min_frames
+        records: dict[str, list[ReliabilityRecord]] = {}
+        for key, (level, reasons), prs, tpc, tpc_s, cws, confidence, frames, agreement, expected in zip(
+                keys, verdicts, *(_listed(columns[metric]) for metric in _STREAM_FIELDS)):
+            name, subject, obj = key
+            if frames < minimum:
+                level, reason = STALE, f"not enough frames ({frames} < {minimum})"
+            else:
+                reason = "; ".join(reasons)
+            records.setdefault(name, []).append(ReliabilityRecord(
+                name, _GROUP_OF[name], subject, obj, prs, pds.get(key, math.nan), tpc, tpc_s, cws, math.nan,
+                confidence, math.nan, frames, level, reason, agreement, expected))
+        return records
+
     def window_signals(self) -> dict[str, dict[str, float]]:
         """Per predicate name what trust judges over the current window: its pooled metrics
         (`rolling.METRIC_NAMES`; TPC, which trust does not judge, is left NaN: it is the costly one),
@@ -580,7 +591,7 @@ class ReliabilityMonitor:
         of its longest stream: below `trust.min_frames` it is STALE). The clean profile is made of
         these (`clean_profile.build_clean_profile`), one window per frame."""
         judged = self._judged_rates(self._rule_counts(lambda name: name))
-        longest = _longest_streams(self._rolling.streams)
+        longest = _longest_streams(self._rolling.frames_by_stream())
         signals = self._with_gaps(self._rolling.by_predicate(with_tpc=False))
         for name, values in signals.items():
             values["violation_rate"] = judged.get(name, math.nan)
@@ -653,11 +664,12 @@ class ReliabilityMonitor:
         return totals
 
 
-def _longest_streams(streams: Mapping[tuple[str, int, int], Sized]) -> dict[str, int]:
-    """predicate name -> frames of its longest stream in the window (`RollingReliability.streams`)."""
+def _longest_streams(frames: Mapping[tuple[str, int, int], int]) -> dict[str, int]:
+    """predicate name -> frames of its longest stream in the window (`RollingReliability.frames_by_stream`)."""
     longest: dict[str, int] = {}
-    for (name, _, _), stream in streams.items():
-        longest[name] = max(longest.get(name, 0), len(stream))
+    for (name, _, _), count in frames.items():
+        if count > longest.get(name, 0):
+            longest[name] = count
     return longest
 
 
@@ -676,6 +688,11 @@ def _record(predicate: str, group: str, subject: int, obj: int, values: Mapping[
         expected_agreement=_canonical(values["expected_agreement"] if expected is None else expected))
 
 
+def _listed(column: np.ndarray) -> list:
+    """The column's values, every NaN as math.nan (as `_canonical`)."""
+    return [math.nan if value != value else value for value in column.tolist()]
+
+
 def _canonical(value: float) -> float:
     """The value, with every NaN as math.nan (so records with NaN fields compare equal)."""
     value = float(value)
@@ -685,6 +702,10 @@ def _canonical(value: float) -> float:
 #: predicate name -> its place in the vocabulary (the report's order) and its group
 _NAME_ORDER = {name: place for place, name in enumerate(vocabulary.PREDICATES)}
 _GROUP_OF = {name: vocabulary.group_of(name) for name in vocabulary.PREDICATES}
+
+
+#: the stream columns a stream record takes, in the order `_stream_records` reads them
+_STREAM_FIELDS = ("prs", "tpc", "tpc_s", "cws", "confidence", "frames", "agreement", "expected_agreement")
 
 
 def _stream_order(key: tuple[str, int, int]) -> tuple[int, int, int]:
