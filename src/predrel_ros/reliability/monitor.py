@@ -690,6 +690,11 @@ def _record(predicate: str, group: str, subject: int, obj: int, values: Mapping[
 
 def _listed(column: np.ndarray) -> list:
     """The column's values, every NaN as math.nan (as `_canonical`)."""
+    unknown = np.isnan(column)
+    if not unknown.any():
+        return column.tolist()
+    if unknown.all():
+        return [math.nan] * len(column)
     return [math.nan if value != value else value for value in column.tolist()]
 
 

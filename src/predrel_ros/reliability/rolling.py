@@ -338,41 +338,48 @@ class RollingReliability:
                 terms[:, column("tpc_weighted")] = np.where(defined, tpc * n, 0.0)
                 terms[:, column("tpc_frames")] = np.where(defined, n, 0)
         names = list(dict.fromkeys(key[0] for key in keys))
-        name_index = {name: place for place, name in enumerate(names)}
-        by_name = np.zeros((len(names), len(_TOTALS)))
-        np.add.at(by_name, np.array([name_index[key[0]] for key in keys], dtype=np.int64), terms)
+        by_name = _members(names, [key[0] for key in keys]) @ terms
         poolings = []
         for pool_of in pools_of:              # a pool is a set of names: sum the names' totals
-            labels: dict[str, int] = {}
-            index = np.array([labels.setdefault(pool_of(name), len(labels)) for name in names], dtype=np.int64)
-            totals = np.zeros((len(labels), len(_TOTALS)))
-            np.add.at(totals, index, by_name)
-            poolings.append({pool: self._pooled_values(dict(zip(_TOTALS, row)))
-                             for pool, row in zip(labels, totals.tolist())})
+            pools = [pool_of(name) for name in names]
+            labels = list(dict.fromkeys(pools))
+            totals = _members(labels, pools) @ by_name
+            poolings.append(self._pooled_values(labels, totals))
         return poolings
 
-    def _pooled_values(self, total: dict[str, float]) -> dict[str, float]:
-        nan = float("nan")
-        frames = total["frames"]
-        result = dict.fromkeys(METRIC_NAMES, nan)
-        result["frames"] = frames
-        result["confidence"] = max(0.0, total["conf"]) / frames
-        result["unk_rate"] = total["unk"] / frames
-        result["tpc_s"] = 1.0 - total["changes"] / total["pairs"] if total["pairs"] else 1.0
-        if total["expected_frames"]:
-            result["expected_agreement"] = total["expected"] / total["expected_frames"]
-        if self.mode == REFERENCE:
-            result["prs"] = max(0.0, total["prs"]) / total["valid"] if total["valid"] else nan
-            result["agreement"] = max(0.0, total["agreement"]) / total["valid"] if total["valid"] else nan
-            result["cws"] = max(0.0, total["cws"]) / frames
-            if total["tpc_frames"]:
-                result["tpc"] = total["tpc_weighted"] / total["tpc_frames"]
-        return result
+    def _pooled_values(self, pools: list[str], totals: np.ndarray) -> dict[str, dict[str, float]]:
+        """pool -> its metrics, from its totals (a row of `_TOTALS` per pool)."""
+        total = dict(zip(_TOTALS, totals.T))
+        frames, valid = total["frames"], total["valid"]
+        nan = np.full(len(pools), math.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            columns = {"prs": nan, "agreement": nan, "cws": nan,
+                       "tpc_s": np.where(total["pairs"] > 0, 1.0 - total["changes"] / total["pairs"], 1.0), "tpc": nan,
+                       "confidence": np.maximum(0.0, total["conf"]) / frames, "unk_rate": total["unk"] / frames,
+                       "expected_agreement": np.where(total["expected_frames"] > 0,
+                                                      total["expected"] / total["expected_frames"], math.nan),
+                       "frames": frames}
+            if self.mode == REFERENCE:
+                columns.update(prs=np.where(valid > 0, np.maximum(0.0, total["prs"]) / valid, math.nan),
+                               agreement=np.where(valid > 0, np.maximum(0.0, total["agreement"]) / valid, math.nan),
+                               cws=np.maximum(0.0, total["cws"]) / frames,
+                               tpc=np.where(total["tpc_frames"] > 0, total["tpc_weighted"] / total["tpc_frames"],
+                                            math.nan))
+        rows = zip(*(columns[name].tolist() for name in METRIC_NAMES))
+        return {pool: dict(zip(METRIC_NAMES, row)) for pool, row in zip(pools, rows)}
 
 
 #: the running totals of one pool
 _TOTALS = ("frames", "pairs", "changes", "conf", "unk", "valid", "prs", "agreement", "cws", "expected",
            "expected_frames", "tpc_weighted", "tpc_frames")
+
+
+def _members(pools: list[str], members: list[str]) -> np.ndarray:
+    """The 0/1 matrix pool x member: whether the member belongs to the pool."""
+    place = {pool: index for index, pool in enumerate(pools)}
+    matrix = np.zeros((len(pools), len(members)))
+    matrix[[place[pool] for pool in members], np.arange(len(members))] = 1.0
+    return matrix
 
 
 def _same_name(name: str) -> str:
