@@ -303,6 +303,8 @@ class ReliabilityMonitor:
             calibration=profile.calibration_maps() if profile is not None else None)
         self._logic = LogicMonitor(rules_of(INDEPENDENT), memory=config.logic_memory, window=config.logic_window,
                                    rate_window=config.window)
+        self._rule_predicates = {rule.name: rule.predicate for rule in self._logic.rules}
+        self._logic_counts: dict[str, tuple[int, int]] | None = None     # the logic monitor's, this frame
         self._sensitivity = RollingSensitivity(config.window, config.pds_mode)
         self._timing = StreamTiming(config.window)
         parts = config.parts
@@ -346,7 +348,7 @@ class ReliabilityMonitor:
         of this frame. Returns whether a frame was processed (in reference modes, when this frame
         completes a pair). Raises ValueError for a malformed frame (nothing changes then)."""
         frame_index = _check_frame_index(frame_index)
-        _check_frame(estimates)
+        keys = _check_frame(estimates)
         if not 0 <= severity <= MAX_SEVERITY:
             raise ValueError(f"degradation severity must lie in 0..{MAX_SEVERITY}, got {severity}")
         verdict = self.order.check(frame_index)
@@ -357,7 +359,7 @@ class ReliabilityMonitor:
             self.counters["restarts"] += 1
             self.reset()
         self.order.accept(frame_index)
-        return self._add(EVALUATED, frame_index, (list(estimates), kind, severity, tag))
+        return self._add(EVALUATED, frame_index, (list(estimates), keys, kind, severity, tag))
 
     def add_reference(self, frame_index: int, references: Sequence[PredicateEstimate]) -> bool:
         """One frame of the reference stream (reference modes only); returns whether a frame was
@@ -425,8 +427,9 @@ class ReliabilityMonitor:
         self._scope.update(estimate.canonical_key for estimate in estimates)
 
     def _process(self, frame_index: int, parts: Mapping[str, Any]) -> None:
-        produced, kind, severity, tag = parts[EVALUATED]
+        produced, keys, kind, severity, tag = parts[EVALUATED]
         estimates = produced
+        self._logic_counts = None
         if REFERENCE_ENTITIES in parts:
             mapping = associate(parts[EVALUATED_ENTITIES], parts[REFERENCE_ENTITIES], self.config.match_iou)
             estimates, left_out = renamed(produced, mapping)
@@ -435,10 +438,12 @@ class ReliabilityMonitor:
             self._update_evidence(frame_index, parts[EVALUATED_ENTITIES])
             replaced = self._switches.update(frame_index, parts[EVALUATED_ENTITIES])
             if replaced:
-                estimates = [e for e in produced if e.subject not in replaced and e.object not in replaced]
+                kept = [(estimate, key) for estimate, key in zip(produced, keys)
+                        if estimate.subject not in replaced and estimate.object not in replaced]
+                estimates, keys = [estimate for estimate, _ in kept], [key for _, key in kept]
                 self.counters["replaced_track_estimates"] += len(produced) - len(estimates)
         if REFERENCE not in parts:
-            self._rolling.update(frame_index, estimates)
+            self._rolling.update_keyed(frame_index, keys, estimates)
         else:
             pairs = pair_with_references(estimates, parts[REFERENCE])
             self._update_scope(frame_index, parts, estimates)
@@ -473,6 +478,7 @@ class ReliabilityMonitor:
         """Start a new sequence: windows, pending frames and order are forgotten; counters stay."""
         self._rolling.reset()
         self._logic.reset()
+        self._logic_counts = None
         self._sensitivity.reset()
         self._timing.reset()
         if self._matcher is not None:
@@ -566,7 +572,8 @@ class ReliabilityMonitor:
         share = self._timing.delivered_share()
         if share < 1.0:                     # as `_with_gaps`
             columns["expected_agreement"] = columns["expected_agreement"] * share
-        order = sorted(range(len(keys)), key=lambda row: _stream_order(keys[row]))
+        places = [(_NAME_ORDER[name], subject, obj) for name, subject, obj in keys]
+        order = sorted(range(len(keys)), key=places.__getitem__)
         keys = [keys[row] for row in order]
         columns = {metric: column[order] for metric, column in columns.items()}
         verdicts = self.assessor.assess_streams([key[0] for key in keys], columns)
@@ -655,10 +662,11 @@ class ReliabilityMonitor:
     def _rule_counts(self, pool_of) -> dict[str, tuple[int, int]]:
         """pool -> (checks, violations) over the window of the rules whose premise is a predicate
         of the pool (`pool_of(predicate name)`)."""
+        if self._logic_counts is None:          # once per frame
+            self._logic_counts = self._logic.rule_counts()
         totals: dict[str, tuple[int, int]] = {}
-        rules = {rule.name: rule for rule in self._logic.rules}
-        for rule_name, (checks, broken) in self._logic.rule_counts().items():
-            pool = pool_of(rules[rule_name].predicate)
+        for rule_name, (checks, broken) in self._logic_counts.items():
+            pool = pool_of(self._rule_predicates[rule_name])
             total_checks, total_broken = totals.get(pool, (0, 0))
             totals[pool] = (total_checks + checks, total_broken + broken)
         return totals
@@ -713,10 +721,6 @@ _GROUP_OF = {name: vocabulary.group_of(name) for name in vocabulary.PREDICATES}
 _STREAM_FIELDS = ("prs", "tpc", "tpc_s", "cws", "confidence", "frames", "agreement", "expected_agreement")
 
 
-def _stream_order(key: tuple[str, int, int]) -> tuple[int, int, int]:
-    return (_NAME_ORDER[key[0]], key[1], key[2])
-
-
 def _check_frame_index(frame_index: int) -> int:
     if isinstance(frame_index, bool) or int(frame_index) != frame_index or frame_index < 0:
         raise ValueError(f"frame_index must be a non-negative integer, got {frame_index!r}")
@@ -736,13 +740,15 @@ def _checked_entities(entities: Sequence[Entity]) -> list[Entity]:
     return entities
 
 
-def _check_frame(estimates: Sequence[PredicateEstimate]) -> None:
-    """One frame may hold each stream (name, pair in either orientation) once."""
-    seen: set[Hashable] = set()
-    for estimate in estimates:
-        key = estimate.canonical_key
-        if key in seen:
-            name, subject, obj = key
-            raise ValueError(f"the frame holds {name}({subject}, {obj}) twice")
-        seen.add(key)
+def _check_frame(estimates: Sequence[PredicateEstimate]) -> list[tuple[str, int, int]]:
+    """One frame may hold each stream (name, pair in either orientation) once; returns the estimates'
+    canonical keys."""
+    keys = [estimate.canonical_key for estimate in estimates]
+    if len(set(keys)) != len(keys):
+        seen: set[Hashable] = set()
+        for name, subject, obj in keys:
+            if (name, subject, obj) in seen:
+                raise ValueError(f"the frame holds {name}({subject}, {obj}) twice")
+            seen.add((name, subject, obj))
+    return keys
 

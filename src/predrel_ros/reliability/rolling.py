@@ -111,10 +111,16 @@ class RollingReliability:
             raise ValueError("rolling reliability in self mode takes no references")
         if self.mode == SELF:
             estimates = list(estimates)
-            self._add_frame(frame_index, [e.canonical_key for e in estimates], [e.code for e in estimates],
-                            [e.confidence for e in estimates], None, None)
+            self.update_keyed(frame_index, [e.canonical_key for e in estimates], estimates)
         else:
             self.update_paired(frame_index, pair_with_references(estimates, references))
+
+    def update_keyed(self, frame_index: int, keys: Sequence[tuple[str, int, int]],
+                     estimates: Sequence[PredicateEstimate]) -> None:
+        """Add one frame of self mode whose estimates' canonical keys the caller has already."""
+        if self.mode != SELF:
+            raise ValueError("update_keyed is for self mode; reference mode pairs the estimates with references")
+        self._add_frame(frame_index, keys, [e.code for e in estimates], [e.confidence for e in estimates], None, None)
 
     def update_paired(self, frame_index: int, pairs: Iterable[Pair]) -> None:
         """Add one frame of reference mode from its `pair_with_references` pairs (for a caller that
