@@ -142,6 +142,9 @@ class RollingReliability:
                              f"c_ref={references[first]} for {keys[first]}")
         if len(set(keys)) != len(keys):
             raise ValueError("rolling reliability: a frame holds a stream twice")
+        calibration = self.calibration
+        expected = [calibration[key[0]](float(confidence)) if key[0] in calibration else math.nan
+                    for key, confidence in zip(keys, c)] if calibration else None
         frame_index = self._check_order(frame_index)
         offset = self._offset(frame_index)
         frames = self._frame
@@ -157,10 +160,8 @@ class RollingReliability:
             if y_ref is not None:
                 values[2, rows, slot] = y_ref
                 values[3, rows, slot] = references
-            if self.calibration:
-                calibration = self.calibration
-                values[4, rows, slot] = [calibration[key[0]](float(confidence)) if key[0] in calibration
-                                         else math.nan for key, confidence in zip(keys, c)]
+            if expected is not None:
+                values[4, rows, slot] = expected
         gone = np.flatnonzero(self._occupied & (self._frame == _EMPTY).all(axis=1))
         for row in gone.tolist():
             del self._rows[self._keys[row]]
