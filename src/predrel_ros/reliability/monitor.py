@@ -573,8 +573,8 @@ class ReliabilityMonitor:
         if share < 1.0:                     # as `_with_gaps`
             columns["expected_agreement"] = columns["expected_agreement"] * share
         places = [(_NAME_ORDER[name], subject, obj) for name, subject, obj in keys]
-        order = sorted(range(len(keys)), key=places.__getitem__)
-        keys = [keys[row] for row in order]
+        order = np.array(sorted(range(len(keys)), key=places.__getitem__), dtype=np.int64)
+        keys = [keys[row] for row in order.tolist()]
         columns = {metric: column[order] for metric, column in columns.items()}
         verdicts = self.assessor.assess_streams([key[0] for key in keys], columns)
         minimum = self.trust_config.min_frames
@@ -585,7 +585,7 @@ class ReliabilityMonitor:
             if frames < minimum:
                 level, reason = STALE, f"not enough frames ({frames} < {minimum})"
             else:
-                reason = "; ".join(reasons)
+                reason = "; ".join(reasons) if reasons else ""
             records.setdefault(name, []).append(ReliabilityRecord(
                 name, _GROUP_OF[name], subject, obj, prs, pds.get(key, math.nan), tpc, tpc_s, cws, math.nan,
                 confidence, math.nan, frames, level, reason, agreement, expected))
