@@ -87,6 +87,13 @@ class RollingReliability:
         self._origin: int | None = None
         #: value, confidence, reference value, reference confidence, expected agreement (NaN: no calibration)
         self._values = np.zeros((5, rows, window))
+        #: per slot: the offset of the stream's update before it (_EMPTY: none) and whether its value differed
+        self._previous = np.full((rows, window), _EMPTY, dtype=np.int64)
+        self._changed = np.zeros((rows, window), dtype=bool)
+        #: per stream: the offset and value of its newest update
+        self._last = np.full(rows, _EMPTY, dtype=np.int64)
+        self._last_value = np.zeros(rows)
+        self._newest = _EMPTY                    # the newest frame's offset
         self._calibrated = np.zeros(rows, dtype=bool)
         self._occupied = np.zeros(rows, dtype=bool)
         self._keys: list[tuple[str, int, int] | None] = [None] * rows    # row -> its stream
@@ -149,13 +156,19 @@ class RollingReliability:
         offset = self._offset(frame_index)
         frames = self._frame
         frames[(frames != _EMPTY) & (frames <= offset - self.window)] = _EMPTY      # aged out
+        self._newest = offset
         rows = [self._row(key) for key in keys]
         if rows:
             slot = frame_index % self.window
             frames = self._frame                     # rows may have grown the arrays
             values = self._values
             frames[rows, slot] = offset
-            values[0, rows, slot] = y
+            codes = np.asarray(y, dtype=np.float64)
+            self._previous[rows, slot] = self._last[rows]
+            self._changed[rows, slot] = self._last_value[rows] != codes      # NaN differs from anything
+            self._last[rows] = offset
+            self._last_value[rows] = codes
+            values[0, rows, slot] = codes
             values[1, rows, slot] = confidences
             if y_ref is not None:
                 values[2, rows, slot] = y_ref
@@ -176,11 +189,12 @@ class RollingReliability:
         offset = frame_index - self._origin
         if offset >= _REBASE:
             shift = offset - self.window
-            live = self._frame != _EMPTY
-            if shift >= 2 * _REBASE:        # beyond int64: every frame kept is older than the window
-                self._frame[live] = _EMPTY
-            else:
-                self._frame[live] -= shift
+            for offsets in (self._frame, self._previous, self._last):
+                live = offsets != _EMPTY
+                if shift >= 2 * _REBASE:    # beyond int64: every frame kept is older than the window
+                    offsets[live] = _EMPTY
+                else:
+                    offsets[live] -= shift
             self._origin += shift
             offset -= shift
         return offset
@@ -192,6 +206,7 @@ class RollingReliability:
                 self._grow()
             row = self._rows[key] = self._free.pop()
             self._keys[row] = key
+            self._last[row] = _EMPTY
             self._occupied[row] = True
             self._calibrated[row] = key[0] in self.calibration
         return row
@@ -201,6 +216,10 @@ class RollingReliability:
         rows = self._frame.shape[0]
         self._frame = np.concatenate([self._frame, np.full_like(self._frame, _EMPTY)])
         self._values = np.concatenate([self._values, np.zeros_like(self._values)], axis=1)
+        self._previous = np.concatenate([self._previous, np.full_like(self._previous, _EMPTY)])
+        self._changed = np.concatenate([self._changed, np.zeros_like(self._changed)])
+        self._last = np.concatenate([self._last, np.full_like(self._last, _EMPTY)])
+        self._last_value = np.concatenate([self._last_value, np.zeros_like(self._last_value)])
         self._calibrated = np.concatenate([self._calibrated, np.zeros_like(self._calibrated)])
         self._occupied = np.concatenate([self._occupied, np.zeros_like(self._occupied)])
         self._keys.extend([None] * rows)
@@ -222,33 +241,30 @@ class RollingReliability:
             return self._window_sums
         keys = list(self._rows)
         rows = np.fromiter(self._rows.values(), dtype=np.int64, count=len(keys))
-        window = self.window
-        newest = self.last_frame % window if self.last_frame is not None else -1
-        oldest_first = (np.arange(1, window + 1) + newest) % window        # the slots in time order
-        cells = np.ix_(rows, oldest_first)
-        present = self._frame[cells] != _EMPTY
-        y, c = self._values[0][cells], self._values[1][cells]
+        # over all rows (free ones hold no frame), then the live streams' rows
+        present = self._frame != _EMPTY
+        y, c = self._values[0], self._values[1]
         known = present & (y != UNK) & (y == y)         # NaN marks an unknown continuous value
-        # changes between consecutive updates of a stream (its frames need not be consecutive)
-        positions = np.where(present, np.arange(window), -1)
-        previous = np.maximum.accumulate(positions, axis=1)[:, :-1]
-        has_previous = present[:, 1:] & (previous >= 0)
-        changed = np.take_along_axis(y, np.maximum(previous, 0), axis=1) != y[:, 1:]
-        sums = {"frames": present.sum(axis=1), "changes": (has_previous & changed).sum(axis=1),
-                "conf": np.where(present, c, 0.0).sum(axis=1), "unk": (present & ~known).sum(axis=1),
+        # a change counts while the update before it is in the window too
+        previous = self._previous
+        changes = present & self._changed & (previous != _EMPTY) & (previous > self._newest - self.window)
+        frames = present.sum(axis=1)
+        sums = {"frames": frames[rows], "changes": changes.sum(axis=1)[rows],
+                "conf": np.where(present, c, 0.0).sum(axis=1)[rows], "unk": (frames - known.sum(axis=1))[rows],
                 "calibrated": self._calibrated[rows],
-                "expected": np.where(present, self._values[4][cells], 0.0).sum(axis=1) if self.calibration
+                "expected": np.where(present, self._values[4], 0.0).sum(axis=1)[rows] if self.calibration
                 else np.zeros(len(keys))}
         if self.mode == REFERENCE:
-            y_ref, c_ref = self._values[2][cells], self._values[3][cells]
+            y_ref, c_ref = self._values[2], self._values[3]
             valid = present & (y_ref != UNK) & (y_ref == y_ref)
             scored = valid & known
             if self.alpha is None:
                 agreement = np.where(scored & (y == y_ref), 1.0, 0.0)
             else:
                 agreement = np.where(scored, np.maximum(0.0, 1.0 - np.abs(y - y_ref) / self.alpha), 0.0)
-            sums.update(valid=valid.sum(axis=1), agreement=agreement.sum(axis=1), prs=(c * agreement).sum(axis=1),
-                        cws=np.where(present, c * (1.0 - np.abs(c - c_ref)), 0.0).sum(axis=1))
+            sums.update(valid=valid.sum(axis=1)[rows], agreement=agreement.sum(axis=1)[rows],
+                        prs=(c * agreement).sum(axis=1)[rows],
+                        cws=np.where(present, c * (1.0 - np.abs(c - c_ref)), 0.0).sum(axis=1)[rows])
         self._window_sums = keys, rows, sums
         return self._window_sums
 
