@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.reliability import metrics
-from predrel_ros.reliability.rolling import RollingReliability, RollingStreamMetrics
+from predrel_ros.reliability.rolling import RollingReliability
 
 UNK = metrics.UNK
 
@@ -19,19 +19,31 @@ def close(a, b):
     return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-9)
 
 
+KEY = ("contact", 1, 2)
+
+
 @settings(max_examples=150, deadline=None)
-@given(frames, st.integers(1, 12), st.one_of(st.none(), st.floats(0.5, 3)), st.integers(0, 3))
-def test_rolling_equals_offline_on_the_last_window(updates, window, alpha, tol):
-    rolling = RollingStreamMetrics(window, with_reference=True, alpha=alpha, tol=tol,
-                                   calibration=lambda c: c * c)
-    for count, (y, c, y_ref, c_ref) in enumerate(updates, start=1):
-        rolling.update(y, c, y_ref, c_ref)
-        last = updates[max(0, count - window):count]
+@given(frames, st.lists(st.booleans(), min_size=80, max_size=80), st.integers(1, 12),
+       st.one_of(st.none(), st.floats(0.5, 3)), st.integers(0, 3))
+def test_rolling_equals_offline_on_the_last_window(updates, absent, window, alpha, tol):
+    """A stream's values equal the offline metrics of its updates in the last `window` frames, also
+    when it is not updated on every frame (absent frames: another stream alone)."""
+    rolling = RollingReliability(window, mode="reference", alpha=alpha, tol=tol,
+                                 calibration={"contact": lambda c: c * c})
+    kept = []                                        # (frame, update) of the stream
+    frame = 0
+    for update in updates:
+        while absent[frame % len(absent)] and frame < 3 * len(updates):     # frames without the stream
+            rolling.update_paired(frame, [(("static", 1, 2), 1, 0.5, 1, 0.5)])
+            frame += 1
+        rolling.update_paired(frame, [(KEY, *update)])
+        kept.append((frame, update))
+        last = [u for f, u in kept if f > frame - window]
         y_deg = np.array([u[0] for u in last])
         c_deg = np.array([u[1] for u in last])
         ref = np.array([u[2] for u in last])
         c_ref_arr = np.array([u[3] for u in last])
-        values = rolling.compute()
+        values = rolling.compute()[KEY]
         assert values["frames"] == len(last)
         assert close(values["prs"], metrics.prs(y_deg, ref, c_deg, alpha))
         assert close(values["cws"], metrics.cws(c_deg, c_ref_arr))
@@ -40,19 +52,51 @@ def test_rolling_equals_offline_on_the_last_window(updates, window, alpha, tol):
         assert close(values["confidence"], c_deg.mean())
         assert close(values["unk_rate"], np.mean(y_deg == UNK))
         assert close(values["expected_agreement"], np.mean(c_deg ** 2))
+        frame += 1
 
 
 def test_self_mode_stream_has_no_reference_metrics():
-    rolling = RollingStreamMetrics(4, with_reference=False)
-    for y in (1, 1, 0, 0, 1):
-        rolling.update(y, 0.5)
-    values = rolling.compute()
+    rolling = RollingReliability(4, mode="self")
+    for frame, value in enumerate(("T", "T", "N", "N", "T")):
+        rolling.update(frame, [estimate("contact", 1, 2, value, 0.5, frame)])
+    values = rolling.compute()[KEY]
     assert math.isnan(values["prs"]) and math.isnan(values["cws"]) and math.isnan(values["tpc"])
-    assert values["tpc_s"] == pytest.approx(1 - 2 / 3)
+    assert values["tpc_s"] == pytest.approx(1 - 2 / 3) and values["frames"] == 4
     rolling.reset()
-    assert rolling.compute()["frames"] == 0
+    assert rolling.compute() == {} and len(rolling) == 0
+
+
+def test_a_malformed_frame_changes_nothing():
+    rolling = RollingReliability(4, mode="reference")
+    rolling.update_paired(0, [(KEY, 1, 0.5, 1, 1.0)])
+    before = rolling.compute()
     with pytest.raises(ValueError, match="confidences"):
-        rolling.update(1, 2.0)
+        rolling.update_paired(1, [(KEY, 1, 0.5, 1, 2.0)])
+    with pytest.raises(ValueError, match="twice"):
+        rolling.update_paired(1, [(KEY, 1, 0.5, 1, 1.0), (KEY, 0, 0.5, 1, 1.0)])
+    after = rolling.compute()
+    assert after.keys() == before.keys() and all(close(after[KEY][k], v) for k, v in before[KEY].items())
+    assert rolling.last_frame == 0
+    rolling.update_paired(1, [(KEY, 0, 0.5, 1, 1.0)])               # frame 1 is still free
+    assert rolling.compute()[KEY]["frames"] == 2
+
+
+def test_many_streams_come_and_go_and_the_rows_are_reused():
+    """More streams than the arrays start with, each alive for a few frames: every live stream has
+    exactly its own frames, those gone are dropped, the rows stay bounded."""
+    rolling = RollingReliability(3, mode="self")
+    for frame in range(300):
+        alive = range(frame // 2, frame // 2 + 90)                      # 90 streams, two new ones every 2 frames
+        rolling.update(frame, [estimate("contact", 0, obj, "T" if (obj + frame) % 3 else "N", 0.5, frame)
+                               for obj in alive])
+        if frame % 50 == 49:
+            values = rolling.compute()
+            expected = {("contact", 0, obj) for obj in range((frame - 2) // 2, frame // 2 + 90)}
+            assert set(values) == expected
+            for (_, _, obj), stream in values.items():
+                seen = [f for f in range(frame - 2, frame + 1) if f // 2 <= obj < f // 2 + 90]
+                assert stream["frames"] == len(seen)
+    assert rolling._frame.shape[0] <= 256
 
 
 def estimate(name, s, o, value, confidence=1.0, frame=0):
@@ -124,12 +168,14 @@ def test_a_stream_that_stops_ages_out_frame_by_frame():
 
 
 def test_the_agreement_rate_is_prs_without_the_confidence_weight():
-    stream = RollingStreamMetrics(5)
-    for y, c, y_ref in ((1, 0.6, 1), (0, 0.6, 1), (1, 0.5, 1), (1, 0.9, UNK)):
-        stream.update(y, c, y_ref, 1.0)
-    values = stream.compute()
+    rolling = RollingReliability(5, mode="reference")
+    for frame, (y, c, y_ref) in enumerate(((1, 0.6, 1), (0, 0.6, 1), (1, 0.5, 1), (1, 0.9, UNK))):
+        rolling.update_paired(frame, [(KEY, y, c, y_ref, 1.0)])
+    values = rolling.compute()[KEY]
     assert values["agreement"] == pytest.approx(2 / 3) and values["prs"] == pytest.approx(1.1 / 3)
-    assert math.isnan(RollingStreamMetrics(5, with_reference=False).compute()["agreement"])
+    self_mode = RollingReliability(5, mode="self")
+    self_mode.update(0, [estimate("contact", 1, 2, "T", 0.5)])
+    assert math.isnan(self_mode.compute()[KEY]["agreement"])
 
 
 def test_the_kept_poolings_are_those_of_the_current_window_and_fresh_copies():
@@ -155,3 +201,13 @@ def test_the_kept_poolings_are_those_of_the_current_window_and_fresh_copies():
             assert math.isnan(names["contact"]["tpc"]) != with_tpc
             names["contact"]["prs"] = -1.0                  # a caller scaling its copy changes no other
             assert registry.by_predicate(with_tpc)["contact"]["prs"] == fresh_names["contact"]["prs"]
+
+
+def test_frame_indices_up_to_the_messages_64_bits():
+    rolling = RollingReliability(3, mode="self")
+    last = 2 ** 64 - 1
+    for frame in (0, 1, 2 ** 62 + 5, 2 ** 62 + 6, last - 1, last):
+        rolling.update(frame, [estimate("contact", 1, 2, "T" if frame % 2 else "N", 0.5, frame)])
+        values = rolling.compute()[KEY]
+        assert values["frames"] == (2 if frame in (1, 2 ** 62 + 6, last) else 1)
+    assert values["tpc_s"] == 0.0

@@ -1,4 +1,7 @@
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.predicates.logic_rules import LogicMonitor
@@ -132,3 +135,26 @@ def test_with_a_baseline_tpc_s_and_expected_agreement_are_judged_as_drops_from_c
     assert worse.level == ERROR
     assert worse.reasons == ["tpc_s_drop 0.20 > 0.15 (error)", "agreement_drop 0.15 > 0.10 (warn)"]
     assert worse.signals["tpc_s"] == 0.6 and worse.signals["expected_agreement"] == 0.55
+
+
+_metric = st.one_of(st.just(float("nan")), st.floats(0.0, 1.0))
+_stream = st.fixed_dictionaries({"frames": st.integers(1, 40), "tpc_s": _metric, "confidence": _metric,
+                                 "unk_rate": _metric, "expected_agreement": _metric, "prs": _metric, "tpc": _metric,
+                                 "agreement": _metric, "name": st.sampled_from(["contact", "static", "grasp"])})
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_stream, min_size=1, max_size=12), st.sampled_from([None, CLEAN_TWIN, GROUND_TRUTH]), st.booleans())
+def test_streams_judged_together_are_judged_as_one_by_one(streams, reference, with_profile):
+    """assess_streams gives every row the level and reasons assess_one gives it alone, whatever mix
+    of predicates (with and without a baseline) and NaNs."""
+    profile = CleanProfile({"contact": PredicateBaseline(0.7, 0.9, 0.1, 0.05, expected_agreement=0.8, agreement=0.85),
+                            "grasp": PredicateBaseline(0.5, float("nan"), 0.2, float("nan"))}) if with_profile else None
+    assessor = TrustAssessor(TrustConfig(min_frames=10), profile, reference)
+    names = [stream["name"] for stream in streams]
+    columns = {metric: np.array([stream[metric] for stream in streams], dtype=np.float64)
+               for metric in streams[0] if metric != "name"}
+    together = assessor.assess_streams(names, columns)
+    for stream, (level, reasons) in zip(streams, together):
+        alone = assessor.assess_one(stream["name"], stream)
+        assert (level, reasons) == (alone.level, alone.reasons)

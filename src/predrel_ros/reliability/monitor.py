@@ -64,7 +64,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any, Hashable, Iterable, Mapping, Sequence, Sized
+from typing import Any, Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from predrel_ros.core.entities import Entity
 from predrel_ros.core.stream_order import OUT_OF_ORDER, RESTART, StreamOrder
@@ -170,6 +172,14 @@ class MonitorConfig:
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)}")
 
+    @classmethod
+    def for_predicates(cls, predicates: PredicateConfig, **settings: Any) -> "MonitorConfig":
+        """The settings that follow the pipeline's predicate config (logic_memory, logic_window,
+        track_memory, min_visibility: the extractor's), with the others given."""
+        return cls(logic_memory=predicates.event_memory, logic_window=predicates.window,
+                   track_memory=predicates.track_memory, min_visibility=predicates.confidence.min_visibility,
+                   **settings)
+
     @property
     def has_reference(self) -> bool:
         return self.reference_mode != SELF
@@ -184,10 +194,12 @@ class MonitorConfig:
         return (EVALUATED, EVALUATED_ENTITIES) if self.skip_replaced_tracks else (EVALUATED,)
 
 
-@dataclass(frozen=True)
+@dataclass
 class ReliabilityRecord:
     """Rolling reliability of one predicate stream, one predicate name or one group
-    (the fields of PredicateReliability.msg; NaN where a metric is undefined)."""
+    (the fields of PredicateReliability.msg; NaN where a metric is undefined). Not frozen: a report
+    holds one per stream, over a hundred a frame, and a frozen dataclass costs ten times as much to
+    build."""
 
     predicate: str          # predicate name, or the group name for group records
     group: str
@@ -294,6 +306,8 @@ class ReliabilityMonitor:
             calibration=profile.calibration_maps() if profile is not None else None)
         self._logic = LogicMonitor(rules_of(INDEPENDENT), memory=config.logic_memory, window=config.logic_window,
                                    rate_window=config.window)
+        self._rule_predicates = {rule.name: rule.predicate for rule in self._logic.rules}
+        self._logic_counts: dict[str, tuple[int, int]] | None = None     # the logic monitor's, this frame
         self._sensitivity = RollingSensitivity(config.window, config.pds_mode)
         self._timing = StreamTiming(config.window)
         parts = config.parts
@@ -337,7 +351,7 @@ class ReliabilityMonitor:
         of this frame. Returns whether a frame was processed (in reference modes, when this frame
         completes a pair). Raises ValueError for a malformed frame (nothing changes then)."""
         frame_index = _check_frame_index(frame_index)
-        _check_frame(estimates)
+        keys = _check_frame(estimates)
         if not 0 <= severity <= MAX_SEVERITY:
             raise ValueError(f"degradation severity must lie in 0..{MAX_SEVERITY}, got {severity}")
         verdict = self.order.check(frame_index)
@@ -348,7 +362,7 @@ class ReliabilityMonitor:
             self.counters["restarts"] += 1
             self.reset()
         self.order.accept(frame_index)
-        return self._add(EVALUATED, frame_index, (list(estimates), kind, severity, tag))
+        return self._add(EVALUATED, frame_index, (list(estimates), keys, kind, severity, tag))
 
     def add_reference(self, frame_index: int, references: Sequence[PredicateEstimate]) -> bool:
         """One frame of the reference stream (reference modes only); returns whether a frame was
@@ -416,8 +430,9 @@ class ReliabilityMonitor:
         self._scope.update(estimate.canonical_key for estimate in estimates)
 
     def _process(self, frame_index: int, parts: Mapping[str, Any]) -> None:
-        produced, kind, severity, tag = parts[EVALUATED]
+        produced, keys, kind, severity, tag = parts[EVALUATED]
         estimates = produced
+        self._logic_counts = None
         if REFERENCE_ENTITIES in parts:
             mapping = associate(parts[EVALUATED_ENTITIES], parts[REFERENCE_ENTITIES], self.config.match_iou)
             estimates, left_out = renamed(produced, mapping)
@@ -426,10 +441,12 @@ class ReliabilityMonitor:
             self._update_evidence(frame_index, parts[EVALUATED_ENTITIES])
             replaced = self._switches.update(frame_index, parts[EVALUATED_ENTITIES])
             if replaced:
-                estimates = [e for e in produced if e.subject not in replaced and e.object not in replaced]
+                kept = [(estimate, key) for estimate, key in zip(produced, keys)
+                        if estimate.subject not in replaced and estimate.object not in replaced]
+                estimates, keys = [estimate for estimate, _ in kept], [key for _, key in kept]
                 self.counters["replaced_track_estimates"] += len(produced) - len(estimates)
         if REFERENCE not in parts:
-            self._rolling.update(frame_index, estimates)
+            self._rolling.update_keyed(frame_index, keys, estimates)
         else:
             pairs = pair_with_references(estimates, parts[REFERENCE])
             self._update_scope(frame_index, parts, estimates)
@@ -464,6 +481,7 @@ class ReliabilityMonitor:
         """Start a new sequence: windows, pending frames and order are forgotten; counters stay."""
         self._rolling.reset()
         self._logic.reset()
+        self._logic_counts = None
         self._sensitivity.reset()
         self._timing.reset()
         if self._matcher is not None:
@@ -494,7 +512,6 @@ class ReliabilityMonitor:
         """The report after the newest processed frame; streams=False leaves the per-stream records
         out (names and groups only)."""
         config = self.config
-        streams_metrics = self._with_gaps(self._rolling.compute()) if streams else {}
         names_metrics = self._with_gaps(self._rolling.by_predicate())
         groups_metrics = self._with_evidence_only_groups(self._with_gaps(self._rolling.by_group()))
         name_checks = self._rule_counts(lambda name: name)
@@ -507,7 +524,7 @@ class ReliabilityMonitor:
             pds_groups = self._sensitivity.compute(sensitivity.by_group)
         else:
             pds_streams = pds_names = pds_groups = {}
-        longest = _longest_streams(self._rolling.streams)
+        longest = _longest_streams(self._rolling.frames_by_stream())
         assessments = self.assessor.assess(names_metrics, judged_rates)
         modelled = self.trust_model.assess(self._with_group_violations(groups_metrics), self.evidence_features()) \
             if self.trust_model is not None else {}
@@ -522,18 +539,9 @@ class ReliabilityMonitor:
             name_records[name] = _record(name, group, POOLED, POOLED, values, pds_names.get(name, math.nan),
                                          violation_rates.get(name, math.nan), level, reason,
                                          model.expected if model is not None else None)
-        stream_records: dict[str, list[ReliabilityRecord]] = {}
-        if streams:
-            for key in sorted(streams_metrics, key=_stream_order):
-                name, subject, obj = key
-                values = streams_metrics[key]
-                assessment = self.assessor.assess({name: values})[name]
-                level, reason = self._level(assessment, int(values["frames"]))
-                stream_records.setdefault(name, []).append(
-                    _record(name, vocabulary.group_of(name), subject, obj, values, pds_streams.get(key, math.nan),
-                            math.nan, level, reason))
+        stream_records = self._stream_records(pds_streams) if streams else {}
         predicates: list[ReliabilityRecord] = []
-        for name in sorted(name_records, key=_name_order):
+        for name in sorted(name_records, key=_NAME_ORDER.__getitem__):
             predicates.append(name_records[name])
             predicates.extend(stream_records.get(name, ()))
 
@@ -560,6 +568,32 @@ class ReliabilityMonitor:
         return ReliabilityReport(frame_index, config.window, config.reference_mode, kind, severity, predicates,
                                  groups, self.snapshot_counters(), tag)
 
+    def _stream_records(self, pds: Mapping[tuple[str, int, int], float]) -> dict[str, list[ReliabilityRecord]]:
+        """predicate name -> the records of its streams in the window, in the report's order, each
+        judged against its predicate's baseline (STALE below `trust.min_frames`)."""
+        keys, columns = self._rolling.stream_columns()
+        share = self._timing.delivered_share()
+        if share < 1.0:                     # as `_with_gaps`
+            columns["expected_agreement"] = columns["expected_agreement"] * share
+        places = [(_NAME_ORDER[name], subject, obj) for name, subject, obj in keys]
+        order = np.array(sorted(range(len(keys)), key=places.__getitem__), dtype=np.int64)
+        keys = [keys[row] for row in order.tolist()]
+        columns = {metric: column[order] for metric, column in columns.items()}
+        verdicts = self.assessor.assess_streams([key[0] for key in keys], columns)
+        minimum = self.trust_config.min_frames
+        records: dict[str, list[ReliabilityRecord]] = {}
+        for key, (level, reasons), prs, tpc, tpc_s, cws, confidence, frames, agreement, expected in zip(
+                keys, verdicts, *(_listed(columns[metric]) for metric in _STREAM_FIELDS)):
+            name, subject, obj = key
+            if frames < minimum:
+                level, reason = STALE, f"not enough frames ({frames} < {minimum})"
+            else:
+                reason = "; ".join(reasons) if reasons else ""
+            records.setdefault(name, []).append(ReliabilityRecord(
+                name, _GROUP_OF[name], subject, obj, prs, pds.get(key, math.nan), tpc, tpc_s, cws, math.nan,
+                confidence, math.nan, frames, level, reason, agreement, expected))
+        return records
+
     def window_signals(self) -> dict[str, dict[str, float]]:
         """Per predicate name what trust judges over the current window: its pooled metrics
         (`rolling.METRIC_NAMES`; TPC, which trust does not judge, is left NaN: it is the costly one),
@@ -567,7 +601,7 @@ class ReliabilityMonitor:
         of its longest stream: below `trust.min_frames` it is STALE). The clean profile is made of
         these (`clean_profile.build_clean_profile`), one window per frame."""
         judged = self._judged_rates(self._rule_counts(lambda name: name))
-        longest = _longest_streams(self._rolling.streams)
+        longest = _longest_streams(self._rolling.frames_by_stream())
         signals = self._with_gaps(self._rolling.by_predicate(with_tpc=False))
         for name, values in signals.items():
             values["violation_rate"] = judged.get(name, math.nan)
@@ -637,20 +671,22 @@ class ReliabilityMonitor:
     def _rule_counts(self, pool_of) -> dict[str, tuple[int, int]]:
         """pool -> (checks, violations) over the window of the rules whose premise is a predicate
         of the pool (`pool_of(predicate name)`)."""
+        if self._logic_counts is None:          # once per frame
+            self._logic_counts = self._logic.rule_counts()
         totals: dict[str, tuple[int, int]] = {}
-        rules = {rule.name: rule for rule in self._logic.rules}
-        for rule_name, (checks, broken) in self._logic.rule_counts().items():
-            pool = pool_of(rules[rule_name].predicate)
+        for rule_name, (checks, broken) in self._logic_counts.items():
+            pool = pool_of(self._rule_predicates[rule_name])
             total_checks, total_broken = totals.get(pool, (0, 0))
             totals[pool] = (total_checks + checks, total_broken + broken)
         return totals
 
 
-def _longest_streams(streams: Mapping[tuple[str, int, int], Sized]) -> dict[str, int]:
-    """predicate name -> frames of its longest stream in the window (`RollingReliability.streams`)."""
+def _longest_streams(frames: Mapping[tuple[str, int, int], int]) -> dict[str, int]:
+    """predicate name -> frames of its longest stream in the window (`RollingReliability.frames_by_stream`)."""
     longest: dict[str, int] = {}
-    for (name, _, _), stream in streams.items():
-        longest[name] = max(longest.get(name, 0), len(stream))
+    for (name, _, _), count in frames.items():
+        if count > longest.get(name, 0):
+            longest[name] = count
     return longest
 
 
@@ -669,21 +705,29 @@ def _record(predicate: str, group: str, subject: int, obj: int, values: Mapping[
         expected_agreement=_canonical(values["expected_agreement"] if expected is None else expected))
 
 
+def _listed(column: np.ndarray) -> list:
+    """The column's values, every NaN as math.nan (as `_canonical`)."""
+    unknown = np.isnan(column)
+    if not unknown.any():
+        return column.tolist()
+    if unknown.all():
+        return [math.nan] * len(column)
+    return [math.nan if value != value else value for value in column.tolist()]
+
+
 def _canonical(value: float) -> float:
     """The value, with every NaN as math.nan (so records with NaN fields compare equal)."""
     value = float(value)
     return math.nan if math.isnan(value) else value
 
 
-_NAMES = tuple(vocabulary.PREDICATES)
+#: predicate name -> its place in the vocabulary (the report's order) and its group
+_NAME_ORDER = {name: place for place, name in enumerate(vocabulary.PREDICATES)}
+_GROUP_OF = {name: vocabulary.group_of(name) for name in vocabulary.PREDICATES}
 
 
-def _name_order(name: str) -> int:
-    return _NAMES.index(name)
-
-
-def _stream_order(key: tuple[str, int, int]) -> tuple[int, int, int]:
-    return (_name_order(key[0]), key[1], key[2])
+#: the stream columns a stream record takes, in the order `_stream_records` reads them
+_STREAM_FIELDS = ("prs", "tpc", "tpc_s", "cws", "confidence", "frames", "agreement", "expected_agreement")
 
 
 def _check_frame_index(frame_index: int) -> int:
@@ -705,13 +749,15 @@ def _checked_entities(entities: Sequence[Entity]) -> list[Entity]:
     return entities
 
 
-def _check_frame(estimates: Sequence[PredicateEstimate]) -> None:
-    """One frame may hold each stream (name, pair in either orientation) once."""
-    seen: set[Hashable] = set()
-    for estimate in estimates:
-        key = estimate.canonical_key
-        if key in seen:
-            name, subject, obj = key
-            raise ValueError(f"the frame holds {name}({subject}, {obj}) twice")
-        seen.add(key)
+def _check_frame(estimates: Sequence[PredicateEstimate]) -> list[tuple[str, int, int]]:
+    """One frame may hold each stream (name, pair in either orientation) once; returns the estimates'
+    canonical keys."""
+    keys = [estimate.canonical_key for estimate in estimates]
+    if len(set(keys)) != len(keys):
+        seen: set[Hashable] = set()
+        for name, subject, obj in keys:
+            if (name, subject, obj) in seen:
+                raise ValueError(f"the frame holds {name}({subject}, {obj}) twice")
+            seen.add((name, subject, obj))
+    return keys
 

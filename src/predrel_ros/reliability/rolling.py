@@ -1,21 +1,23 @@
 """Rolling reliability metrics over the last `window` frames of each predicate stream.
 
-`RollingStreamMetrics` holds one stream (one predicate of one pair): `update(...)` once per frame,
-`compute()` at any time. Its values always equal the offline functions of
-`predrel_ros.reliability.metrics` applied to the frames in its window (PRS, CWS, TPC-S, TPC) plus
-the agreement rate (PRS without the confidence weight: the share of frames with a known reference
-on which the value equals it), the mean confidence, the UNK rate and, given a calibration map, the
-expected agreement. The window holds the last `window` updates, and with frame indices given, only
-the updates of the last `window` frames (`expire_before`). Updates are O(1): running sums,
-recomputed from the window every 1024 updates so rounding cannot drift; TPC (a matching) is
-computed on demand, once per window.
+`RollingReliability` keeps every predicate stream (one predicate of one pair), keyed by its
+canonical key (name, subject, object), and is fed whole frames of estimates. `compute()` gives each
+live stream's values, which always equal the offline functions of `predrel_ros.reliability.metrics`
+applied to the frames in its window (PRS, CWS, TPC-S, TPC) plus the agreement rate (PRS without the
+confidence weight: the share of frames with a known reference on which the value equals it), the
+mean confidence, the UNK rate and, given a calibration map, the expected agreement;
+`by_predicate()` / `by_group()` pool them. Its window is the last `window` frames: a stream that is
+no longer updated (its pair left the scene, or a track ended) keeps only its updates of those
+frames, so its old frames age out one by one and the stream is gone once the last one did; the
+pooled metrics are always about the current window.
 
-`RollingReliability` keeps one such object per stream, keyed by the stream's canonical key
-(name, subject, object), and is fed whole frames of estimates. Its window is the last `window`
-frames: a stream that is no longer updated (its pair left the scene, or a track ended) keeps only
-its updates of those frames, so its old frames age out one by one and the stream is gone once the
-last one did; the pooled metrics are always about the current window. The reliability node's three
-reference modes map onto two modes here:
+The streams are the rows of arrays with one column per frame of the window (frame index modulo
+the window, frames come in increasing order), so a frame's ageing and the sums of every stream are
+a few numpy operations over all streams together rather than a Python loop per stream (a monitor
+holds over a hundred streams, issue 14's cost goal). The sums are taken afresh from the window, so
+no rounding drifts; TPC (a matching) is computed on demand, once per window.
+
+The reliability node's three reference modes map onto two modes here:
 - "reference": ground-truth predicates (controlled set) or the estimates of the clean twin pipeline
   are given with every frame; PRS, CWS and TPC are defined.
 - "self": no reference (a live robot); TPC-S, confidence, UNK rate and expected agreement only,
@@ -24,7 +26,6 @@ reference modes map onto two modes here:
 from __future__ import annotations
 
 import math
-from collections import deque
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -38,159 +39,27 @@ REFERENCE = "reference"
 SELF = "self"
 MODES = (REFERENCE, SELF)
 
-#: updates between recomputations of the running sums from the window (rounding drift stays ~1e-13)
-_RESYNC_EVERY = 1024
-
 METRIC_NAMES = ("prs", "agreement", "cws", "tpc_s", "tpc", "confidence", "unk_rate", "expected_agreement", "frames")
 
-
-class RollingStreamMetrics:
-    """Rolling metrics of one predicate stream.
-
-    window: frames kept. with_reference: whether updates carry a reference value and confidence.
-    alpha: continuous PRS form when given. tol: TPC matching tolerance (frames).
-    calibration: maps a confidence to the agreement expected at that confidence (e.g.
-        `CalibrationSummary.expected_agreement` measured on clean data); the expected agreement is
-        its mean over the window.
-    """
-
-    def __init__(self, window: int, with_reference: bool = True, alpha: float | None = None, tol: int = 2,
-                 calibration: Callable[[float], float] | None = None) -> None:
-        if window < 1:
-            raise ValueError(f"window must be >= 1 frame, got {window}")
-        if alpha is not None and not alpha > 0:
-            raise ValueError(f"alpha must be > 0, got {alpha}")
-        self.window = window
-        self.with_reference = with_reference
-        self.alpha = alpha
-        self.tol = tol
-        self.calibration = calibration
-        self.reset()
-
-    def reset(self) -> None:
-        #: (y, c, y_ref, c_ref, expected agreement or None, frame index or None) per update, oldest first
-        self._frames: deque[tuple[float, float, float, float, float | None, int | None]] = deque()
-        self._since_resync = 0
-        self._tpc: float | None = None   # TPC of the current window, computed on demand
-        self._zero_sums()
-
-    def _zero_sums(self) -> None:
-        self._prs_sum = 0.0
-        self._agreement_sum = 0.0
-        self._valid = 0
-        self._cws_sum = 0.0
-        self._changes = 0
-        self._conf_sum = 0.0
-        self._unk = 0
-        self._expected_sum = 0.0
-
-    def __len__(self) -> int:
-        return len(self._frames)
-
-    def _add(self, record: tuple[float, float, float, float, float | None, int | None], sign: int) -> None:
-        """Add (sign +1) or remove (sign -1) one frame's terms from the running sums."""
-        y, c, y_ref, c_ref, expected, _ = record
-        known = y != UNK and y == y       # NaN marks an unknown continuous value
-        if self.with_reference:
-            if y_ref != UNK and y_ref == y_ref:
-                self._valid += sign
-                if known:
-                    if self.alpha is None:
-                        agreement = 1.0 if y == y_ref else 0.0
-                    else:
-                        agreement = max(0.0, 1.0 - abs(y - y_ref) / self.alpha)
-                    self._agreement_sum += sign * agreement
-                    self._prs_sum += sign * c * agreement
-            self._cws_sum += sign * c * (1.0 - abs(c - c_ref))
-        self._conf_sum += sign * c
-        if not known:
-            self._unk += sign
-        if expected is not None:
-            self._expected_sum += sign * expected
-
-    def update(self, y_deg: float, c_deg: float, y_ref: float = UNK, c_ref: float = 0.0,
-               frame_index: int | None = None) -> None:
-        """Add one frame: value and confidence, plus the reference value and confidence in
-        reference mode (y_ref UNK: the frame is excluded from PRS and the agreement rate), and the
-        frame's index when the window is to age by frame (`expire_before`)."""
-        if not 0.0 <= c_deg <= 1.0 or (self.with_reference and not 0.0 <= c_ref <= 1.0):
-            raise ValueError(f"confidences must lie in [0, 1], got c_deg={c_deg} c_ref={c_ref}")
-        record = (y_deg, c_deg, y_ref, c_ref, self.calibration(c_deg) if self.calibration is not None else None,
-                  frame_index)
-        frames = self._frames
-        if frames and frames[-1][0] != y_deg:
-            self._changes += 1
-        frames.append(record)
-        self._tpc = None
-        self._add(record, +1)
-        if len(frames) > self.window:
-            self._drop_oldest()
-        self._since_resync += 1
-        if self._since_resync >= _RESYNC_EVERY:
-            self._resync()
-
-    def _drop_oldest(self) -> None:
-        frames = self._frames
-        oldest = frames.popleft()
-        if frames and frames[0][0] != oldest[0]:
-            self._changes -= 1
-        self._add(oldest, -1)
-        self._tpc = None
-
-    def expire_before(self, frame_index: int) -> None:
-        """Drop the updates of frames older than `frame_index` (updates given without a frame
-        index never expire this way)."""
-        frames = self._frames
-        while frames and frames[0][5] is not None and frames[0][5] < frame_index:
-            self._drop_oldest()
-
-    def _resync(self) -> None:
-        """Recompute the running sums from the window (bounds floating-point drift)."""
-        self._since_resync = 0
-        self._zero_sums()
-        previous = None
-        for record in self._frames:
-            self._add(record, +1)
-            if previous is not None and previous != record[0]:
-                self._changes += 1
-            previous = record[0]
-
-    def compute(self, with_tpc: bool = True) -> dict[str, float]:
-        """Metric values over the window; NaN where undefined (no frame, no reference)."""
-        n = len(self._frames)
-        nan = float("nan")
-        result = dict.fromkeys(METRIC_NAMES, nan)
-        result["frames"] = n
-        if n == 0:
-            return result
-        result["confidence"] = max(0.0, self._conf_sum) / n   # max: a running sum of terms >= 0 may drift to -1e-17
-        result["unk_rate"] = self._unk / n
-        result["tpc_s"] = 1.0 if n == 1 else 1.0 - self._changes / (n - 1)
-        if self.calibration is not None:
-            result["expected_agreement"] = self._expected_sum / n
-        if self.with_reference:
-            result["prs"] = max(0.0, self._prs_sum) / self._valid if self._valid else nan
-            result["agreement"] = max(0.0, self._agreement_sum) / self._valid if self._valid else nan
-            result["cws"] = max(0.0, self._cws_sum) / n
-            if with_tpc:
-                if self._tpc is None:
-                    frames = self._frames
-                    self._tpc = metrics.tpc([r[0] for r in frames], [r[2] for r in frames], self.tol)
-                result["tpc"] = self._tpc
-        return result
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The window's values (for the offline functions, plots and tests)."""
-        columns = list(zip(*self._frames)) if self._frames else [(), (), (), ()]
-        return {"y_deg": np.asarray(columns[0], dtype=np.float64), "c_deg": np.asarray(columns[1], dtype=np.float64),
-                "y_ref": np.asarray(columns[2], dtype=np.float64), "c_ref": np.asarray(columns[3], dtype=np.float64)}
+#: a frame slot that holds no update
+_EMPTY = -1
+#: rows the arrays start with (they double when full)
+_INITIAL_ROWS = 64
+#: frame offsets beyond which the stored offsets are taken relative to a newer origin (frame
+#: indices are unsigned 64-bit in the messages; the arrays hold int64)
+_REBASE = 2 ** 62
+#: the per-stream sums of a window, one array each (rows in the order of `RollingReliability._rows`)
+_SUMS = ("frames", "changes", "conf", "unk", "expected", "calibrated", "valid", "prs", "agreement", "cws")
 
 
 class RollingReliability:
     """Rolling metrics of every predicate stream seen, fed one frame of estimates at a time.
 
     mode: "reference" (give `references` with every frame) or "self" (no reference).
-    calibration: predicate name -> confidence-to-expected-agreement map (e.g. from a clean profile).
+    alpha: continuous PRS form when given. tol: TPC matching tolerance (frames).
+    calibration: predicate name -> confidence-to-expected-agreement map (e.g. from a clean profile,
+        `CalibrationSummary.expected_agreement` measured on clean data); a stream's expected
+        agreement is its mean over the window.
     window: frames. Every stream holds its updates of the last `window` frames (by frame_index); a
     stream without any (not updated for a whole window: its pair left the scene) is dropped.
     """
@@ -201,6 +70,8 @@ class RollingReliability:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if window < 1:
             raise ValueError(f"window must be >= 1 frame, got {window}")
+        if alpha is not None and not alpha > 0:
+            raise ValueError(f"alpha must be > 0, got {alpha}")
         self.window = window
         self.mode = mode
         self.alpha = alpha
@@ -209,17 +80,32 @@ class RollingReliability:
         self.reset()
 
     def reset(self) -> None:
-        self.streams: dict[tuple[str, int, int], RollingStreamMetrics] = {}
+        #: stream key -> its row, in the order the streams appeared
+        self._rows: dict[tuple[str, int, int], int] = {}
+        rows, window = _INITIAL_ROWS, self.window
+        self._frame = np.full((rows, window), _EMPTY, dtype=np.int64)    # frame index - origin of each slot
+        self._origin: int | None = None
+        #: value, confidence, reference value, reference confidence, expected agreement (NaN: no calibration)
+        self._values = np.zeros((5, rows, window))
+        #: per slot: the offset of the stream's update before it (_EMPTY: none) and whether its value differed
+        self._previous = np.full((rows, window), _EMPTY, dtype=np.int64)
+        self._changed = np.zeros((rows, window), dtype=bool)
+        #: per stream: the offset and value of its newest update
+        self._last = np.full(rows, _EMPTY, dtype=np.int64)
+        self._last_value = np.zeros(rows)
+        self._newest = _EMPTY                    # the newest frame's offset
+        self._calibrated = np.zeros(rows, dtype=bool)
+        self._occupied = np.zeros(rows, dtype=bool)
+        self._keys: list[tuple[str, int, int] | None] = [None] * rows    # row -> its stream
+        self._free = list(range(rows - 1, -1, -1))
         self.last_frame: int | None = None
-        self._pools: tuple | None = None      # (with TPC, by name, by group) of the current window
+        self._window_sums: tuple | None = None   # (keys, rows, sums) of the current window
+        self._tpc: dict[int, float] = {}         # row -> TPC of the current window
+        self._pools: tuple | None = None         # (with TPC, by name, by group) of the current window
 
-    def _stream(self, key: tuple[str, int, int]) -> RollingStreamMetrics:
-        stream = self.streams.get(key)
-        if stream is None:
-            stream = self.streams[key] = RollingStreamMetrics(
-                self.window, with_reference=self.mode == REFERENCE, alpha=self.alpha, tol=self.tol,
-                calibration=self.calibration.get(key[0]))
-        return stream
+    def __len__(self) -> int:
+        """Live streams."""
+        return len(self._rows)
 
     def update(self, frame_index: int, estimates: Iterable[PredicateEstimate],
                references: Iterable[PredicateEstimate] | None = None) -> None:
@@ -231,24 +117,113 @@ class RollingReliability:
         if self.mode == SELF and references is not None:
             raise ValueError("rolling reliability in self mode takes no references")
         if self.mode == SELF:
-            frame_index = self._check_order(frame_index)
-            stream = self._stream
-            for estimate in estimates:
-                stream(estimate.canonical_key).update(estimate.code, estimate.confidence, frame_index=frame_index)
-            self._age(frame_index)
+            estimates = list(estimates)
+            self.update_keyed(frame_index, [e.canonical_key for e in estimates], estimates)
         else:
             self.update_paired(frame_index, pair_with_references(estimates, references))
+
+    def update_keyed(self, frame_index: int, keys: Sequence[tuple[str, int, int]],
+                     estimates: Sequence[PredicateEstimate]) -> None:
+        """Add one frame of self mode whose estimates' canonical keys the caller has already."""
+        if self.mode != SELF:
+            raise ValueError("update_keyed is for self mode; reference mode pairs the estimates with references")
+        self._add_frame(frame_index, keys, [e.code for e in estimates], [e.confidence for e in estimates], None, None)
 
     def update_paired(self, frame_index: int, pairs: Iterable[Pair]) -> None:
         """Add one frame of reference mode from its `pair_with_references` pairs (for a caller that
         needs the pairs too, so they are built once)."""
         if self.mode != REFERENCE:
             raise ValueError("update_paired is for reference mode; self mode has no reference to pair with")
+        columns = list(zip(*pairs)) or [(), (), (), (), ()]
+        self._add_frame(frame_index, *columns)
+
+    def _add_frame(self, frame_index: int, keys: Sequence, y: Sequence, c: Sequence,
+                   y_ref: Sequence | None, c_ref: Sequence | None) -> None:
+        """One frame's updates, a stream at most once (ValueError, and nothing changes, otherwise)."""
+        confidences = np.asarray(c, dtype=np.float64)
+        references = np.asarray(c_ref, dtype=np.float64) if c_ref is not None else confidences
+        outside = ~((confidences >= 0.0) & (confidences <= 1.0) & (references >= 0.0) & (references <= 1.0))
+        if outside.any():
+            first = int(np.flatnonzero(outside)[0])
+            raise ValueError(f"confidences must lie in [0, 1], got c_deg={confidences[first]} "
+                             f"c_ref={references[first]} for {keys[first]}")
+        if len(set(keys)) != len(keys):
+            raise ValueError("rolling reliability: a frame holds a stream twice")
+        calibration = self.calibration
+        expected = [calibration[key[0]](float(confidence)) if key[0] in calibration else math.nan
+                    for key, confidence in zip(keys, c)] if calibration else None
         frame_index = self._check_order(frame_index)
-        stream = self._stream
-        for key, y, c, y_ref, c_ref in pairs:
-            stream(key).update(y, c, y_ref, c_ref, frame_index)
-        self._age(frame_index)
+        offset = self._offset(frame_index)
+        frames = self._frame
+        frames[(frames != _EMPTY) & (frames <= offset - self.window)] = _EMPTY      # aged out
+        self._newest = offset
+        rows = [self._row(key) for key in keys]
+        if rows:
+            slot = frame_index % self.window
+            frames = self._frame                     # rows may have grown the arrays
+            values = self._values
+            frames[rows, slot] = offset
+            codes = np.asarray(y, dtype=np.float64)
+            self._previous[rows, slot] = self._last[rows]
+            self._changed[rows, slot] = self._last_value[rows] != codes      # NaN differs from anything
+            self._last[rows] = offset
+            self._last_value[rows] = codes
+            values[0, rows, slot] = codes
+            values[1, rows, slot] = confidences
+            if y_ref is not None:
+                values[2, rows, slot] = y_ref
+                values[3, rows, slot] = references
+            if expected is not None:
+                values[4, rows, slot] = expected
+        gone = np.flatnonzero(self._occupied & (self._frame == _EMPTY).all(axis=1))
+        for row in gone.tolist():
+            del self._rows[self._keys[row]]
+            self._occupied[row] = False
+            self._free.append(row)
+
+    def _offset(self, frame_index: int) -> int:
+        """What the arrays store for a frame: its index less the origin, which moves forward when
+        the offsets grow too large (the frames kept are the window's last, so they stay small)."""
+        if self._origin is None:
+            self._origin = frame_index
+        offset = frame_index - self._origin
+        if offset >= _REBASE:
+            shift = offset - self.window
+            for offsets in (self._frame, self._previous, self._last):
+                live = offsets != _EMPTY
+                if shift >= 2 * _REBASE:    # beyond int64: every frame kept is older than the window
+                    offsets[live] = _EMPTY
+                else:
+                    offsets[live] -= shift
+            self._origin += shift
+            offset -= shift
+        return offset
+
+    def _row(self, key: tuple[str, int, int]) -> int:
+        row = self._rows.get(key)
+        if row is None:
+            if not self._free:
+                self._grow()
+            row = self._rows[key] = self._free.pop()
+            self._keys[row] = key
+            self._last[row] = _EMPTY
+            self._occupied[row] = True
+            self._calibrated[row] = key[0] in self.calibration
+        return row
+
+    def _grow(self) -> None:
+        """Twice the rows (the new ones free)."""
+        rows = self._frame.shape[0]
+        self._frame = np.concatenate([self._frame, np.full_like(self._frame, _EMPTY)])
+        self._values = np.concatenate([self._values, np.zeros_like(self._values)], axis=1)
+        self._previous = np.concatenate([self._previous, np.full_like(self._previous, _EMPTY)])
+        self._changed = np.concatenate([self._changed, np.zeros_like(self._changed)])
+        self._last = np.concatenate([self._last, np.full_like(self._last, _EMPTY)])
+        self._last_value = np.concatenate([self._last_value, np.zeros_like(self._last_value)])
+        self._calibrated = np.concatenate([self._calibrated, np.zeros_like(self._calibrated)])
+        self._occupied = np.concatenate([self._occupied, np.zeros_like(self._occupied)])
+        self._keys.extend([None] * rows)
+        self._free.extend(range(2 * rows - 1, rows - 1, -1))
 
     def _check_order(self, frame_index: int) -> int:
         frame_index = int(frame_index)
@@ -256,24 +231,82 @@ class RollingReliability:
             raise ValueError(f"rolling reliability: frame {frame_index} after frame {self.last_frame}; "
                              f"frames must come in increasing order")
         self.last_frame = frame_index
-        self._pools = None
+        self._pools = self._window_sums = None
+        self._tpc = {}
         return frame_index
 
-    def _age(self, frame_index: int) -> None:
-        """Keep every stream's updates of the last `window` frames; drop the streams left without
-        any (not updated for a whole window: their pair left the scene)."""
-        oldest = frame_index - self.window + 1
-        gone = []
-        for key, stream in self.streams.items():
-            stream.expire_before(oldest)
-            if not len(stream):
-                gone.append(key)
-        for key in gone:
-            del self.streams[key]
+    def _sums(self) -> tuple[list, np.ndarray, dict[str, np.ndarray]]:
+        """(keys, rows, per-stream sums `_SUMS`) of the current window, the streams in order of appearance."""
+        if self._window_sums is not None:
+            return self._window_sums
+        keys = list(self._rows)
+        rows = np.fromiter(self._rows.values(), dtype=np.int64, count=len(keys))
+        # over all rows (free ones hold no frame), then the live streams' rows
+        present = self._frame != _EMPTY
+        y, c = self._values[0], self._values[1]
+        known = present & (y != UNK) & (y == y)         # NaN marks an unknown continuous value
+        # a change counts while the update before it is in the window too
+        previous = self._previous
+        changes = present & self._changed & (previous != _EMPTY) & (previous > self._newest - self.window)
+        frames = present.sum(axis=1)
+        sums = {"frames": frames[rows], "changes": changes.sum(axis=1)[rows],
+                "conf": np.where(present, c, 0.0).sum(axis=1)[rows], "unk": (frames - known.sum(axis=1))[rows],
+                "calibrated": self._calibrated[rows],
+                "expected": np.where(present, self._values[4], 0.0).sum(axis=1)[rows] if self.calibration
+                else np.zeros(len(keys))}
+        if self.mode == REFERENCE:
+            y_ref, c_ref = self._values[2], self._values[3]
+            valid = present & (y_ref != UNK) & (y_ref == y_ref)
+            scored = valid & known
+            if self.alpha is None:
+                agreement = np.where(scored & (y == y_ref), 1.0, 0.0)
+            else:
+                agreement = np.where(scored, np.maximum(0.0, 1.0 - np.abs(y - y_ref) / self.alpha), 0.0)
+            sums.update(valid=valid.sum(axis=1)[rows], agreement=agreement.sum(axis=1)[rows],
+                        prs=(c * agreement).sum(axis=1)[rows],
+                        cws=np.where(present, c * (1.0 - np.abs(c - c_ref)), 0.0).sum(axis=1)[rows])
+        self._window_sums = keys, rows, sums
+        return self._window_sums
+
+    def _stream_tpc(self, row: int) -> float:
+        """TPC of one stream over the current window (reference mode)."""
+        tpc = self._tpc.get(row)
+        if tpc is None:
+            frames = self._frame[row]
+            slots = np.argsort(np.where(frames == _EMPTY, np.iinfo(np.int64).max, frames))[:(frames != _EMPTY).sum()]
+            values = self._values[:, row, slots]
+            tpc = self._tpc[row] = metrics.tpc(values[0].tolist(), values[2].tolist(), self.tol)
+        return tpc
+
+    def frames_by_stream(self) -> dict[tuple[str, int, int], int]:
+        """Frames of every live stream in the window."""
+        keys, _, sums = self._sums()
+        return dict(zip(keys, sums["frames"].tolist()))
+
+    def stream_columns(self, with_tpc: bool = True) -> tuple[list[tuple[str, int, int]], dict[str, np.ndarray]]:
+        """(stream keys, metric -> one value per stream) of every live stream: `compute` as columns."""
+        keys, rows, sums = self._sums()
+        n = sums["frames"]
+        nan = math.nan
+        empty = np.full(len(keys), nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            columns = {"prs": empty, "agreement": empty, "cws": empty,
+                       "tpc_s": np.where(n > 1, 1.0 - sums["changes"] / np.maximum(n - 1, 1), 1.0), "tpc": empty,
+                       "confidence": sums["conf"] / n, "unk_rate": sums["unk"] / n,
+                       "expected_agreement": np.where(sums["calibrated"], sums["expected"] / n, nan), "frames": n}
+            if self.mode == REFERENCE:
+                valid = sums["valid"]
+                columns.update(prs=np.where(valid > 0, sums["prs"] / valid, nan),
+                               agreement=np.where(valid > 0, sums["agreement"] / valid, nan), cws=sums["cws"] / n)
+                if with_tpc:
+                    columns["tpc"] = np.array([self._stream_tpc(row) for row in rows.tolist()], dtype=np.float64)
+        return keys, columns
 
     def compute(self, with_tpc: bool = True) -> dict[tuple[str, int, int], dict[str, float]]:
-        """Metric values of every live stream."""
-        return {key: stream.compute(with_tpc) for key, stream in self.streams.items()}
+        """Metric values of every live stream; NaN where undefined (no reference)."""
+        keys, columns = self.stream_columns(with_tpc)
+        values = zip(*(columns[name].tolist() for name in METRIC_NAMES))
+        return {key: dict(zip(METRIC_NAMES, row)) for key, row in zip(keys, values)}
 
     def by_predicate(self, with_tpc: bool = True) -> dict[str, dict[str, float]]:
         """Metrics pooled over the streams of each predicate name (see `pooled`)."""
@@ -307,37 +340,56 @@ class RollingReliability:
 
     def pooled_by(self, pools_of: Sequence[Callable[[str], str]], with_tpc: bool = True
                   ) -> list[dict[str, dict[str, float]]]:
-        """`pooled` for each of `pools_of`, in one pass over the streams."""
-        poolings: list[dict[str, dict[str, float]]] = [{} for _ in pools_of]
-        for (name, _, _), stream in self.streams.items():
-            n = len(stream)
-            if n == 0:
-                continue
-            tpc = stream.compute(with_tpc=True)["tpc"] if with_tpc and stream.with_reference else math.nan
-            for pool_of, totals in zip(pools_of, poolings):
-                total = totals.get(pool_of(name))
-                if total is None:
-                    total = totals[pool_of(name)] = dict.fromkeys(_TOTALS, 0.0)
-                _add_stream(total, stream, n, tpc)
-        return [{pool: self._pooled_values(total) for pool, total in totals.items()} for totals in poolings]
-
-    def _pooled_values(self, total: dict[str, float]) -> dict[str, float]:
-        nan = float("nan")
-        frames = total["frames"]
-        result = dict.fromkeys(METRIC_NAMES, nan)
-        result["frames"] = frames
-        result["confidence"] = max(0.0, total["conf"]) / frames
-        result["unk_rate"] = total["unk"] / frames
-        result["tpc_s"] = 1.0 - total["changes"] / total["pairs"] if total["pairs"] else 1.0
-        if total["expected_frames"]:
-            result["expected_agreement"] = total["expected"] / total["expected_frames"]
+        """`pooled` for each of `pools_of`, over the streams' sums at once."""
+        keys, rows, sums = self._sums()
+        n = sums["frames"]
+        terms = np.zeros((len(keys), len(_TOTALS)))     # one row per stream, one column per total
+        column = _TOTALS.index
+        terms[:, column("frames")] = n
+        terms[:, column("pairs")] = n - 1
+        for name in ("changes", "conf", "unk"):
+            terms[:, column(name)] = sums[name]
+        calibrated = sums["calibrated"]
+        terms[:, column("expected")] = np.where(calibrated, sums["expected"], 0.0)
+        terms[:, column("expected_frames")] = np.where(calibrated, n, 0)
         if self.mode == REFERENCE:
-            result["prs"] = max(0.0, total["prs"]) / total["valid"] if total["valid"] else nan
-            result["agreement"] = max(0.0, total["agreement"]) / total["valid"] if total["valid"] else nan
-            result["cws"] = max(0.0, total["cws"]) / frames
-            if total["tpc_frames"]:
-                result["tpc"] = total["tpc_weighted"] / total["tpc_frames"]
-        return result
+            for name in ("valid", "prs", "agreement", "cws"):
+                terms[:, column(name)] = sums[name]
+            if with_tpc:
+                tpc = np.array([self._stream_tpc(row) for row in rows.tolist()], dtype=np.float64)
+                defined = ~np.isnan(tpc)
+                terms[:, column("tpc_weighted")] = np.where(defined, tpc * n, 0.0)
+                terms[:, column("tpc_frames")] = np.where(defined, n, 0)
+        names = list(dict.fromkeys(key[0] for key in keys))
+        by_name = _members(names, [key[0] for key in keys]) @ terms
+        poolings = []
+        for pool_of in pools_of:              # a pool is a set of names: sum the names' totals
+            pools = [pool_of(name) for name in names]
+            labels = list(dict.fromkeys(pools))
+            totals = _members(labels, pools) @ by_name
+            poolings.append(self._pooled_values(labels, totals))
+        return poolings
+
+    def _pooled_values(self, pools: list[str], totals: np.ndarray) -> dict[str, dict[str, float]]:
+        """pool -> its metrics, from its totals (a row of `_TOTALS` per pool)."""
+        total = dict(zip(_TOTALS, totals.T))
+        frames, valid = total["frames"], total["valid"]
+        nan = np.full(len(pools), math.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            columns = {"prs": nan, "agreement": nan, "cws": nan,
+                       "tpc_s": np.where(total["pairs"] > 0, 1.0 - total["changes"] / total["pairs"], 1.0), "tpc": nan,
+                       "confidence": np.maximum(0.0, total["conf"]) / frames, "unk_rate": total["unk"] / frames,
+                       "expected_agreement": np.where(total["expected_frames"] > 0,
+                                                      total["expected"] / total["expected_frames"], math.nan),
+                       "frames": frames}
+            if self.mode == REFERENCE:
+                columns.update(prs=np.where(valid > 0, np.maximum(0.0, total["prs"]) / valid, math.nan),
+                               agreement=np.where(valid > 0, np.maximum(0.0, total["agreement"]) / valid, math.nan),
+                               cws=np.maximum(0.0, total["cws"]) / frames,
+                               tpc=np.where(total["tpc_frames"] > 0, total["tpc_weighted"] / total["tpc_frames"],
+                                            math.nan))
+        rows = zip(*(columns[name].tolist() for name in METRIC_NAMES))
+        return {pool: dict(zip(METRIC_NAMES, row)) for pool, row in zip(pools, rows)}
 
 
 #: the running totals of one pool
@@ -345,28 +397,16 @@ _TOTALS = ("frames", "pairs", "changes", "conf", "unk", "valid", "prs", "agreeme
            "expected_frames", "tpc_weighted", "tpc_frames")
 
 
+def _members(pools: list[str], members: list[str]) -> np.ndarray:
+    """The 0/1 matrix pool x member: whether the member belongs to the pool."""
+    place = {pool: index for index, pool in enumerate(pools)}
+    matrix = np.zeros((len(pools), len(members)))
+    matrix[[place[pool] for pool in members], np.arange(len(members))] = 1.0
+    return matrix
+
+
 def _same_name(name: str) -> str:
     return name
-
-
-def _add_stream(total: dict[str, float], stream: RollingStreamMetrics, n: int, tpc: float) -> None:
-    """One stream's terms (n frames, its TPC or NaN) into a pool's totals."""
-    total["frames"] += n
-    total["pairs"] += n - 1
-    total["changes"] += stream._changes
-    total["conf"] += stream._conf_sum
-    total["unk"] += stream._unk
-    if stream.calibration is not None:
-        total["expected"] += stream._expected_sum
-        total["expected_frames"] += n
-    if stream.with_reference:
-        total["valid"] += stream._valid
-        total["prs"] += stream._prs_sum
-        total["agreement"] += stream._agreement_sum
-        total["cws"] += stream._cws_sum
-        if not math.isnan(tpc):
-            total["tpc_weighted"] += tpc * n
-            total["tpc_frames"] += n
 
 
 #: one stream's terms of one frame: (stream key, value code, confidence, reference code, reference confidence)

@@ -48,7 +48,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
 
 from predrel_ros.core.config_io import ConfigFile, read_data, write_data
 from predrel_ros.reliability.calibration import CalibrationSummary
@@ -83,6 +85,8 @@ class Limit:
     def judge(self, name: str, value: float) -> tuple[str, str | None]:
         """(level, reason or None) of a value; the reason names the value, the comparison that
         failed and the bound it crossed."""
+        if value >= self.warn if self.higher_is_better else value <= self.warn:    # within: the common case
+            return OK, None
         comparison = "<" if self.higher_is_better else ">"
         for level, bound in ((ERROR, self.error), (WARN, self.warn)):
             crossed = value < bound if self.higher_is_better else value > bound
@@ -223,35 +227,107 @@ class TrustAssessor:
         """metrics_by_predicate: `RollingReliability.by_predicate()`; violation_rates:
         `LogicMonitor.compute()`. Returns one assessment per predicate name."""
         violation_rates = violation_rates or {}
-        return {name: self._assess(name, values, violation_rates.get(name, float("nan")))
+        return {name: self.assess_one(name, values, violation_rates.get(name, float("nan")))
                 for name, values in sorted(metrics_by_predicate.items())}
 
-    def _assess(self, name: str, values: Mapping[str, float], violation_rate: float) -> TrustAssessment:
-        config = self.config
-        baseline = self.profile.baselines.get(name) if self.profile is not None else None
+    def assess_one(self, name: str, values: Mapping[str, float], violation_rate: float = math.nan
+                   ) -> TrustAssessment:
+        """The assessment of one predicate name's (or one stream's) metrics, as `assess` gives it."""
         signals: dict[str, float] = {}
         judged: list[tuple[str, str | None]] = []
 
         def judge(signal: str, value: float, limit: Limit) -> None:
-            if value is None or math.isnan(value):
+            if value is None or value != value:       # NaN: not judged
                 return
-            signals[signal] = float(value)
-            judged.append(limit.judge(signal, float(value)))
+            value = signals[signal] = float(value)
+            verdict = limit.judge(signal, value)
+            if verdict[0] != OK:
+                judged.append(verdict)
+
+        def note(signal: str, value: float, unless_nan: bool = False) -> None:
+            if not (unless_nan and (value is None or value != value)):
+                signals[signal] = float(value)
 
         frames = values.get("frames", 0) or 0
         signals["frames"] = float(frames)
-        if frames < config.min_frames:
-            judged.append((WARN, f"not enough frames ({int(frames)} < {config.min_frames})"))
-        if self.reference is not None:
-            self._judge_comparison(baseline, values, judge, signals)
-        else:
-            self._judge_reference_free(baseline, values, violation_rate, judge, signals)
-        level = max((lvl for lvl, _ in judged), key=LEVELS.index, default=OK)
-        reasons = [reason for lvl, reason in judged if lvl != OK and reason]
-        return TrustAssessment(name, level, reasons, signals)
+        if frames < self.config.min_frames:
+            judged.append((WARN, f"not enough frames ({int(frames)} < {self.config.min_frames})"))
+        self._judge(self._baseline(name), values, violation_rate, judge, note)
+        if not judged:
+            return TrustAssessment(name, OK, [], signals)
+        level = max((lvl for lvl, _ in judged), key=LEVELS.index)
+        return TrustAssessment(name, level, [reason for _, reason in judged if reason], signals)
 
-    def _judge_comparison(self, baseline: PredicateBaseline | None, values: Mapping[str, float],
-                          judge: Callable[[str, float, Limit], None], signals: dict[str, float]) -> None:
+    def assess_streams(self, names: Sequence[str], columns: Mapping[str, np.ndarray]) -> list[tuple[str, list[str]]]:
+        """(level, reasons) of each stream, its predicate name in `names` and its metrics a row of
+        `columns` (one array per metric): what `assess_one` gives each stream without a violation
+        rate (the logic monitor counts per predicate, not per pair), judged for all the rows of the
+        same baseline together, so a report of a hundred streams costs a few array operations and
+        a reason only where a stream is not OK."""
+        if self.profile is None:                            # one baseline (none) for all
+            return self._assess_rows(None, columns)
+        results: list[tuple[str, list[str]]] = [(OK, [])] * len(names)
+        by_baseline: dict[int, tuple[PredicateBaseline | None, list[int]]] = {}
+        baselines = {name: self._baseline(name) for name in set(names)}
+        for row, name in enumerate(names):
+            baseline = baselines[name]
+            by_baseline.setdefault(id(baseline), (baseline, []))[1].append(row)
+        for baseline, rows in by_baseline.values():
+            if len(rows) == len(names):
+                judged = self._assess_rows(baseline, columns)
+            else:
+                judged = self._assess_rows(baseline, {metric: column[rows] for metric, column in columns.items()})
+            for row, verdict in zip(rows, judged):
+                results[row] = verdict
+        return results
+
+    def _assess_rows(self, baseline: PredicateBaseline | None, columns: Mapping[str, np.ndarray]
+                     ) -> list[tuple[str, list[str]]]:
+        """`assess_streams` of rows that share a baseline."""
+        rows = len(columns["frames"])
+        verdicts: list[tuple[str, np.ndarray, Limit, np.ndarray]] = []   # signal, values, limit, not OK
+
+        def judge(signal: str, value, limit: Limit) -> None:
+            value = np.broadcast_to(np.asarray(value, dtype=np.float64), (rows,))
+            if limit.higher_is_better:
+                outside = value < limit.warn
+            else:
+                outside = value > limit.warn                  # NaN is never outside: not judged
+            if outside.any():
+                verdicts.append((signal, value, limit, outside))
+
+        def note(signal: str, value, unless_nan: bool = False) -> None:
+            """The signals are not kept here."""
+
+        frames = np.asarray(columns["frames"], dtype=np.float64)
+        minimum = self.config.min_frames
+        short = frames < minimum
+        self._judge(baseline, columns, math.nan, judge, note)
+        flagged = short.copy()
+        for _, _, _, outside in verdicts:
+            flagged |= outside
+        results: list[tuple[str, list[str]]] = [(OK, [])] * rows
+        for row in np.flatnonzero(flagged).tolist():
+            judged = [(WARN, f"not enough frames ({int(frames[row])} < {minimum})")] if short[row] else []
+            judged += [limit.judge(signal, float(value[row])) for signal, value, limit, outside in verdicts
+                       if outside[row]]
+            results[row] = (max((lvl for lvl, _ in judged), key=LEVELS.index), [reason for _, reason in judged])
+        return results
+
+    def _baseline(self, name: str) -> PredicateBaseline | None:
+        return self.profile.baselines.get(name) if self.profile is not None else None
+
+    def _judge(self, baseline: PredicateBaseline | None, values: Mapping, violation_rate: float, judge: Callable,
+               note: Callable) -> None:
+        """Judge metrics (numbers, or columns of numbers) against a predicate's baseline with
+        `judge(signal, value, limit)`; `note(signal, value, unless_nan)` records a signal not judged."""
+        if self.reference is not None:
+            self._judge_comparison(baseline, values, judge, note)
+        else:
+            self._judge_reference_free(baseline, values, violation_rate, judge, note)
+
+    def _judge_comparison(self, baseline: PredicateBaseline | None, values: Mapping, judge: Callable,
+                          note: Callable) -> None:
         """With a reference: the agreement rate (against ground truth with a clean profile: its drop
         from the clean agreement) and TPC; PRS, TPC-S and confidence are reported only."""
         config = self.config
@@ -259,34 +335,31 @@ class TrustAssessor:
         clean_agreement = baseline.agreement if self.reference == GROUND_TRUTH and baseline is not None \
             else float("nan")
         if math.isfinite(clean_agreement):
-            signals["agreement"] = float(agreement)
+            note("agreement", agreement)
             judge("agreement_drop", clean_agreement - agreement, config.agreement_drop)
         else:
             judge("agreement", agreement, config.agreement)
         judge("tpc", values.get("tpc", float("nan")), config.tpc)
         for signal in ("prs", "tpc_s", "confidence", "unk_rate"):
-            value = values.get(signal, float("nan"))
-            if value is not None and not math.isnan(value):
-                signals[signal] = float(value)
+            note(signal, values.get(signal, float("nan")), unless_nan=True)
 
-    def _judge_reference_free(self, baseline: PredicateBaseline | None, values: Mapping[str, float],
-                              violation_rate: float, judge: Callable[[str, float, Limit], None],
-                              signals: dict[str, float]) -> None:
+    def _judge_reference_free(self, baseline: PredicateBaseline | None, values: Mapping, violation_rate: float,
+                              judge: Callable, note: Callable) -> None:
         config = self.config
         tpc_s = values.get("tpc_s", float("nan"))
         if baseline is not None and math.isfinite(baseline.tpc_s):
-            signals["tpc_s"] = float(tpc_s)
+            note("tpc_s", tpc_s)
             judge("tpc_s_drop", baseline.tpc_s - tpc_s, config.tpc_s_drop)
         else:
             judge("tpc_s", tpc_s, config.tpc_s)
         confidence = values.get("confidence", float("nan"))
-        signals["confidence"] = float(confidence)
+        note("confidence", confidence)
         if baseline is not None:
             judge("confidence_drop", baseline.confidence - confidence, config.confidence_drop)
         expected = values.get("expected_agreement", float("nan"))
         clean_agreement = baseline.expected_agreement if baseline is not None else float("nan")
         if math.isfinite(clean_agreement):
-            signals["expected_agreement"] = float(expected)
+            note("expected_agreement", expected)
             judge("agreement_drop", clean_agreement - expected, config.agreement_drop)
         else:
             judge("expected_agreement", expected, config.expected_agreement)

@@ -245,14 +245,12 @@ def load_monitor(params: Mapping[str, object]) -> ReliabilityMonitor:
                             f"and the node's window is {params['window']}; measure it with `predrel profile --window "
                             f"{params['window']}` or set window:={profile.window}")
     trust_model = _trust_model(params)
-    config = MonitorConfig(
-        reference_mode=str(params["reference_mode"]), window=int(params["window"]),
+    config = MonitorConfig.for_predicates(
+        predicates, reference_mode=str(params["reference_mode"]), window=int(params["window"]),
         match_buffer=int(params["match_buffer"]), tpc_tolerance=int(params["tpc_tolerance"]),
-        pds_mode=str(params["pds_mode"]), logic_memory=predicates.event_memory, logic_window=predicates.window,
-        restart_after=int(params["restart_after"]), min_rule_checks=int(params["min_rule_checks"]),
-        associate=bool(params["associate"]), match_iou=float(params["match_iou"]),
-        skip_replaced_tracks=bool(params["skip_replaced_tracks"]), track_memory=predicates.track_memory,
-        min_visibility=predicates.confidence.min_visibility)
+        pds_mode=str(params["pds_mode"]), restart_after=int(params["restart_after"]),
+        min_rule_checks=int(params["min_rule_checks"]), associate=bool(params["associate"]),
+        match_iou=float(params["match_iou"]), skip_replaced_tracks=bool(params["skip_replaced_tracks"]))
     return ReliabilityMonitor(config, trust, profile, predicates, trust_model)
 
 

@@ -9,7 +9,8 @@ TARGETS: dict[str, tuple[str, str]] = {
     "core": ("predrel_ros.tools.benchmarks.core",
              "predicate extraction + confidence + rolling metrics per frame (8 entities, 640x480 masks)"),
     "trust": ("predrel_ros.tools.benchmarks.trust",
-              "trust evidence per frame at 320x240: scene memory, detection statistics, image quality, profile"),
+              "all trust signals per frame at 320x240: the self-mode reliability monitor (update + report) and "
+              "its evidence by part"),
     "predicates": ("predrel_ros.tools.benchmarks.predicates",
                    "the predicate stage alone per frame: 8 entities at 640x480 with and without depth, and a "
                    "crowd of 100 entities (issue 13's goals)"),

@@ -1,14 +1,24 @@
-"""Trust evidence per frame at 320x240: scene memory, detection statistics, image quality, profile.
+"""Trust signals per frame at 320x240: the whole self-mode reliability monitor, and its evidence by part.
 
 The scripted scene of `predrel bench core` (8 entities with full-frame masks, the right hand
-carrying a cube into a bowl) is drawn into a textured frame, and a clean evidence profile is fitted
-on a first pass. Then each frame is timed through `TrustEvidence.update` (scene memory, detection
-statistics, stream timing, image quality) split into its parts, `TrustEvidence.features` (the
-window's evidence), `EvidenceProfile.deviations` (against the clean profile) and the shipped trust
-model's assessment of four groups (`TrustModel.assess`, which computes the deviations itself). Reported: medians
-and p95 per stage and for the whole, against the goal of 1 ms per frame for all trust signals
-together, and as a baseline measured in the same run one copy of the frame (what touching every
-pixel once costs).
+carrying a cube into a bowl) is drawn into a textured frame, and its predicates are extracted with
+the shipped `config/predicates.yaml` (128 estimates per frame) before timing.
+
+The whole (`monitor`): per frame what the reliability node does in self mode with the shipped trust
+model, its defaults: the image's measures (`ImageQuality.measure`, the node's image callback), then
+`ReliabilityMonitor.add_evaluated_entities` and `add_evaluated` (rolling metrics, logic rules,
+identity switches, the evidence) and `report()` with its per-stream records (trust assessment, the
+model's groups). Reported: wall-clock medians and p95 of the update, the report, the monitor
+(update + report) and all trust signals together (image measures + monitor), and the CPU time of
+the last two (`time.process_time`, which a loaded machine's scheduling does not inflate), against
+the goal of 1 ms per frame for all trust signals together (`meets_goal`).
+
+The evidence by part (`stages`): a clean evidence profile is fitted on a first pass, then each frame
+is timed through `TrustEvidence.update` (scene memory, detection statistics, stream timing, image
+quality) split into its parts, `TrustEvidence.features` (the window's evidence),
+`EvidenceProfile.deviations` (against the clean profile) and the shipped trust model's assessment
+of four groups (`TrustModel.assess`, which computes the deviations itself); `frame` is their sum.
+As a baseline measured in the same run: one copy of the frame (what touching every pixel once costs).
 """
 from __future__ import annotations
 
@@ -47,6 +57,51 @@ def drawn_frames(scene: list[list], width: int, height: int, seed: int = 0) -> l
     return frames
 
 
+def whole_monitor(scene: list[list], images: list[np.ndarray], repeats: int, window: int) -> dict:
+    """The reliability node's self-mode work per frame (see the module docstring), `repeats` passes
+    with a fresh monitor each."""
+    from predrel_ros.core.errors import UserError
+    from predrel_ros.core.package_files import config_path
+    from predrel_ros.predicates import PredicateConfig, PredicateExtractor
+    from predrel_ros.reliability.image_quality import ImageQuality
+    from predrel_ros.reliability.monitor import MonitorConfig, ReliabilityMonitor
+    from predrel_ros.reliability.trust import TrustConfig
+    from predrel_ros.reliability.trust_estimator import DEFAULT_TRUST_MODEL_FILE, TrustModel
+
+    path = config_path("predicates.yaml")
+    predicates = PredicateConfig.load(path, section="predicates")
+    trust = TrustConfig.load(path, section="trust")
+    model = TrustModel.load(DEFAULT_TRUST_MODEL_FILE)
+    if model.window != window:
+        raise UserError(f"the shipped trust model was fitted over {model.window}-frame windows; give --window "
+                        f"{model.window}")
+    extractor = PredicateExtractor(predicates)
+    estimates = [extractor.update(t, entities) for t, entities in enumerate(scene)]
+    height, width = images[0].shape[:2]
+    quality = ImageQuality()
+    times = {name: [] for name in ("image_quality", "update", "report", "monitor", "all", "monitor_cpu", "all_cpu")}
+    wall, cpu = time.perf_counter, time.process_time
+    for _ in range(repeats):
+        monitor = ReliabilityMonitor(MonitorConfig.for_predicates(predicates, window=window), trust, None,
+                                     predicates, model)
+        for t, (entities, image) in enumerate(zip(scene, images)):
+            start, start_cpu = wall(), cpu()
+            measures = quality.measure(image)
+            measured, measured_cpu = wall(), cpu()
+            monitor.add_evaluated_entities(t, entities, (width, height), measures)
+            monitor.add_evaluated(t, estimates[t], tag=t)
+            updated = wall()
+            monitor.report()
+            end, end_cpu = wall(), cpu()
+            spans = (measured - start, updated - measured, end - updated, end - measured, end - start,
+                     end_cpu - measured_cpu, end_cpu - start_cpu)
+            for values, span in zip(times.values(), spans):
+                values.append(span)
+    result = {name: summarize(values) for name, values in times.items()}
+    result["estimates_per_frame"] = float(np.median([len(frame) for frame in estimates]))
+    return result
+
+
 def run(args: argparse.Namespace) -> dict:
     from predrel_ros.reliability.evidence_profile import EvidenceProfile
     from predrel_ros.reliability.trust_estimator import DEFAULT_TRUST_MODEL_FILE, TrustModel
@@ -55,6 +110,7 @@ def run(args: argparse.Namespace) -> dict:
     check_scene_arguments(args)
     scene = scripted_scene(args.frames, args.width, args.height)
     images = drawn_frames(scene, args.width, args.height)
+    whole = whole_monitor(scene, images, args.repeats, args.window)
     fitting = TrustEvidence(args.window)
     clean = []
     for t, (entities, image) in enumerate(zip(scene, images)):
@@ -102,17 +158,18 @@ def run(args: argparse.Namespace) -> dict:
         start = clock()
         image.copy()
         baseline.append(clock() - start)
-    frame = summarize(stages["frame"])
     return {
         "entities": len(scene[0]),
         "image": f"{args.width}x{args.height}",
         "frames": args.frames,
         "repeats": args.repeats,
         "rolling_window": args.window,
+        "monitor": whole,
         "stages": {name: summarize(times) for name, times in stages.items()},
         "goal_ms": GOAL_MS,
-        "meets_goal": frame["median_ms"] <= GOAL_MS,
-        "share_of_camera_period": frame["median_ms"] / CAMERA_PERIOD_MS,
+        "meets_goal": whole["all"]["median_ms"] <= GOAL_MS,
+        "monitor_meets_goal": whole["monitor"]["median_ms"] <= GOAL_MS,
+        "share_of_camera_period": whole["all"]["median_ms"] / CAMERA_PERIOD_MS,
         "baseline_frame_copy": summarize(baseline),
         "peak_rss_mb": peak_rss_mb(),
     }

@@ -159,10 +159,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(str(error)) from None
     if model is not None and model.window != args.window:
         raise UserError(f"the trust model was fitted over {model.window}-frame windows; give --window {model.window}")
-    monitor = ReliabilityMonitor(MonitorConfig(window=args.window, logic_memory=predicates.event_memory,
-                                               logic_window=predicates.window, track_memory=predicates.track_memory,
-                                               min_visibility=predicates.confidence.min_visibility),
-                                 trust, None, predicates, model)
+    monitor = ReliabilityMonitor(MonitorConfig.for_predicates(predicates, window=args.window), trust, None, predicates,
+                                 model)
     results = {}
     perception = load_perception_config(args.perception_config,
                                         {"hand_landmarks.enabled": True if args.hand_landmarks else None})
