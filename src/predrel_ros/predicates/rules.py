@@ -313,18 +313,27 @@ def member(operand: Truth, codes: tuple[int, ...]) -> Truth:
     return (T if code in codes else N), margin
 
 
+#: `onset_rules`' previous code of a stream with no known value
+NOTHING_KNOWN = -2
+
+
 def onset_rule(previous: int | None, current: Truth, state: int) -> Truth:
     """Event on the frame where a static state begins (containment: In, support: Sup).
 
     UNK when the current state is unknown; T when it holds now and the last known value before was
     another relation; N otherwise (also when nothing is known before: an object seen inside a
     container from the start was not just put there)."""
-    code, margin = current
-    if code == UNK:
-        return UNK, 0.0
-    if code != state or previous is None:
-        return N, margin
-    return (T if previous != state else N), margin
+    codes, margins = onset_rules(np.array([NOTHING_KNOWN if previous is None else previous]), np.array([current[0]]),
+                                 np.array([current[1]], np.float64), state)
+    return int(codes[0]), float(margins[0])
+
+
+def onset_rules(previous: np.ndarray, codes: np.ndarray, margins: np.ndarray, state: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """`onset_rule` of every row: previous holds NOTHING_KNOWN where no value is known."""
+    unknown = codes == UNK
+    onset = (codes == state) & (previous != NOTHING_KNOWN) & (previous != state)
+    return np.where(unknown, UNK, np.where(onset, T, N)), np.where(unknown, 0.0, margins)
 
 
 def active_hand_rule(contacts: Sequence[Truth], dynamics: Sequence[Truth]) -> Truth:
