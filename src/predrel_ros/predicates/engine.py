@@ -142,21 +142,30 @@ class FrameRows:
         return self._outputs[0][rows], self._sps_evaluated[0][rows]
 
     def estimates(self) -> list[PredicateEstimate]:
-        """Every row as a `PredicateEstimate`, in `order`."""
+        """Every row as a `PredicateEstimate` (built as `PredicateEstimate.trusted` does, without the
+        checks: the fields come from the vocabulary and checked arithmetic), in `order`."""
         self.evaluate()
         if not self._blocks:
             return []
         blocks = self._blocks
         order = np.argsort(_joined(blocks, "orders"), kind="stable")
         names = [name for block in blocks for name in block.names]
-        evidence = np.empty((len(order), 6))
-        evidence[:, :4] = _joined(blocks, "factors")
-        evidence[:, 4] = _joined(blocks, "sps")
-        evidence[:, 5] = np.concatenate(self._tmps)
-        names = [names[row] for row in order.tolist()]
-        labels, unk_label = _LABELS, vocabulary.UNK_LABEL
-        values = [unk_label if output == UNK else labels[name][output]
-                  for name, output in zip(names, np.concatenate(self._outputs)[order].tolist())]
-        return PredicateEstimate.trusted_many(
-            self.frame, names, _joined(blocks, "subjects")[order].tolist(), _joined(blocks, "objects")[order].tolist(),
-            values, np.concatenate(self._confidences)[order].tolist(), evidence[order].tolist(), _GROUPS)
+        integers = np.stack((_joined(blocks, "subjects"), _joined(blocks, "objects"), np.concatenate(self._outputs)),
+                            axis=1)[order].tolist()
+        numbers = np.concatenate((np.concatenate(self._confidences)[:, None], _joined(blocks, "factors"),
+                                  _joined(blocks, "sps")[:, None], np.concatenate(self._tmps)[:, None]),
+                                 axis=1)[order].tolist()
+        frame, unk_label, labels, groups = self.frame, vocabulary.UNK_LABEL, _LABELS, _GROUPS
+        new, cls = PredicateEstimate.__new__, PredicateEstimate
+        out = []
+        for row, (subject, obj, output), (confidence, det, seg, trk, vis, sp, tmp) in zip(order.tolist(), integers,
+                                                                                         numbers):
+            name = names[row]
+            estimate = new(cls)
+            estimate.__dict__ = {"name": name, "subject": subject, "object": obj,
+                                 "value": unk_label if output == UNK else labels[name][output],
+                                 "confidence": confidence,
+                                 "evidence": {"det": det, "seg": seg, "trk": trk, "vis": vis, "sp": sp, "tmp": tmp},
+                                 "frame_index": frame, "group": groups[name]}
+            out.append(estimate)
+        return out

@@ -6,7 +6,7 @@ predicates (ground truth: confidence 1, every evidence factor 1).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator
 
 from predrel_ros.predicates import vocabulary
 
@@ -59,24 +59,6 @@ class PredicateEstimate:
                              "confidence": confidence, "evidence": evidence, "frame_index": frame_index,
                              "group": group}
         return estimate
-
-    @classmethod
-    def trusted_many(cls, frame_index: int, names: Sequence[str], subjects: Iterable[int], objects: Iterable[int],
-                     values: Iterable[str], confidences: Iterable[float], evidence: Iterable[Sequence[float]],
-                     groups: Mapping[str, str]) -> list["PredicateEstimate"]:
-        """`trusted` for the estimates of one frame at once: evidence rows hold the factors in the order
-        of EVIDENCE_FACTORS, groups maps each name to its group."""
-        new = cls.__new__
-        out = []
-        for name, subject, obj, value, confidence, (det, seg, trk, vis, sp, tmp) in zip(
-                names, subjects, objects, values, confidences, evidence):
-            estimate = new(cls)
-            estimate.__dict__ = {"name": name, "subject": subject, "object": obj, "value": value,
-                                 "confidence": confidence,
-                                 "evidence": {"det": det, "seg": seg, "trk": trk, "vis": vis, "sp": sp, "tmp": tmp},
-                                 "frame_index": frame_index, "group": groups[name]}
-            out.append(estimate)
-        return out
 
     @property
     def code(self) -> int:
