@@ -182,18 +182,16 @@ class _PairRows:
         self.statics: list[tuple[int, int, int]] = []      # (subject, object, row) per static orientation
 
 
-class _PairTable:
-    """This frame's pairs as arrays: each pair's (subject, object) in its rule's orientation and their
-    rows in the frame's geometry (-1: not observed), and one row per static orientation of a pair."""
+class _PairLayout:
+    """The frame's pairs as id-level arrays, kept while the pairs stay the same: each pair's (subject,
+    object) in its rule's orientation, one row per static orientation of a pair, the order keys of
+    the pair's rows (`FrameRows`), and each id's position among the pairs' `entities`."""
 
-    def __init__(self, pairs: list[tuple[int, int, _PairPlan]], geometry_rows: dict[int, int]) -> None:
+    def __init__(self, pairs: tuple[tuple[int, int, _PairPlan], ...]) -> None:
         self.pairs = pairs
         subjects = [id_b if plan.swap else id_a for id_a, id_b, plan in pairs]
         objects = [id_a if plan.swap else id_b for id_a, id_b, plan in pairs]
         self.subjects, self.objects = np.array(subjects, np.int64), np.array(objects, np.int64)
-        self.subject_rows = np.array([geometry_rows.get(entity_id, -1) for entity_id in subjects], np.intp)
-        self.object_rows = np.array([geometry_rows.get(entity_id, -1) for entity_id in objects], np.intp)
-        self.observed = (self.subject_rows >= 0) & (self.object_rows >= 0)
         orientations = [(index, slot, *((id_b, id_a) if swap else (id_a, id_b)))
                         for index, (id_a, id_b, plan) in enumerate(pairs)
                         for slot, (swap, _) in enumerate(plan.static_orders)]
@@ -201,12 +199,39 @@ class _PairTable:
         self.static_pairs, self.static_slots, self.static_subjects, self.static_objects = static.T
         self.static_allowed = np.array([pairs[index][2].allowed for index, *_ in orientations], bool).reshape(
             -1, len(rules.STATIC_RELATIONS))
-        self.static_subject_rows = np.array([geometry_rows.get(entity_id, -1) for _, _, entity_id, _ in orientations],
-                                            np.intp)
-        self.static_object_rows = np.array([geometry_rows.get(entity_id, -1) for *_, entity_id in orientations],
-                                           np.intp)
-        self.hand_subject = np.array([plan.hand_subject for *_, plan in pairs], np.int64)
-        self.factors = np.zeros((len(pairs), 4))                   # (det, seg, trk, vis), `_bases`
+        self.hand_subject = np.array([plan.hand_subject for *_, plan in pairs], bool)
+        self.entities = sorted(set(subjects) | set(objects))
+        position = {entity_id: k for k, entity_id in enumerate(self.entities)}
+        self.subject_entities, self.object_entities, self.static_subject_entities, self.static_object_entities = (
+            np.array([position[entity_id] for entity_id in ids.tolist()], np.intp)
+            for ids in (self.subjects, self.objects, self.static_subjects, self.static_objects))
+        # order keys: contact, the static orientations, dynamic, then grasp and release (hand pairs), then
+        # per static orientation its containment and support events where its rule allows In / Sup
+        self.contact_orders = np.arange(len(pairs), dtype=np.int64) * _PAIR_SLOTS
+        statics = np.bincount(self.static_pairs, minlength=len(pairs))
+        self.static_orders = self.contact_orders[self.static_pairs] + self.static_slots + 1
+        derived_orders = self.contact_orders + statics + 2
+        allowed_in, allowed_sup = self.static_allowed[:, 0], self.static_allowed[:, 1]
+        self.onset_orders = (derived_orders[self.static_pairs] + 2 * self.hand_subject[self.static_pairs]
+                             + self.static_slots * (allowed_in.astype(np.int64) + allowed_sup))
+
+    def rows(self, table: dict[int, int]) -> np.ndarray:
+        """Each of `entities`' row in `table` (id -> row), -1 where it has none."""
+        return np.array([table.get(entity_id, -1) for entity_id in self.entities], np.intp)
+
+
+class _PairTable:
+    """This frame's pairs: the `_PairLayout` and each pair's rows in the frame's geometry (-1: not
+    observed)."""
+
+    def __init__(self, layout: _PairLayout, geometry_rows: dict[int, int]) -> None:
+        self.layout = layout
+        rows = layout.rows(geometry_rows)
+        self.subject_rows, self.object_rows = rows[layout.subject_entities], rows[layout.object_entities]
+        self.observed = (self.subject_rows >= 0) & (self.object_rows >= 0)
+        self.static_subject_rows = rows[layout.static_subject_entities]
+        self.static_object_rows = rows[layout.static_object_entities]
+        self.factors = np.zeros((len(layout.pairs), 4))             # (det, seg, trk, vis), `_bases`
         self.static_rows = np.zeros(0, np.intp)                     # their `FrameRows` rows, `_bases`
 
 
@@ -241,6 +266,7 @@ class PredicateExtractor:
         self._touching: set[tuple[int, int]] = set()        # (subject, object) of the contacts T last frame
         self._touching_now: set[tuple[int, int]] = set()
         self._together: dict[tuple[int, int], int] = {}     # evaluated pair (ids ascending) -> last frame together
+        self._layout: _PairLayout | None = None
         self.dropped_entities: tuple[int, ...] = ()
         self._first_frame: int | None = None
         self.order.reset()
@@ -333,10 +359,12 @@ class PredicateExtractor:
             for id_b in present_ids[index + 1:]:
                 if self._plan(role_a, self._tracks[id_b].role) is not None:
                     self._together[(id_a, id_b)] = frame_index
-        pairs = [(id_a, id_b, self._plan(self._tracks[id_a].role, self._tracks[id_b].role))
-                 for id_a, id_b in sorted(self._together)]
+        pairs = tuple((id_a, id_b, self._plan(self._tracks[id_a].role, self._tracks[id_b].role))
+                      for id_a, id_b in sorted(self._together))
         self._frame_geometry = FrameGeometry(geometries.values())
-        table = _PairTable(pairs, {entity_id: row for row, entity_id in enumerate(geometries)})
+        if self._layout is None or self._layout.pairs != pairs:
+            self._layout = _PairLayout(pairs)
+        table = _PairTable(self._layout, {entity_id: row for row, entity_id in enumerate(geometries)})
         contacts = self._contacts(table)
         rows = FrameRows(self._windows, self.confidence, self._floor, frame_index, window_start)
         bases = self._bases(table, contacts, self._statics(table, contacts), rows)
@@ -442,7 +470,8 @@ class PredicateExtractor:
 
     def _pair_factors(self, table: _PairTable) -> np.ndarray:
         """(det, seg, trk, vis) of every pair (pairs x 4); an absent entity contributes zeros."""
-        factors = np.zeros((len(table.pairs), 4))
+        layout = table.layout
+        factors = np.zeros((len(layout.pairs), 4))
         present = self._present
         if not present or not len(factors):
             return factors
@@ -457,8 +486,8 @@ class PredicateExtractor:
             if motion is not None:
                 moving[k] = True
                 seen[k, [frame - self._window_start for frame in motion.frames]] = True
-        i = np.array([index.get(entity_id, -1) for entity_id in table.subjects.tolist()], np.intp)
-        j = np.array([index.get(entity_id, -1) for entity_id in table.objects.tolist()], np.intp)
+        rows = layout.rows(index)
+        i, j = rows[layout.subject_entities], rows[layout.object_entities]
         both = np.flatnonzero((i >= 0) & (j >= 0))
         i, j = i[both], j[both]
         continuity = np.where(moving[i] & moving[j], np.count_nonzero(seen[i] & seen[j], axis=1) / self._window_frames,
@@ -471,7 +500,8 @@ class PredicateExtractor:
     def _contacts(self, table: _PairTable) -> tuple[np.ndarray, np.ndarray]:
         """(codes, sp) of every pair's contact rule; (UNK, 0) unless both entities are observed. The
         boundary distances of all observed pairs at once; the depth test for the pairs whose masks meet."""
-        codes, sps = np.full(len(table.pairs), UNK), np.zeros(len(table.pairs))
+        layout = table.layout
+        codes, sps = np.full(len(layout.pairs), UNK), np.zeros(len(layout.pairs))
         observed = np.flatnonzero(table.observed)
         if not observed.size:
             return codes, sps
@@ -487,23 +517,24 @@ class PredicateExtractor:
             if depth_test is not None:
                 codes[observed[k]], sps[observed[k]] = rules.contact_rule(float(distances[k]), depth_test, contact)
         for k in np.flatnonzero(codes == _T).tolist():
-            self._touching_now.add((int(table.subjects[k]), int(table.objects[k])))
+            self._touching_now.add((int(layout.subjects[k]), int(layout.objects[k])))
         return codes, sps
 
     def _statics(self, table: _PairTable, contacts: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """(codes, sp) of the static rule of every static orientation of the table: the rule of every
         observed ordered pair of the frame at once (`rules.static_rules`), UNK for the others."""
-        count = len(table.static_pairs)
+        layout = table.layout
+        count = len(layout.static_pairs)
         codes, sps = np.full(count, UNK), np.zeros(count)
-        observed = np.flatnonzero(table.observed[table.static_pairs])
+        observed = np.flatnonzero(table.observed[layout.static_pairs])
         if not observed.size:
             return codes, sps
         config = self.config.static
         geometry = self._frame_geometry
         band = max(1, round(config.support_band / self._to_ref))
         subjects, objects = table.static_subject_rows[observed], table.static_object_rows[observed]
-        allowed = table.static_allowed[observed]
-        pair_rows = table.static_pairs[observed]
+        allowed = layout.static_allowed[observed]
+        pair_rows = layout.static_pairs[observed]
         inside = np.zeros(len(observed))
         judged = np.flatnonzero(allowed[:, 0])                           # In allowed
         inside[judged] = geometry.inside_fractions(subjects[judged], objects[judged])
@@ -530,7 +561,7 @@ class PredicateExtractor:
         flags = dict(zip(rules.STATIC_RELATIONS, allowed.T))
         decided = rules.static_rules(measurements, flags, config)
         if self._depth_m is not None and self._camera is not None and config.support_gap_m is not None:
-            rows = list(zip(table.static_subjects[observed].tolist(), table.static_objects[observed].tolist()))
+            rows = list(zip(layout.static_subjects[observed].tolist(), layout.static_objects[observed].tolist()))
             decided = self._statics_3d(rows, measurements, flags, *decided)
         codes[observed], sps[observed] = decided
         return codes, sps
@@ -557,18 +588,18 @@ class PredicateExtractor:
     def _bases(self, table: _PairTable, contacts: tuple[np.ndarray, np.ndarray],
                statics: tuple[np.ndarray, np.ndarray], rows: FrameRows) -> list[_PairRows]:
         """Add every pair's contact and static rows from their rules' (codes, sp) (`_contacts`, `_statics`)."""
+        layout = table.layout
         factors = table.factors = self._pair_factors(table)
-        orders = np.arange(len(table.pairs)) * _PAIR_SLOTS
-        contact_rows = rows.add_many(orders, _CONTACT, table.subjects, table.objects, *contacts, factors)
-        static_rows = table.static_rows = rows.add_many(
-            table.static_pairs * _PAIR_SLOTS + table.static_slots + 1, _STATIC, table.static_subjects,
-            table.static_objects, *statics, factors[table.static_pairs])
-        pairs = [_PairRows(*pair) for pair in zip(orders.tolist(), table.subjects.tolist(), table.objects.tolist(),
-                                                  map(tuple, factors.tolist()))]
+        contact_rows = rows.add_many(layout.contact_orders, _CONTACT, layout.subjects, layout.objects, *contacts,
+                                     factors)
+        static_rows = table.static_rows = rows.add_many(layout.static_orders, _STATIC, layout.static_subjects,
+                                                        layout.static_objects, *statics, factors[layout.static_pairs])
+        pairs = [_PairRows(*pair) for pair in zip(layout.contact_orders.tolist(), layout.subjects.tolist(),
+                                                  layout.objects.tolist(), map(tuple, factors.tolist()))]
         for pair, row in zip(pairs, contact_rows.tolist()):
             pair.contact = row
-        for index, subject, obj, row in zip(table.static_pairs.tolist(), table.static_subjects.tolist(),
-                                            table.static_objects.tolist(), static_rows.tolist()):
+        for index, subject, obj, row in zip(layout.static_pairs.tolist(), layout.static_subjects.tolist(),
+                                            layout.static_objects.tolist(), static_rows.tolist()):
             pairs[index].statics.append((subject, obj, row))
         return pairs
 
@@ -636,22 +667,20 @@ class PredicateExtractor:
         """Add the containment and support events of every static orientation whose rule allows In / Sup
         (after the pair's other rows), from its reported static value and the last one known within
         event_memory frames; then remember the known values."""
-        if not len(table.static_pairs):
+        layout = table.layout
+        if not len(layout.static_pairs):
             return
         codes, margins = rows.outputs(table.static_rows)
-        keys = list(zip([_STATIC] * len(codes), table.static_subjects.tolist(), table.static_objects.tolist()))
+        keys = list(zip([_STATIC] * len(codes), layout.static_subjects.tolist(), layout.static_objects.tolist()))
         known, oldest = self._known, self._frame - self.config.event_memory
         previous = np.array([rules.NOTHING_KNOWN if entry is None or entry[0] < oldest else entry[1]
                              for entry in map(known.get, keys)], np.int64)
-        pairs = table.static_pairs
-        allowed_in, allowed_sup = table.static_allowed[:, 0], table.static_allowed[:, 1]
-        first = (pairs * _PAIR_SLOTS + np.bincount(pairs)[pairs] + 2 + 2 * table.hand_subject[pairs]
-                 + table.static_slots * (allowed_in.astype(np.int64) + allowed_sup))
-        factors = table.factors[pairs]
-        for name, state, taken, order in ((_CONTAINMENT, rules.IN, allowed_in, first),
-                                          (_SUPPORT, rules.SUP, allowed_sup, first + allowed_in)):
+        allowed_in, allowed_sup = layout.static_allowed[:, 0], layout.static_allowed[:, 1]
+        factors = table.factors[layout.static_pairs]
+        for name, state, taken, orders in ((_CONTAINMENT, rules.IN, allowed_in, layout.onset_orders),
+                                           (_SUPPORT, rules.SUP, allowed_sup, layout.onset_orders + allowed_in)):
             events = rules.onset_rules(previous[taken], codes[taken], margins[taken], state)
-            rows.add_many(order[taken], name, table.static_subjects[taken], table.static_objects[taken], *events,
+            rows.add_many(orders[taken], name, layout.static_subjects[taken], layout.static_objects[taken], *events,
                           factors[taken])
         frame = self._frame
         for key, code in zip(keys, codes.tolist()):
