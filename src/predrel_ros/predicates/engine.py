@@ -30,12 +30,13 @@ PairFactors = tuple[float, float, float, float]
 class _Block:
     """Rows added together: one array (or list, for the names) per field."""
 
-    __slots__ = ("orders", "names", "subjects", "objects", "codes", "sps", "factors")
+    __slots__ = ("orders", "names", "subjects", "objects", "codes", "sps", "factors", "streams")
 
     def __init__(self, orders: np.ndarray, names: list[str], subjects: np.ndarray, objects: np.ndarray,
-                 codes: np.ndarray, sps: np.ndarray, factors: np.ndarray) -> None:
+                 codes: np.ndarray, sps: np.ndarray, factors: np.ndarray, streams: np.ndarray | None = None) -> None:
         self.orders, self.names, self.subjects, self.objects = orders, names, subjects, objects
         self.codes, self.sps, self.factors = codes, sps, factors
+        self.streams = streams          # their `StreamWindows` rows when the caller knows them
 
 
 def _joined(blocks: list[_Block], field: str) -> np.ndarray:
@@ -73,14 +74,16 @@ class FrameRows:
         return self._count - 1
 
     def add_many(self, orders: np.ndarray, name: str, subjects: np.ndarray, objects: np.ndarray, codes: np.ndarray,
-                 sps: np.ndarray, factors: np.ndarray) -> np.ndarray:
-        """Add the rows of one predicate name at once (factors: rows x 4); returns their rows."""
+                 sps: np.ndarray, factors: np.ndarray, streams: np.ndarray | None = None) -> np.ndarray:
+        """Add the rows of one predicate name at once (factors: rows x 4); returns their rows. streams:
+        their streams' `StreamWindows.rows`, when the caller keeps them (else looked up by key)."""
         self._flush()
         count = len(orders)
         if count:
             self._blocks.append(_Block(np.asarray(orders, np.int64), [name] * count, np.asarray(subjects, np.int64),
                                        np.asarray(objects, np.int64), np.asarray(codes, np.int64),
-                                       np.asarray(sps, np.float64), np.asarray(factors, np.float64).reshape(count, 4)))
+                                       np.asarray(sps, np.float64), np.asarray(factors, np.float64).reshape(count, 4),
+                                       streams))
         self._count += count
         return np.arange(self._count - count, self._count)
 
@@ -97,7 +100,9 @@ class FrameRows:
         rule can read a stream's window, this frame included, before the rows are evaluated)."""
         self._flush()
         for block in self._blocks[self._pushed:]:
-            rows = self._streams.rows(zip(block.names, block.subjects.tolist(), block.objects.tolist()))
+            rows = block.streams
+            if rows is None:
+                rows = self._streams.rows(zip(block.names, block.subjects.tolist(), block.objects.tolist()))
             self._streams.push(rows, self.frame, block.codes)
             self._stream_rows.append(rows)
         self._pushed = len(self._blocks)

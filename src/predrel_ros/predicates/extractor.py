@@ -183,11 +183,12 @@ class _PairRows:
 
 
 class _PairLayout:
-    """The frame's pairs as id-level arrays, kept while the pairs stay the same: each pair's (subject,
-    object) in its rule's orientation, one row per static orientation of a pair, the order keys of
-    the pair's rows (`FrameRows`), and each id's position among the pairs' `entities`."""
+    """The frame's pairs as id-level arrays, kept while the pairs stay the same and none of their streams
+    is forgotten: each pair's (subject, object) in its rule's orientation, one row per static
+    orientation of a pair, the order keys of the pair's rows (`FrameRows`) and the windows' rows of
+    their streams (`StreamWindows`), and each id's position among the pairs' `entities`."""
 
-    def __init__(self, pairs: tuple[tuple[int, int, _PairPlan], ...]) -> None:
+    def __init__(self, pairs: tuple[tuple[int, int, _PairPlan], ...], windows: StreamWindows) -> None:
         self.pairs = pairs
         subjects = [id_b if plan.swap else id_a for id_a, id_b, plan in pairs]
         objects = [id_a if plan.swap else id_b for id_a, id_b, plan in pairs]
@@ -210,10 +211,17 @@ class _PairLayout:
         self.contact_orders = np.arange(len(pairs), dtype=np.int64) * _PAIR_SLOTS
         statics = np.bincount(self.static_pairs, minlength=len(pairs))
         self.static_orders = self.contact_orders[self.static_pairs] + self.static_slots + 1
-        derived_orders = self.contact_orders + statics + 2
+        self.dynamic_orders = self.contact_orders + statics + 1
+        derived_orders = self.dynamic_orders + 1
         allowed_in, allowed_sup = self.static_allowed[:, 0], self.static_allowed[:, 1]
         self.onset_orders = (derived_orders[self.static_pairs] + 2 * self.hand_subject[self.static_pairs]
                              + self.static_slots * (allowed_in.astype(np.int64) + allowed_sup))
+        self.streams = {name: windows.rows(zip([name] * len(subjects), subjects.tolist(), objects.tolist()))
+                        for name, subjects, objects in (
+                            (_CONTACT, self.subjects, self.objects), (_DYNAMIC, self.subjects, self.objects),
+                            (_STATIC, self.static_subjects, self.static_objects),
+                            (_CONTAINMENT, self.static_subjects[allowed_in], self.static_objects[allowed_in]),
+                            (_SUPPORT, self.static_subjects[allowed_sup], self.static_objects[allowed_sup]))}
 
     def rows(self, table: dict[int, int]) -> np.ndarray:
         """Each of `entities`' row in `table` (id -> row), -1 where it has none."""
@@ -232,7 +240,8 @@ class _PairTable:
         self.static_subject_rows = rows[layout.static_subject_entities]
         self.static_object_rows = rows[layout.static_object_entities]
         self.factors = np.zeros((len(layout.pairs), 4))             # (det, seg, trk, vis), `_bases`
-        self.static_rows = np.zeros(0, np.intp)                     # their `FrameRows` rows, `_bases`
+        self.contact_rows = np.zeros(0, np.intp)                    # the pairs' contact `FrameRows` rows, `_bases`
+        self.static_rows = np.zeros(0, np.intp)                     # the static orientations' rows, `_bases`
 
 
 class PredicateExtractor:
@@ -363,13 +372,13 @@ class PredicateExtractor:
                       for id_a, id_b in sorted(self._together))
         self._frame_geometry = FrameGeometry(geometries.values())
         if self._layout is None or self._layout.pairs != pairs:
-            self._layout = _PairLayout(pairs)
+            self._layout = _PairLayout(pairs, self._windows)
         table = _PairTable(self._layout, {entity_id: row for row, entity_id in enumerate(geometries)})
         contacts = self._contacts(table)
         rows = FrameRows(self._windows, self.confidence, self._floor, frame_index, window_start)
         bases = self._bases(table, contacts, self._statics(table, contacts), rows)
         rows.push()                         # the contact windows, this frame included, for the dynamic rule
-        self._dynamics(bases, rows)
+        self._dynamics(table, bases, table.contact_rows, rows)
         rows.evaluate()                     # the base predicates' reported values, for the derived ones
         for (id_a, id_b, plan), base in zip(pairs, bases):
             if plan.hand_subject:
@@ -443,6 +452,7 @@ class PredicateExtractor:
             return
         for pair in pairs:
             del self._together[pair]
+        self._layout = None                     # its streams' rows may be freed
         def gone(key: tuple[str, int, int]) -> bool:
             return (min(key[1], key[2]), max(key[1], key[2])) in pairs
         self._windows.forget(gone)
@@ -591,11 +601,13 @@ class PredicateExtractor:
         layout = table.layout
         factors = table.factors = self._pair_factors(table)
         contact_rows = rows.add_many(layout.contact_orders, _CONTACT, layout.subjects, layout.objects, *contacts,
-                                     factors)
-        static_rows = table.static_rows = rows.add_many(layout.static_orders, _STATIC, layout.static_subjects,
-                                                        layout.static_objects, *statics, factors[layout.static_pairs])
+                                     factors, layout.streams[_CONTACT])
+        static_rows = table.static_rows = rows.add_many(
+            layout.static_orders, _STATIC, layout.static_subjects, layout.static_objects, *statics,
+            factors[layout.static_pairs], layout.streams[_STATIC])
         pairs = [_PairRows(*pair) for pair in zip(layout.contact_orders.tolist(), layout.subjects.tolist(),
                                                   layout.objects.tolist(), map(tuple, factors.tolist()))]
+        table.contact_rows = contact_rows
         for pair, row in zip(pairs, contact_rows.tolist()):
             pair.contact = row
         for index, subject, obj, row in zip(layout.static_pairs.tolist(), layout.static_subjects.tolist(),
@@ -603,18 +615,16 @@ class PredicateExtractor:
             pairs[index].statics.append((subject, obj, row))
         return pairs
 
-    def _dynamics(self, pairs: list[_PairRows], rows: FrameRows) -> None:
+    def _dynamics(self, table: _PairTable, pairs: list[_PairRows], contact_rows: np.ndarray, rows: FrameRows) -> None:
         """Add every pair's dynamic row (unordered; the contact windows must hold this frame's values): the
         rule of all observed pairs at once, in 3D (m/s) for those whose tracks both have 3D positions on
         min_frames joint frames of the window, else in the image; UNK for the pairs not observed."""
-        geometries = self._geometries
-        observed = [pair for pair in pairs if pair.subject in geometries and pair.object in geometries]
-        codes, margins = np.full(len(observed), UNK), np.zeros(len(observed))
-        if observed:
-            subjects = [pair.subject for pair in observed]
-            objects = [pair.object for pair in observed]
-            touching = self._windows.shares(rows.window_rows([pair.contact for pair in observed]), _T,
-                                            self._window_start)
+        layout = table.layout
+        observed = np.flatnonzero(table.observed)
+        codes, margins = np.full(len(pairs), UNK), np.zeros(len(pairs))
+        if observed.size:
+            subjects, objects = layout.subjects[observed].tolist(), layout.objects[observed].tolist()
+            touching = self._windows.shares(rows.window_rows(contact_rows[observed]), _T, self._window_start)
             in_image = np.ones(len(observed), bool)
             if self._dynamic_3d is not None:
                 tracks = self._tracks
@@ -627,19 +637,15 @@ class PredicateExtractor:
                     enough = measured.samples >= self._dynamic_3d.min_frames
                     chosen = chosen[enough]
                     decided = rules.dynamic_rules(measured, self._dynamic_3d)
-                    codes[chosen], margins[chosen] = decided[0][enough], decided[1][enough]
+                    codes[observed[chosen]], margins[observed[chosen]] = decided[0][enough], decided[1][enough]
                     in_image[chosen] = False
             if in_image.any():
                 chosen = np.flatnonzero(in_image)
                 measured = self._measure([subjects[k] for k in chosen], [objects[k] for k in chosen], False,
                                          touching[chosen], 1.0)
-                codes[chosen], margins[chosen] = rules.dynamic_rules(measured, self.config.dynamic)
-        all_codes, all_margins = np.full(len(pairs), UNK), np.zeros(len(pairs))
-        taken = [k for k, pair in enumerate(pairs) if pair.subject in geometries and pair.object in geometries]
-        all_codes[taken], all_margins[taken] = codes, margins
-        dynamic_rows = rows.add_many([pair.order + len(pair.statics) + 1 for pair in pairs], _DYNAMIC,
-                                     [pair.subject for pair in pairs], [pair.object for pair in pairs],
-                                     all_codes, all_margins, [pair.factors for pair in pairs])
+                codes[observed[chosen]], margins[observed[chosen]] = rules.dynamic_rules(measured, self.config.dynamic)
+        dynamic_rows = rows.add_many(layout.dynamic_orders, _DYNAMIC, layout.subjects, layout.objects, codes, margins,
+                                     table.factors, layout.streams[_DYNAMIC])
         for pair, row in zip(pairs, dynamic_rows.tolist()):
             pair.dynamic = row
 
@@ -681,7 +687,7 @@ class PredicateExtractor:
                                            (_SUPPORT, rules.SUP, allowed_sup, layout.onset_orders + allowed_in)):
             events = rules.onset_rules(previous[taken], codes[taken], margins[taken], state)
             rows.add_many(orders[taken], name, layout.static_subjects[taken], layout.static_objects[taken], *events,
-                          factors[taken])
+                          factors[taken], layout.streams[name])
         frame = self._frame
         for key, code in zip(keys, codes.tolist()):
             if code != UNK:
