@@ -60,10 +60,11 @@ class FrameRows:
         self._pushed = 0                             # blocks whose codes are in the windows
         self._evaluated = 0                          # blocks evaluated
         self._stream_rows: list[np.ndarray] = []     # per pushed block
-        self._outputs: list[np.ndarray] = []         # per evaluation (then joined by `outputs`)
-        self._sps_evaluated: list[np.ndarray] = []
-        self._confidences: list[np.ndarray] = []
-        self._tmps: list[np.ndarray] = []
+        # per evaluation, its rows' (order, subject, object, reported code) and (c, det, seg, trk, vis, sp,
+        # tmp), joined once read (`outputs`, `estimates`)
+        self._integers: list[np.ndarray] = []
+        self._numbers: list[np.ndarray] = []
+        self._names: list[str] = []
         self._output_codes: list[int] = []           # every evaluated row's reported code, for `output`
         self._output_sps: list[float] = []
 
@@ -123,10 +124,10 @@ class FrameRows:
         names = [name for block in blocks for name in block.names]
         confidence = confidences(self._confidence, names, factors)
         outputs = np.where(confidence >= self._floor, codes, UNK)
-        self._outputs.append(outputs)
-        self._sps_evaluated.append(sps)
-        self._confidences.append(confidence)
-        self._tmps.append(tmp)
+        self._integers.append(np.stack((_joined(blocks, "orders"), _joined(blocks, "subjects"),
+                                        _joined(blocks, "objects"), outputs), axis=1))
+        self._numbers.append(np.concatenate((confidence[:, None], factors), axis=1))
+        self._names.extend(names)
         self._output_codes.extend(outputs.tolist())
         self._output_sps.extend(sps.tolist())
         self._evaluated = len(self._blocks)
@@ -141,10 +142,13 @@ class FrameRows:
 
     def outputs(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`output` of evaluated rows: (reported codes, sps)."""
-        if len(self._outputs) > 1:
-            self._outputs = [np.concatenate(self._outputs)]
-            self._sps_evaluated = [np.concatenate(self._sps_evaluated)]
-        return self._outputs[0][rows], self._sps_evaluated[0][rows]
+        integers, numbers = self._joined_evaluations()
+        return integers[rows, 3], numbers[rows, 5]
+
+    def _joined_evaluations(self) -> tuple[np.ndarray, np.ndarray]:
+        if len(self._integers) > 1:
+            self._integers, self._numbers = [np.concatenate(self._integers)], [np.concatenate(self._numbers)]
+        return self._integers[0], self._numbers[0]
 
     def estimates(self) -> list[PredicateEstimate]:
         """Every row as a `PredicateEstimate` (built as `PredicateEstimate.trusted` does, without the
@@ -152,19 +156,15 @@ class FrameRows:
         self.evaluate()
         if not self._blocks:
             return []
-        blocks = self._blocks
-        order = np.argsort(_joined(blocks, "orders"), kind="stable")
-        names = [name for block in blocks for name in block.names]
-        integers = np.stack((_joined(blocks, "subjects"), _joined(blocks, "objects"), np.concatenate(self._outputs)),
-                            axis=1)[order].tolist()
-        numbers = np.concatenate((np.concatenate(self._confidences)[:, None], _joined(blocks, "factors"),
-                                  _joined(blocks, "sps")[:, None], np.concatenate(self._tmps)[:, None]),
-                                 axis=1)[order].tolist()
+        integers, numbers = self._joined_evaluations()
+        order = np.argsort(integers[:, 0], kind="stable")
+        names = self._names
+        _, subjects, objects, outputs = integers[order].T.tolist()
+        columns = (order.tolist(), subjects, objects, outputs, *numbers[order].T.tolist())
         frame, unk_label, labels, groups = self.frame, vocabulary.UNK_LABEL, _LABELS, _GROUPS
         new, cls = PredicateEstimate.__new__, PredicateEstimate
         out = []
-        for row, (subject, obj, output), (confidence, det, seg, trk, vis, sp, tmp) in zip(order.tolist(), integers,
-                                                                                         numbers):
+        for row, subject, obj, output, confidence, det, seg, trk, vis, sp, tmp in zip(*columns):
             name = names[row]
             estimate = new(cls)
             estimate.__dict__ = {"name": name, "subject": subject, "object": obj,

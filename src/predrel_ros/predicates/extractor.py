@@ -489,19 +489,14 @@ class PredicateExtractor:
         box_quality = self.config.confidence.box_only_seg_quality
         entity_factors = np.array([(entity.score, entity.mask_quality if entity.mask is not None else box_quality,
                                     entity.track_quality, entity.visibility) for entity in present.values()])
-        seen = np.zeros((len(present), self.config.window), bool)        # the window's frames with a sample
-        moving = np.zeros(len(present), bool)                             # a sample this frame (a motion)
-        for k, entity_id in enumerate(present):
-            motion = self._tracks[entity_id].motion
-            if motion is not None:
-                moving[k] = True
-                seen[k, [frame - self._window_start for frame in motion.frames]] = True
+        window = range(self._window_start, self._window_start + self.config.window)
+        motions = [self._tracks[entity_id].motion for entity_id in present]    # None: no sample this frame
+        seen = np.array([[motion is not None and frame in motion.frames for frame in window] for motion in motions])
         rows = layout.rows(index)
         i, j = rows[layout.subject_entities], rows[layout.object_entities]
         both = np.flatnonzero((i >= 0) & (j >= 0))
         i, j = i[both], j[both]
-        continuity = np.where(moving[i] & moving[j], np.count_nonzero(seen[i] & seen[j], axis=1) / self._window_frames,
-                              0.0)
+        continuity = np.count_nonzero(seen[i] & seen[j], axis=1) / self._window_frames
         paired = np.minimum(entity_factors[i], entity_factors[j])
         paired[:, 2] *= continuity
         factors[both] = paired

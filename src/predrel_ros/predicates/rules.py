@@ -202,9 +202,12 @@ def _decide_rows(tests, allowed: dict[str, np.ndarray], count: int) -> tuple[np.
 
 def _conjunction_rows(*tests: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """`conjunction` of every row."""
-    passed = np.logical_and.reduce([test for test, _ in tests])
-    failing = np.maximum.reduce([np.where(test, -np.inf, margin) for test, margin in tests])
-    weakest = np.minimum.reduce([margin for _, margin in tests])
+    (passed, weakest), *rest = tests
+    failing = np.where(passed, -np.inf, weakest)
+    for test, margin in rest:                       # pairwise: no stacking of the tests' arrays
+        passed = passed & test
+        failing = np.maximum(failing, np.where(test, -np.inf, margin))
+        weakest = np.minimum(weakest, margin)
     return passed, np.where(passed, weakest, failing)
 
 
