@@ -764,14 +764,18 @@ class PredicateExtractor:
         dims = 3 if in_3d else 2
         coordinates = np.full((len(ids), window, dims), np.nan)
         seen = np.zeros((len(ids), window), bool)
-        motion = np.empty((len(ids), 3 + dims))               # speed, early, late, velocity
+        tracks, cells, values, motions = [], [], [], []         # the window samples' (track, cell), all at once
         for k, track_id in enumerate(ids):
             track = self._tracks[track_id]
             for sample in (track.positions if in_3d else track.samples):
-                coordinates[k, sample[0] - start] = sample[1:]
-                seen[k, sample[0] - start] = True
+                tracks.append(k)
+                cells.append(sample[0] - start)
+                values.append(sample[1:])
             moving = track.motion3d if in_3d else track.motion
-            motion[k] = (moving.speed, moving.early, moving.late, *moving.velocity)
+            motions.append((moving.speed, moving.early, moving.late, *moving.velocity))
+        coordinates[tracks, cells] = values
+        seen[tracks, cells] = True
+        motion = np.array(motions)                              # speed, early, late, velocity
         rows_i = np.array([index[track_id] for track_id in ids_i])
         rows_j = np.array([index[track_id] for track_id in ids_j])
         joint = seen[rows_i] & seen[rows_j]
