@@ -169,8 +169,8 @@ class _PairPlan:
 
 
 class _PairRows:
-    """One pair's rows of a frame (`FrameRows`): the pair's orientation, evidence factors and the rows
-    the derived predicates read."""
+    """A hand pair's rows of a frame (`FrameRows`): the pair's orientation, evidence factors and the rows
+    its grasp and release read (`PredicateExtractor._derived`)."""
 
     __slots__ = ("order", "subject", "object", "factors", "contact", "statics", "dynamic")
 
@@ -198,6 +198,7 @@ class _PairLayout:
                         for slot, (swap, _) in enumerate(plan.static_orders)]
         static = np.array(orientations, np.int64).reshape(-1, 4)
         self.static_pairs, self.static_slots, self.static_subjects, self.static_objects = static.T
+        self.static_starts = np.searchsorted(self.static_pairs, np.arange(len(pairs) + 1)).tolist()   # by pair
         self.static_allowed = np.array([pairs[index][2].allowed for index, *_ in orientations], bool).reshape(
             -1, len(rules.STATIC_RELATIONS))
         self.hand_subject = np.array([plan.hand_subject for *_, plan in pairs], bool)
@@ -240,8 +241,8 @@ class _PairTable:
         self.static_subject_rows = rows[layout.static_subject_entities]
         self.static_object_rows = rows[layout.static_object_entities]
         self.factors = np.zeros((len(layout.pairs), 4))             # (det, seg, trk, vis), `_bases`
-        self.contact_rows = np.zeros(0, np.intp)                    # the pairs' contact `FrameRows` rows, `_bases`
-        self.static_rows = np.zeros(0, np.intp)                     # the static orientations' rows, `_bases`
+        # `FrameRows` rows of the pairs' contact and dynamic (`_bases`, `_dynamics`) and of the static orientations
+        self.contact_rows = self.dynamic_rows = self.static_rows = np.zeros(0, np.intp)
 
 
 class PredicateExtractor:
@@ -376,13 +377,12 @@ class PredicateExtractor:
         table = _PairTable(self._layout, {entity_id: row for row, entity_id in enumerate(geometries)})
         contacts = self._contacts(table)
         rows = FrameRows(self._windows, self.confidence, self._floor, frame_index, window_start)
-        bases = self._bases(table, contacts, self._statics(table, contacts), rows)
+        self._bases(table, contacts, self._statics(table, contacts), rows)
         rows.push()                         # the contact windows, this frame included, for the dynamic rule
-        self._dynamics(table, bases, table.contact_rows, rows)
+        self._dynamics(table, rows)
         rows.evaluate()                     # the base predicates' reported values, for the derived ones
-        for (id_a, id_b, plan), base in zip(pairs, bases):
-            if plan.hand_subject:
-                self._derived(id_a, id_b, plan, base, rows, hand_evidence)
+        for id_a, id_b, plan, pair in self._hand_pairs(table):
+            self._derived(id_a, id_b, plan, pair, rows, hand_evidence)
         self._onsets(table, rows)
         for index, (hand_id, evidence) in enumerate(hand_evidence.items()):
             self._active_hand(len(pairs) * _PAIR_SLOTS + index, hand_id, evidence, rows)
@@ -591,35 +591,38 @@ class PredicateExtractor:
         return codes, margins
 
     def _bases(self, table: _PairTable, contacts: tuple[np.ndarray, np.ndarray],
-               statics: tuple[np.ndarray, np.ndarray], rows: FrameRows) -> list[_PairRows]:
+               statics: tuple[np.ndarray, np.ndarray], rows: FrameRows) -> None:
         """Add every pair's contact and static rows from their rules' (codes, sp) (`_contacts`, `_statics`)."""
         layout = table.layout
         factors = table.factors = self._pair_factors(table)
-        contact_rows = rows.add_many(layout.contact_orders, _CONTACT, layout.subjects, layout.objects, *contacts,
-                                     factors, layout.streams[_CONTACT])
-        static_rows = table.static_rows = rows.add_many(
-            layout.static_orders, _STATIC, layout.static_subjects, layout.static_objects, *statics,
-            factors[layout.static_pairs], layout.streams[_STATIC])
-        pairs = [_PairRows(*pair) for pair in zip(layout.contact_orders.tolist(), layout.subjects.tolist(),
-                                                  layout.objects.tolist(), map(tuple, factors.tolist()))]
-        table.contact_rows = contact_rows
-        for pair, row in zip(pairs, contact_rows.tolist()):
-            pair.contact = row
-        for index, subject, obj, row in zip(layout.static_pairs.tolist(), layout.static_subjects.tolist(),
-                                            layout.static_objects.tolist(), static_rows.tolist()):
-            pairs[index].statics.append((subject, obj, row))
-        return pairs
+        table.contact_rows = rows.add_many(layout.contact_orders, _CONTACT, layout.subjects, layout.objects,
+                                           *contacts, factors, layout.streams[_CONTACT])
+        table.static_rows = rows.add_many(layout.static_orders, _STATIC, layout.static_subjects, layout.static_objects,
+                                          *statics, factors[layout.static_pairs], layout.streams[_STATIC])
 
-    def _dynamics(self, table: _PairTable, pairs: list[_PairRows], contact_rows: np.ndarray, rows: FrameRows) -> None:
+    def _hand_pairs(self, table: _PairTable) -> list[tuple[int, int, _PairPlan, _PairRows]]:
+        """(id_a, id_b, plan, rows) of the pairs with a hand subject (grasp and release, `_derived`)."""
+        layout, out = table.layout, []
+        starts = layout.static_starts
+        for index in np.flatnonzero(layout.hand_subject).tolist():
+            pair = _PairRows(int(layout.contact_orders[index]), int(layout.subjects[index]),
+                             int(layout.objects[index]), tuple(table.factors[index].tolist()))
+            pair.contact, pair.dynamic = int(table.contact_rows[index]), int(table.dynamic_rows[index])
+            pair.statics = [(int(layout.static_subjects[k]), int(layout.static_objects[k]), int(table.static_rows[k]))
+                            for k in range(starts[index], starts[index + 1])]
+            out.append((*layout.pairs[index], pair))
+        return out
+
+    def _dynamics(self, table: _PairTable, rows: FrameRows) -> None:
         """Add every pair's dynamic row (unordered; the contact windows must hold this frame's values): the
         rule of all observed pairs at once, in 3D (m/s) for those whose tracks both have 3D positions on
         min_frames joint frames of the window, else in the image; UNK for the pairs not observed."""
         layout = table.layout
         observed = np.flatnonzero(table.observed)
-        codes, margins = np.full(len(pairs), UNK), np.zeros(len(pairs))
+        codes, margins = np.full(len(layout.pairs), UNK), np.zeros(len(layout.pairs))
         if observed.size:
             subjects, objects = layout.subjects[observed].tolist(), layout.objects[observed].tolist()
-            touching = self._windows.shares(rows.window_rows(contact_rows[observed]), _T, self._window_start)
+            touching = self._windows.shares(rows.window_rows(table.contact_rows[observed]), _T, self._window_start)
             in_image = np.ones(len(observed), bool)
             if self._dynamic_3d is not None:
                 tracks = self._tracks
@@ -639,10 +642,8 @@ class PredicateExtractor:
                 measured = self._measure([subjects[k] for k in chosen], [objects[k] for k in chosen], False,
                                          touching[chosen], 1.0)
                 codes[observed[chosen]], margins[observed[chosen]] = rules.dynamic_rules(measured, self.config.dynamic)
-        dynamic_rows = rows.add_many(layout.dynamic_orders, _DYNAMIC, layout.subjects, layout.objects, codes, margins,
-                                     table.factors, layout.streams[_DYNAMIC])
-        for pair, row in zip(pairs, dynamic_rows.tolist()):
-            pair.dynamic = row
+        table.dynamic_rows = rows.add_many(layout.dynamic_orders, _DYNAMIC, layout.subjects, layout.objects, codes,
+                                           margins, table.factors, layout.streams[_DYNAMIC])
 
     def _derived(self, id_a: int, id_b: int, plan: _PairPlan, pair: _PairRows, rows: FrameRows,
                  hand_evidence: dict[int, list[rules.Truth]]) -> None:
