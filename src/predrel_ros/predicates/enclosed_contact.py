@@ -26,6 +26,7 @@ from collections import deque
 import numpy as np
 
 from predrel_ros.predicates.config import ContactConfig, Threshold
+from predrel_ros.predicates.order_statistics import median
 
 
 class EnclosedContact:
@@ -50,7 +51,7 @@ class EnclosedContact:
             self.recent.clear()                    # other parts of the object in view: a new level
             limit = cap
         elif self.touching:
-            level = float(np.median(self.recent))
+            level = median(np.array(self.recent, np.float64))
             limit = min(cap, level + rise.value)
         elif self.touching is None:
             limit = cap
