@@ -100,12 +100,15 @@ class FrameRows:
         """Write the raw codes of the rows added since the last push into their streams' windows (so a
         rule can read a stream's window, this frame included, before the rows are evaluated)."""
         self._flush()
-        for block in self._blocks[self._pushed:]:
+        blocks = self._blocks[self._pushed:]
+        if not blocks:
+            return
+        for block in blocks:
             rows = block.streams
             if rows is None:
                 rows = self._streams.rows(zip(block.names, block.subjects.tolist(), block.objects.tolist()))
-            self._streams.push(rows, self.frame, block.codes)
             self._stream_rows.append(rows)
+        self._streams.push(np.concatenate(self._stream_rows[self._pushed:]), self.frame, _joined(blocks, "codes"))
         self._pushed = len(self._blocks)
 
     def evaluate(self) -> None:
