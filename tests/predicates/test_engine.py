@@ -1,4 +1,5 @@
 """FrameRows: the estimates of a frame evaluated by stages, as the scalar definition gives them one by one."""
+import numpy as np
 import pytest
 
 from predrel_ros.predicates import vocabulary
@@ -46,3 +47,26 @@ def test_pushed_rows_can_be_read_before_they_are_evaluated():
         share = windows.shares(rows.window_rows([row]), 1, rows.window_start).tolist()
         rows.estimates()
     assert share == [2 / 3]
+
+
+def test_rows_added_at_once_equal_rows_added_one_by_one():
+    """add_many gives the same estimates as add; outputs reads evaluated rows at once."""
+    results = []
+    for bulk in (False, True):
+        windows = StreamWindows(3)
+        for index, codes in enumerate([[1, 0], [1, 1], [0, 1]]):
+            rows = frame(windows, index)
+            if bulk:
+                added = rows.add_many([4, 2], vocabulary.CONTACT, [1, 3], [2, 4], codes, [0.6, 0.3], [FACTORS, FACTORS])
+            else:
+                added = [rows.add(order, vocabulary.CONTACT, s, o, code, sp, FACTORS)
+                         for order, s, o, code, sp in zip([4, 2], [1, 3], [2, 4], codes, [0.6, 0.3])]
+            rows.evaluate()
+            outputs = rows.outputs(np.asarray(added))
+            assert outputs[0].tolist() == [rows.output(row)[0] for row in added]
+            assert outputs[1].tolist() == [0.6, 0.3]
+            estimates = rows.estimates()
+        results.append([(e.name, e.subject, e.object, e.value, e.confidence, e.evidence, e.frame_index, e.group)
+                        for e in estimates])
+    assert results[0] == results[1]
+    assert [subject for _, subject, *_ in results[0]] == [3, 1]         # by order

@@ -7,6 +7,7 @@ from scipy.spatial.distance import cdist
 from predrel_ros.core.entities import MANIPULATED_OBJECT, Entity
 from predrel_ros.predicates.geometry import (
     EntityGeometry,
+    FrameGeometry,
     boundary_distance,
     inside_fraction,
     rectangle_gap,
@@ -111,3 +112,31 @@ def test_support_fraction_is_its_definition(rects_a, rects_b, band):
     mask_a, mask_b = paint(rects_a), paint(rects_b)
     assert support_fraction(geometry(mask_a), geometry(mask_b, track_id=2), band) == support_by_definition(
         mask_a, mask_b, band)
+
+
+box_entities = st.tuples(st.floats(-5.0, W + 5.0), st.floats(-5.0, H + 5.0), st.floats(0.0, 30.0), st.floats(0.0, 30.0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(blobs, box_entities), min_size=2, max_size=5), st.floats(1.0, 15.0))
+def test_frame_geometry_gives_every_pair_its_one_pair_measurements(shapes, limit):
+    """The arrays of many pairs equal the one-pair functions, masks and boxes mixed, both orders."""
+    geometries = []
+    for track_id, shape in enumerate(shapes, start=1):
+        if isinstance(shape, list):
+            geometries.append(geometry(paint(shape), track_id=track_id))
+        else:
+            x, y, w, h = shape
+            geometries.append(EntityGeometry(Entity(id=track_id, label="cube", role=MANIPULATED_OBJECT,
+                                                    box=[x, y, x + w, y + h])))
+    frame = FrameGeometry(geometries)
+    pairs = [(i, j) for i in range(len(geometries)) for j in range(len(geometries)) if i != j]
+    i, j = (np.array(side, np.intp) for side in zip(*pairs))
+    gaps = frame.rectangle_gaps(i, j)
+    distances = frame.boundary_distances(i, j, limit)
+    inside = frame.inside_fractions(i, j)
+    for k, (a, b) in enumerate(pairs):
+        assert gaps[k] == pytest.approx(rectangle_gap(geometries[a], geometries[b]), rel=1e-12, abs=1e-12)
+        assert distances[k] == pytest.approx(boundary_distance(geometries[a], geometries[b], limit), rel=1e-12,
+                                             abs=1e-12)
+        assert inside[k] == inside_fraction(geometries[a], geometries[b])

@@ -154,6 +154,9 @@ def test_kleene_logic_and_derived_rules():
     assert rules.onset_rule(IN, (IN, 0.7), IN) == (N, 0.7)
     assert rules.onset_rule(None, (IN, 0.7), IN) == (N, 0.7)
     assert rules.onset_rule(SUP, (UNK, 0.0), IN)[0] == UNK
+    codes, margins = rules.onset_rules(np.array([SUP, IN, rules.NOTHING_KNOWN, SUP]), np.array([IN, IN, IN, UNK]),
+                                       np.array([0.7, 0.6, 0.5, 0.4]), IN)
+    assert codes.tolist() == [T, N, N, UNK] and margins.tolist() == [0.7, 0.6, 0.5, 0.0]
     assert rules.active_hand_rule([(N, 1.0)], [(GC, 0.4)]) == (T, 0.4)
     assert rules.active_hand_rule([(N, 1.0)], [(S, 0.4)]) == (N, 0.4)
 

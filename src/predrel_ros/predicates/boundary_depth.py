@@ -29,6 +29,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from predrel_ros.predicates.geometry import EntityGeometry
+from predrel_ros.predicates.order_statistics import quantile
 
 if TYPE_CHECKING:                     # core.frame imports predicates.estimate
     from predrel_ros.core.frame import CameraIntrinsics
@@ -107,7 +108,7 @@ def boundary_depth_gap_m(geo_i: EntityGeometry, geo_j: EntityGeometry, depth_m: 
                            _gaps(zone.depth, zone.samples_j, zone.samples_i, zone.kernel)))
     if not gaps.size:
         return None
-    return float(np.quantile(gaps, TOUCHING_QUANTILE))
+    return quantile(gaps, TOUCHING_QUANTILE)
 
 
 def boundary_separation_m(geo_i: EntityGeometry, geo_j: EntityGeometry, depth_m: np.ndarray,
@@ -126,7 +127,7 @@ def boundary_separation_m(geo_i: EntityGeometry, geo_j: EntityGeometry, depth_m:
     if not (near_i.any() and near_j.any()):
         return None
     distances, _ = cKDTree(_points(zone, near_j, camera)).query(_points(zone, near_i, camera))
-    return float(np.quantile(distances, SEPARATION_QUANTILE))
+    return quantile(distances, SEPARATION_QUANTILE)
 
 
 def _points(zone: _Zone, samples: np.ndarray, camera: CameraIntrinsics) -> np.ndarray:

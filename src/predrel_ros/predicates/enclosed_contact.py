@@ -38,6 +38,7 @@ from collections import deque
 import numpy as np
 
 from predrel_ros.predicates.config import ContactConfig, Threshold
+from predrel_ros.predicates.order_statistics import median
 
 
 class EnclosedContact:
@@ -68,7 +69,7 @@ class EnclosedContact:
             self.recent.clear()                    # other parts of the object in view: a new level
             limit = cap
         elif self.touching:
-            level = float(np.median(self.recent))
+            level = median(np.array(self.recent, np.float64))
             limit = min(cap, level + rise.value)
             creeping = creep is not None and standing_still and separation_m > self.recent[-1]
             if creeping:

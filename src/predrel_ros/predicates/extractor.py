@@ -59,12 +59,12 @@ from predrel_ros.core.entities import CONTAINER, HAND_ROLES, Entity
 from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: F401  (FrameOrderError: re-exported)
 from predrel_ros.predicates import rules, vocabulary
 from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m, boundary_separation_m
-from predrel_ros.predicates.confidence import GeometricMeanConfidence, q_det
+from predrel_ros.predicates.confidence import GeometricMeanConfidence
 from predrel_ros.predicates.config import PairRule, PredicateConfig, Threshold
 from predrel_ros.predicates.enclosed_contact import EnclosedContact
 from predrel_ros.predicates.engine import FrameRows, PairFactors
 from predrel_ros.predicates.estimate import NO_OBJECT, PredicateEstimate
-from predrel_ros.predicates.geometry import EntityGeometry, boundary_distance, inside_fraction, support_fraction
+from predrel_ros.predicates.geometry import EntityGeometry, FrameGeometry, inside_fraction, support_fraction
 from predrel_ros.predicates.gravity import Support
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
 from predrel_ros.predicates.point_sets import FramePoints
@@ -158,18 +158,19 @@ def _window_motion(samples: deque[Sample], window_start: int, frame_index: int) 
 class _PairPlan:
     """How one unordered pair of roles is evaluated (cached per role pair and id order)."""
 
-    __slots__ = ("rule", "swap", "static_orders", "allowed")
+    __slots__ = ("rule", "swap", "static_orders", "allowed", "hand_subject")
 
     def __init__(self, rule: PairRule, swap: bool, static_orders: list[tuple[bool, tuple[str, ...]]]) -> None:
         self.rule = rule
         self.swap = swap                      # True: the higher id is the subject
         self.static_orders = static_orders    # (swap, allowed relations) per evaluated orientation
         self.allowed = tuple(name in rule.static_relations for name in rules.STATIC_RELATIONS)
+        self.hand_subject = rule.hand_subject
 
 
 class _PairRows:
-    """One pair's rows of a frame (`FrameRows`): the pair's orientation, evidence factors and the rows
-    the derived predicates read."""
+    """A hand pair's rows of a frame (`FrameRows`): the pair's orientation, evidence factors and the rows
+    its grasp and release read (`PredicateExtractor._derived`)."""
 
     __slots__ = ("order", "subject", "object", "factors", "contact", "statics", "dynamic")
 
@@ -179,6 +180,69 @@ class _PairRows:
         self.factors = factors
         self.contact = self.dynamic = -1
         self.statics: list[tuple[int, int, int]] = []      # (subject, object, row) per static orientation
+
+
+class _PairLayout:
+    """The frame's pairs as id-level arrays, kept while the pairs stay the same and none of their streams
+    is forgotten: each pair's (subject, object) in its rule's orientation, one row per static
+    orientation of a pair, the order keys of the pair's rows (`FrameRows`) and the windows' rows of
+    their streams (`StreamWindows`), and each id's position among the pairs' `entities`."""
+
+    def __init__(self, pairs: tuple[tuple[int, int, _PairPlan], ...], windows: StreamWindows) -> None:
+        self.pairs = pairs
+        subjects = [id_b if plan.swap else id_a for id_a, id_b, plan in pairs]
+        objects = [id_a if plan.swap else id_b for id_a, id_b, plan in pairs]
+        self.subjects, self.objects = np.array(subjects, np.int64), np.array(objects, np.int64)
+        orientations = [(index, slot, *((id_b, id_a) if swap else (id_a, id_b)))
+                        for index, (id_a, id_b, plan) in enumerate(pairs)
+                        for slot, (swap, _) in enumerate(plan.static_orders)]
+        static = np.array(orientations, np.int64).reshape(-1, 4)
+        self.static_pairs, self.static_slots, self.static_subjects, self.static_objects = static.T
+        self.static_starts = np.searchsorted(self.static_pairs, np.arange(len(pairs) + 1)).tolist()   # by pair
+        self.static_allowed = np.array([pairs[index][2].allowed for index, *_ in orientations], bool).reshape(
+            -1, len(rules.STATIC_RELATIONS))
+        self.hand_subject = np.array([plan.hand_subject for *_, plan in pairs], bool)
+        self.entities = sorted(set(subjects) | set(objects))
+        position = {entity_id: k for k, entity_id in enumerate(self.entities)}
+        self.subject_entities, self.object_entities, self.static_subject_entities, self.static_object_entities = (
+            np.array([position[entity_id] for entity_id in ids.tolist()], np.intp)
+            for ids in (self.subjects, self.objects, self.static_subjects, self.static_objects))
+        # order keys: contact, the static orientations, dynamic, then grasp and release (hand pairs), then
+        # per static orientation its containment and support events where its rule allows In / Sup
+        self.contact_orders = np.arange(len(pairs), dtype=np.int64) * _PAIR_SLOTS
+        statics = np.bincount(self.static_pairs, minlength=len(pairs))
+        self.static_orders = self.contact_orders[self.static_pairs] + self.static_slots + 1
+        self.dynamic_orders = self.contact_orders + statics + 1
+        derived_orders = self.dynamic_orders + 1
+        allowed_in, allowed_sup = self.static_allowed[:, 0], self.static_allowed[:, 1]
+        self.onset_orders = (derived_orders[self.static_pairs] + 2 * self.hand_subject[self.static_pairs]
+                             + self.static_slots * (allowed_in.astype(np.int64) + allowed_sup))
+        self.streams = {name: windows.rows(zip([name] * len(subjects), subjects.tolist(), objects.tolist()))
+                        for name, subjects, objects in (
+                            (_CONTACT, self.subjects, self.objects), (_DYNAMIC, self.subjects, self.objects),
+                            (_STATIC, self.static_subjects, self.static_objects),
+                            (_CONTAINMENT, self.static_subjects[allowed_in], self.static_objects[allowed_in]),
+                            (_SUPPORT, self.static_subjects[allowed_sup], self.static_objects[allowed_sup]))}
+
+    def rows(self, table: dict[int, int]) -> np.ndarray:
+        """Each of `entities`' row in `table` (id -> row), -1 where it has none."""
+        return np.array([table.get(entity_id, -1) for entity_id in self.entities], np.intp)
+
+
+class _PairTable:
+    """This frame's pairs: the `_PairLayout` and each pair's rows in the frame's geometry (-1: not
+    observed)."""
+
+    def __init__(self, layout: _PairLayout, geometry_rows: dict[int, int]) -> None:
+        self.layout = layout
+        rows = layout.rows(geometry_rows)
+        self.subject_rows, self.object_rows = rows[layout.subject_entities], rows[layout.object_entities]
+        self.observed = (self.subject_rows >= 0) & (self.object_rows >= 0)
+        self.static_subject_rows = rows[layout.static_subject_entities]
+        self.static_object_rows = rows[layout.static_object_entities]
+        self.factors = np.zeros((len(layout.pairs), 4))             # (det, seg, trk, vis), `_bases`
+        # `FrameRows` rows of the pairs' contact and dynamic (`_bases`, `_dynamics`) and of the static orientations
+        self.contact_rows = self.dynamic_rows = self.static_rows = np.zeros(0, np.intp)
 
 
 class PredicateExtractor:
@@ -212,6 +276,7 @@ class PredicateExtractor:
         self._touching: set[tuple[int, int]] = set()        # (subject, object) of the contacts T last frame
         self._touching_now: set[tuple[int, int]] = set()
         self._together: dict[tuple[int, int], int] = {}     # evaluated pair (ids ascending) -> last frame together
+        self._layout: _PairLayout | None = None
         self.dropped_entities: tuple[int, ...] = ()
         self._first_frame: int | None = None
         self.order.reset()
@@ -304,18 +369,21 @@ class PredicateExtractor:
             for id_b in present_ids[index + 1:]:
                 if self._plan(role_a, self._tracks[id_b].role) is not None:
                     self._together[(id_a, id_b)] = frame_index
-        pairs = [(id_a, id_b, self._plan(self._tracks[id_a].role, self._tracks[id_b].role))
-                 for id_a, id_b in sorted(self._together)]
-        contacts = [self._contact(id_a, id_b, plan) for id_a, id_b, plan in pairs]
-        statics = self._statics(pairs, contacts)
+        pairs = tuple((id_a, id_b, self._plan(self._tracks[id_a].role, self._tracks[id_b].role))
+                      for id_a, id_b in sorted(self._together))
+        self._frame_geometry = FrameGeometry(geometries.values())
+        if self._layout is None or self._layout.pairs != pairs:
+            self._layout = _PairLayout(pairs, self._windows)
+        table = _PairTable(self._layout, {entity_id: row for row, entity_id in enumerate(geometries)})
+        contacts = self._contacts(table)
         rows = FrameRows(self._windows, self.confidence, self._floor, frame_index, window_start)
-        bases = [self._base(index * _PAIR_SLOTS, id_a, id_b, plan, contact, pair_statics, rows)
-                 for index, ((id_a, id_b, plan), contact, pair_statics) in enumerate(zip(pairs, contacts, statics))]
+        self._bases(table, contacts, self._statics(table, contacts), rows)
         rows.push()                         # the contact windows, this frame included, for the dynamic rule
-        self._dynamics(bases, rows)
+        self._dynamics(table, rows)
         rows.evaluate()                     # the base predicates' reported values, for the derived ones
-        for (id_a, id_b, plan), base in zip(pairs, bases):
-            self._derived(id_a, id_b, plan, base, rows, hand_evidence)
+        for id_a, id_b, plan, pair in self._hand_pairs(table):
+            self._derived(id_a, id_b, plan, pair, rows, hand_evidence)
+        self._onsets(table, rows)
         for index, (hand_id, evidence) in enumerate(hand_evidence.items()):
             self._active_hand(len(pairs) * _PAIR_SLOTS + index, hand_id, evidence, rows)
         estimates = rows.estimates()
@@ -384,6 +452,7 @@ class PredicateExtractor:
             return
         for pair in pairs:
             del self._together[pair]
+        self._layout = None                     # its streams' rows may be freed
         def gone(key: tuple[str, int, int]) -> bool:
             return (min(key[1], key[2]), max(key[1], key[2])) in pairs
         self._windows.forget(gone)
@@ -409,90 +478,98 @@ class PredicateExtractor:
 
     # ------------------------------------------------------------------------------------ pairs
 
-    def _pair_factors(self, id_i: int, id_j: int) -> tuple[float, float, float, float]:
-        """(det, seg, trk, vis) of a pair; an absent entity contributes zeros."""
-        entity_i, entity_j = self._present.get(id_i), self._present.get(id_j)
-        if entity_i is None or entity_j is None:
-            return 0.0, 0.0, 0.0, 0.0
+    def _pair_factors(self, table: _PairTable) -> np.ndarray:
+        """(det, seg, trk, vis) of every pair (pairs x 4); an absent entity contributes zeros."""
+        layout = table.layout
+        factors = np.zeros((len(layout.pairs), 4))
+        present = self._present
+        if not present or not len(factors):
+            return factors
+        index = {entity_id: k for k, entity_id in enumerate(present)}
         box_quality = self.config.confidence.box_only_seg_quality
-        seg_i = entity_i.mask_quality if entity_i.mask is not None else box_quality
-        seg_j = entity_j.mask_quality if entity_j.mask is not None else box_quality
-        motion_i, motion_j = self._tracks[id_i].motion, self._tracks[id_j].motion
-        if motion_i is None or motion_j is None:
-            continuity = 0.0
-        else:
-            continuity = len(motion_i.frames & motion_j.frames) / self._window_frames
-        return (q_det(entity_i.score, entity_j.score), min(seg_i, seg_j),
-                min(entity_i.track_quality, entity_j.track_quality) * continuity,
-                min(entity_i.visibility, entity_j.visibility))
+        entity_factors = np.array([(entity.score, entity.mask_quality if entity.mask is not None else box_quality,
+                                    entity.track_quality, entity.visibility) for entity in present.values()])
+        window = range(self._window_start, self._window_start + self.config.window)
+        motions = [self._tracks[entity_id].motion for entity_id in present]    # None: no sample this frame
+        seen = np.array([[motion is not None and frame in motion.frames for frame in window] for motion in motions])
+        rows = layout.rows(index)
+        i, j = rows[layout.subject_entities], rows[layout.object_entities]
+        both = np.flatnonzero((i >= 0) & (j >= 0))
+        i, j = i[both], j[both]
+        continuity = np.count_nonzero(seen[i] & seen[j], axis=1) / self._window_frames
+        paired = np.minimum(entity_factors[i], entity_factors[j])
+        paired[:, 2] *= continuity
+        factors[both] = paired
+        return factors
 
-    def _contact(self, id_a: int, id_b: int, plan: _PairPlan) -> tuple[int, float]:
-        """(code, sp) of the pair's contact rule; (UNK, 0) unless both entities are observed."""
-        subject, obj = (id_b, id_a) if plan.swap else (id_a, id_b)
-        geo_s, geo_o = self._geometries.get(subject), self._geometries.get(obj)
-        if geo_s is None or geo_o is None:
-            return UNK, 0.0
+    def _contacts(self, table: _PairTable) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, sp) of every pair's contact rule; (UNK, 0) unless both entities are observed. The
+        boundary distances of all observed pairs at once; the depth test for the pairs whose masks meet."""
+        layout = table.layout
+        codes, sps = np.full(len(layout.pairs), UNK), np.zeros(len(layout.pairs))
+        observed = np.flatnonzero(table.observed)
+        if not observed.size:
+            return codes, sps
         contact = self.config.contact
         limit = (contact.distance.value + contact.distance.eta) / self._to_ref
-        distance = boundary_distance(geo_s, geo_o, limit) * self._to_ref
-        depth_test = self._depth_test(geo_s, geo_o, limit) if distance <= limit * self._to_ref else None
-        decided = rules.contact_rule(distance, depth_test, contact)
-        if decided[0] == _T:
-            self._touching_now.add((subject, obj))
-        return decided
+        subject_rows, object_rows = table.subject_rows[observed], table.object_rows[observed]
+        distances = self._frame_geometry.boundary_distances(subject_rows, object_rows, limit) * self._to_ref
+        codes[observed] = np.where(distances <= contact.distance.value, _T, rules.N)
+        sps[observed] = contact.distance.margins(distances)
+        geometries = self._frame_geometry.geometries
+        for k in np.flatnonzero(distances <= limit * self._to_ref).tolist():
+            depth_test = self._depth_test(geometries[subject_rows[k]], geometries[object_rows[k]], limit)
+            if depth_test is not None:
+                codes[observed[k]], sps[observed[k]] = rules.contact_rule(float(distances[k]), depth_test, contact)
+        for k in np.flatnonzero(codes == _T).tolist():
+            self._touching_now.add((int(layout.subjects[k]), int(layout.objects[k])))
+        return codes, sps
 
-    def _statics(self, pairs: list[tuple[int, int, _PairPlan]], contacts: list[tuple[int, float]]
-                 ) -> list[list[tuple[int, float]]]:
-        """Per pair, (code, sp) of the static rule in each of its plan's orientations: the rule of every
+    def _statics(self, table: _PairTable, contacts: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, sp) of the static rule of every static orientation of the table: the rule of every
         observed ordered pair of the frame at once (`rules.static_rules`), UNK for the others."""
-        geometries = self._geometries
+        layout = table.layout
+        count = len(layout.static_pairs)
+        codes, sps = np.full(count, UNK), np.zeros(count)
+        observed = np.flatnonzero(table.observed[layout.static_pairs])
+        if not observed.size:
+            return codes, sps
         config = self.config.static
+        geometry = self._frame_geometry
         band = max(1, round(config.support_band / self._to_ref))
-        rows: list[tuple[int, int]] = []                       # (subject, object) of the observed orientations
-        allowed: list[tuple[bool, ...]] = []                   # per row, per relation of rules.STATIC_RELATIONS
-        inside, support, contact_passed, contact_margin = [], [], [], []
-        for (id_a, id_b, plan), (contact_code, contact_sp) in zip(pairs, contacts):
-            if id_a not in geometries or id_b not in geometries:
-                continue
-            for swap, relations in plan.static_orders:
-                s, o = (id_b, id_a) if swap else (id_a, id_b)
-                g_s, g_o = geometries[s], geometries[o]
-                rows.append((s, o))
-                allowed.append(plan.allowed)
-                inside.append(inside_fraction(g_s, g_o) if "In" in relations else 0.0)
-                touching = contact_code == _T
-                support.append(support_fraction(g_s, g_o, band) if "Sup" in relations and touching else 0.0)
-                contact_passed.append(touching)
-                contact_margin.append(contact_sp)
-        decided = iter(())
-        if rows:
-            order = {entity_id: index for index, entity_id in enumerate(geometries)}
-            subjects = np.array([order[s] for s, _ in rows])
-            objects = np.array([order[o] for _, o in rows])
-            extents = np.array([(g.x1, g.x2, g.y2, g.cx, g.cy, g.width, g.height, g.half_diagonal,
-                                 1.0 if g.mask is not None else 0.0) for g in geometries.values()])
-            x1, x2, y2, cx, cy, width, height, half_diagonal, pixel = zip(extents[subjects].T, extents[objects].T)
-            overlap_x = np.minimum(x2[0], x2[1]) - np.maximum(x1[0], x1[1]) + pixel[0]
-            measurements = rules.StaticMeasurements(
-                inside_fraction=np.array(inside),
-                bottom_within=y2[0] <= y2[1],
-                contact=(np.array(contact_passed), np.array(contact_margin)),
-                support_fraction=np.array(support),
-                vertical_offset=(cy[1] - cy[0]) / np.maximum(0.5 * (height[0] + height[1]), 1e-9),
-                horizontal_overlap=np.maximum(overlap_x, 0.0) / np.maximum(np.minimum(width[0], width[1]), 1e-9),
-                centroid_distance=np.hypot(cx[0] - cx[1], cy[0] - cy[1])
-                / np.maximum(half_diagonal[0] + half_diagonal[1], 1e-9),
-            )
-            flags = dict(zip(rules.STATIC_RELATIONS, np.array(allowed, bool).T))
-            codes, margins = rules.static_rules(measurements, flags, config)
-            if self._depth_m is not None and self._camera is not None and config.support_gap_m is not None:
-                codes, margins = self._statics_3d(rows, measurements, flags, codes, margins)
-            decided = zip(codes.tolist(), margins.tolist())
-        out = []
-        for id_a, id_b, plan in pairs:
-            observed = id_a in geometries and id_b in geometries
-            out.append([next(decided) if observed else (UNK, 0.0) for _ in plan.static_orders])
-        return out
+        subjects, objects = table.static_subject_rows[observed], table.static_object_rows[observed]
+        allowed = layout.static_allowed[observed]
+        pair_rows = layout.static_pairs[observed]
+        inside = np.zeros(len(observed))
+        judged = np.flatnonzero(allowed[:, 0])                           # In allowed
+        inside[judged] = geometry.inside_fractions(subjects[judged], objects[judged])
+        touching = contacts[0][pair_rows] == _T
+        support = np.zeros(len(observed))
+        geometries = geometry.geometries
+        for k in np.flatnonzero(allowed[:, 1] & touching).tolist():     # Sup allowed, in contact
+            support[k] = support_fraction(geometries[subjects[k]], geometries[objects[k]], band)
+        x1, x2, y2, cx, cy = ((values[subjects], values[objects])
+                              for values in (geometry.x1, geometry.x2, geometry.y2, geometry.cx, geometry.cy))
+        width, height, half_diagonal = ((values[subjects], values[objects])
+                                        for values in (geometry.width, geometry.height, geometry.half_diagonal))
+        overlap_x = np.minimum(x2[0], x2[1]) - np.maximum(x1[0], x1[1]) + geometry.has_mask[subjects]
+        measurements = rules.StaticMeasurements(
+            inside_fraction=inside,
+            bottom_within=y2[0] <= y2[1],
+            contact=(touching, contacts[1][pair_rows]),
+            support_fraction=support,
+            vertical_offset=(cy[1] - cy[0]) / np.maximum(0.5 * (height[0] + height[1]), 1e-9),
+            horizontal_overlap=np.maximum(overlap_x, 0.0) / np.maximum(np.minimum(width[0], width[1]), 1e-9),
+            centroid_distance=np.hypot(cx[0] - cx[1], cy[0] - cy[1])
+            / np.maximum(half_diagonal[0] + half_diagonal[1], 1e-9),
+        )
+        flags = dict(zip(rules.STATIC_RELATIONS, allowed.T))
+        decided = rules.static_rules(measurements, flags, config)
+        if self._depth_m is not None and self._camera is not None and config.support_gap_m is not None:
+            rows = list(zip(layout.static_subjects[observed].tolist(), layout.static_objects[observed].tolist()))
+            decided = self._statics_3d(rows, measurements, flags, *decided)
+        codes[observed], sps[observed] = decided
+        return codes, sps
 
     def _statics_3d(self, rows: list[tuple[int, int]], image: rules.StaticMeasurements, allowed: dict[str, np.ndarray],
                     codes: np.ndarray, margins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -513,30 +590,39 @@ class PredicateExtractor:
         codes[in_3d], margins[in_3d] = codes_3d, margins_3d
         return codes, margins
 
-    def _base(self, order: int, id_a: int, id_b: int, plan: _PairPlan, contact_rule: tuple[int, float],
-              statics_rule: list[tuple[int, float]], rows: FrameRows) -> _PairRows:
-        """Add the pair's contact and static rows from their rules' (code, sp) (`_contact`, `_statics`)."""
-        subject, obj = (id_b, id_a) if plan.swap else (id_a, id_b)
-        pair = _PairRows(order, subject, obj, self._pair_factors(subject, obj))
-        pair.contact = rows.add(order, _CONTACT, subject, obj, *contact_rule, pair.factors)
-        for (swap, _), (code, sp) in zip(plan.static_orders, statics_rule):
-            s, o = (id_b, id_a) if swap else (id_a, id_b)
-            pair.statics.append((s, o, rows.add(order + len(pair.statics) + 1, _STATIC, s, o, code, sp,
-                                                pair.factors)))
-        return pair
+    def _bases(self, table: _PairTable, contacts: tuple[np.ndarray, np.ndarray],
+               statics: tuple[np.ndarray, np.ndarray], rows: FrameRows) -> None:
+        """Add every pair's contact and static rows from their rules' (codes, sp) (`_contacts`, `_statics`)."""
+        layout = table.layout
+        factors = table.factors = self._pair_factors(table)
+        table.contact_rows = rows.add_many(layout.contact_orders, _CONTACT, layout.subjects, layout.objects,
+                                           *contacts, factors, layout.streams[_CONTACT])
+        table.static_rows = rows.add_many(layout.static_orders, _STATIC, layout.static_subjects, layout.static_objects,
+                                          *statics, factors[layout.static_pairs], layout.streams[_STATIC])
 
-    def _dynamics(self, pairs: list[_PairRows], rows: FrameRows) -> None:
+    def _hand_pairs(self, table: _PairTable) -> list[tuple[int, int, _PairPlan, _PairRows]]:
+        """(id_a, id_b, plan, rows) of the pairs with a hand subject (grasp and release, `_derived`)."""
+        layout, out = table.layout, []
+        starts = layout.static_starts
+        for index in np.flatnonzero(layout.hand_subject).tolist():
+            pair = _PairRows(int(layout.contact_orders[index]), int(layout.subjects[index]),
+                             int(layout.objects[index]), tuple(table.factors[index].tolist()))
+            pair.contact, pair.dynamic = int(table.contact_rows[index]), int(table.dynamic_rows[index])
+            pair.statics = [(int(layout.static_subjects[k]), int(layout.static_objects[k]), int(table.static_rows[k]))
+                            for k in range(starts[index], starts[index + 1])]
+            out.append((*layout.pairs[index], pair))
+        return out
+
+    def _dynamics(self, table: _PairTable, rows: FrameRows) -> None:
         """Add every pair's dynamic row (unordered; the contact windows must hold this frame's values): the
         rule of all observed pairs at once, in 3D (m/s) for those whose tracks both have 3D positions on
         min_frames joint frames of the window, else in the image; UNK for the pairs not observed."""
-        geometries = self._geometries
-        observed = [pair for pair in pairs if pair.subject in geometries and pair.object in geometries]
-        codes, margins = np.full(len(observed), UNK), np.zeros(len(observed))
-        if observed:
-            subjects = [pair.subject for pair in observed]
-            objects = [pair.object for pair in observed]
-            touching = self._windows.shares(rows.window_rows([pair.contact for pair in observed]), _T,
-                                            self._window_start)
+        layout = table.layout
+        observed = np.flatnonzero(table.observed)
+        codes, margins = np.full(len(layout.pairs), UNK), np.zeros(len(layout.pairs))
+        if observed.size:
+            subjects, objects = layout.subjects[observed].tolist(), layout.objects[observed].tolist()
+            touching = self._windows.shares(rows.window_rows(table.contact_rows[observed]), _T, self._window_start)
             in_image = np.ones(len(observed), bool)
             if self._dynamic_3d is not None:
                 tracks = self._tracks
@@ -549,22 +635,20 @@ class PredicateExtractor:
                     enough = measured.samples >= self._dynamic_3d.min_frames
                     chosen = chosen[enough]
                     decided = rules.dynamic_rules(measured, self._dynamic_3d)
-                    codes[chosen], margins[chosen] = decided[0][enough], decided[1][enough]
+                    codes[observed[chosen]], margins[observed[chosen]] = decided[0][enough], decided[1][enough]
                     in_image[chosen] = False
             if in_image.any():
                 chosen = np.flatnonzero(in_image)
                 measured = self._measure([subjects[k] for k in chosen], [objects[k] for k in chosen], False,
                                          touching[chosen], 1.0)
-                codes[chosen], margins[chosen] = rules.dynamic_rules(measured, self.config.dynamic)
-        decided = iter(zip(codes.tolist(), margins.tolist()))
-        for pair in pairs:
-            code, sp = next(decided) if pair.subject in geometries and pair.object in geometries else (UNK, 0.0)
-            pair.dynamic = rows.add(pair.order + len(pair.statics) + 1, _DYNAMIC, pair.subject, pair.object, code, sp,
-                                    pair.factors)
+                codes[observed[chosen]], margins[observed[chosen]] = rules.dynamic_rules(measured, self.config.dynamic)
+        table.dynamic_rows = rows.add_many(layout.dynamic_orders, _DYNAMIC, layout.subjects, layout.objects, codes,
+                                           margins, table.factors, layout.streams[_DYNAMIC])
 
     def _derived(self, id_a: int, id_b: int, plan: _PairPlan, pair: _PairRows, rows: FrameRows,
                  hand_evidence: dict[int, list[rules.Truth]]) -> None:
-        """Add the pair's derived rows from its base predicates' reported values (rows evaluated)."""
+        """Add a hand pair's grasp and release rows from its base predicates' reported values (rows
+        evaluated), and its evidence for active_hand."""
         config = self.config
         subject, obj, factors = pair.subject, pair.object, pair.factors
         order = pair.order + len(pair.statics) + 2
@@ -580,18 +664,30 @@ class PredicateExtractor:
             rows.add(order + 1, _RELEASE, subject, obj, *release, factors)
             order += 2
             hand_evidence[subject].append((contact, dynamic))
-        statics = [(s, o, rows.output(row)) for s, o, row in pair.statics]
-        for s, o, static in statics:
-            if "In" in rule.static_relations:
-                previous = self._previous_known(_STATIC, s, o)
-                rows.add(order, _CONTAINMENT, s, o, *rules.onset_rule(previous, static, rules.IN), factors)
-                order += 1
-            if "Sup" in rule.static_relations:
-                previous = self._previous_known(_STATIC, s, o)
-                rows.add(order, _SUPPORT, s, o, *rules.onset_rule(previous, static, rules.SUP), factors)
-                order += 1
-        for s, o, (code, _) in statics:
-            self._remember(_STATIC, s, o, code)
+
+    def _onsets(self, table: _PairTable, rows: FrameRows) -> None:
+        """Add the containment and support events of every static orientation whose rule allows In / Sup
+        (after the pair's other rows), from its reported static value and the last one known within
+        event_memory frames; then remember the known values."""
+        layout = table.layout
+        if not len(layout.static_pairs):
+            return
+        codes, margins = rows.outputs(table.static_rows)
+        keys = list(zip([_STATIC] * len(codes), layout.static_subjects.tolist(), layout.static_objects.tolist()))
+        known, oldest = self._known, self._frame - self.config.event_memory
+        previous = np.array([rules.NOTHING_KNOWN if entry is None or entry[0] < oldest else entry[1]
+                             for entry in map(known.get, keys)], np.int64)
+        allowed_in, allowed_sup = layout.static_allowed[:, 0], layout.static_allowed[:, 1]
+        factors = table.factors[layout.static_pairs]
+        for name, state, taken, orders in ((_CONTAINMENT, rules.IN, allowed_in, layout.onset_orders),
+                                           (_SUPPORT, rules.SUP, allowed_sup, layout.onset_orders + allowed_in)):
+            events = rules.onset_rules(previous[taken], codes[taken], margins[taken], state)
+            rows.add_many(orders[taken], name, layout.static_subjects[taken], layout.static_objects[taken], *events,
+                          factors[taken], layout.streams[name])
+        frame = self._frame
+        for key, code in zip(keys, codes.tolist()):
+            if code != UNK:
+                known[key] = (frame, code)
 
     def _depth_test(self, geo_i: EntityGeometry, geo_j: EntityGeometry, radius_px: float
                     ) -> tuple[float, Threshold] | None:
@@ -678,14 +774,18 @@ class PredicateExtractor:
         dims = 3 if in_3d else 2
         coordinates = np.full((len(ids), window, dims), np.nan)
         seen = np.zeros((len(ids), window), bool)
-        motion = np.empty((len(ids), 3 + dims))               # speed, early, late, velocity
+        tracks, cells, values, motions = [], [], [], []         # the window samples' (track, cell), all at once
         for k, track_id in enumerate(ids):
             track = self._tracks[track_id]
             for sample in (track.positions if in_3d else track.samples):
-                coordinates[k, sample[0] - start] = sample[1:]
-                seen[k, sample[0] - start] = True
+                tracks.append(k)
+                cells.append(sample[0] - start)
+                values.append(sample[1:])
             moving = track.motion3d if in_3d else track.motion
-            motion[k] = (moving.speed, moving.early, moving.late, *moving.velocity)
+            motions.append((moving.speed, moving.early, moving.late, *moving.velocity))
+        coordinates[tracks, cells] = values
+        seen[tracks, cells] = True
+        motion = np.array(motions)                              # speed, early, late, velocity
         rows_i = np.array([index[track_id] for track_id in ids_i])
         rows_j = np.array([index[track_id] for track_id in ids_j])
         joint = seen[rows_i] & seen[rows_j]
@@ -719,13 +819,3 @@ class PredicateExtractor:
             continuity = len(motion.frames) / self._window_frames if motion is not None else 0.0
             factors = (entity.score, seg, entity.track_quality * continuity, entity.visibility)
         rows.add(order, _ACTIVE, hand_id, NO_OBJECT, code, sp, factors)
-
-    def _previous_known(self, name: str, subject: int, obj: int) -> int | None:
-        known = self._known.get((name, subject, obj))
-        if known is None or known[0] < self._frame - self.config.event_memory:
-            return None
-        return known[1]
-
-    def _remember(self, name: str, subject: int, obj: int, code: int) -> None:
-        if code != UNK:
-            self._known[(name, subject, obj)] = (self._frame, code)

@@ -8,6 +8,9 @@ every pairwise measurement works on the crop where the answer can lie:
   farther apart than the limit are answered by the rectangle gap alone (a lower bound of the mask
   distance), which is all the contact rule and its margin q_sp need.
 - `inside_fraction` and `support_fraction` count pixels inside one rectangle or one thin band.
+- `FrameGeometry` holds the rectangles of all entities of a frame as arrays and answers the pairwise
+  measurements of many pairs at once: from the rectangles alone where they decide (pairs too far
+  apart to touch, a rectangle inside the other or apart from it), per pair on the crops otherwise.
 
 Pixel coordinates: mask rectangles hold inclusive pixel indices [x1, x2] x [y1, y2]; distances are
 between pixel centres (two 4-adjacent pixels are 1 apart, overlapping masks 0). Entities without a
@@ -16,6 +19,7 @@ mask use their box as a filled rectangle.
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import cv2
 import numpy as np
@@ -195,3 +199,51 @@ def support_fraction(a: EntityGeometry, b: EntityGeometry, band: int) -> float:
     in_frame = (rows_in >= 0) & (rows_in < height)
     hits = b.mask[np.clip(rows_in, 0, height - 1), cols_in[None, :]] != 0
     return float(np.count_nonzero((hits & in_frame).any(axis=0))) / cols.size
+
+
+class FrameGeometry:
+    """The `EntityGeometry`s of one frame as arrays (one row per entity, in the given order), for the
+    pairwise measurements of many pairs (rows i[k], j[k]) at once; each equals its one-pair function."""
+
+    def __init__(self, geometries: Sequence[EntityGeometry]) -> None:
+        self.geometries = list(geometries)
+        table = np.array([(g.x1, g.y1, g.x2, g.y2, g.cx, g.cy, g.width, g.height, g.half_diagonal, g.area,
+                           g.mask is not None) for g in self.geometries], np.float64).reshape(-1, 11)
+        (self.x1, self.y1, self.x2, self.y2, self.cx, self.cy, self.width, self.height, self.half_diagonal,
+         self.area) = table[:, :10].T
+        self.has_mask = table[:, 10] > 0
+
+    def rectangle_gaps(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """`rectangle_gap` of every pair."""
+        gap_x = np.maximum(np.maximum(self.x1[i] - self.x2[j], self.x1[j] - self.x2[i]), 0.0)
+        gap_y = np.maximum(np.maximum(self.y1[i] - self.y2[j], self.y1[j] - self.y2[i]), 0.0)
+        return np.hypot(gap_x, gap_y)
+
+    def boundary_distances(self, i: np.ndarray, j: np.ndarray, limit: float) -> np.ndarray:
+        """`boundary_distance` of every pair: the rectangle gap where either has no mask or the masks
+        are at least `limit` + 1 apart by their rectangles, the crops' distance transform for the rest."""
+        gaps = self.rectangle_gaps(i, j)
+        masks = self.has_mask[i] & self.has_mask[j]
+        distances = np.where(masks, np.maximum(gaps - 1.0, 0.0), gaps)
+        geometries = self.geometries
+        for k in np.flatnonzero(masks & (gaps < limit + 1.0)).tolist():
+            distances[k] = boundary_distance(geometries[i[k]], geometries[j[k]], limit)
+        return distances
+
+    def inside_fractions(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """`inside_fraction` of every pair: 0 for rectangles apart, 1 for a mask whose rectangle lies in
+        the other's, the pixels counted on the crop for the rest."""
+        x1, y1 = np.maximum(self.x1[i], self.x1[j]), np.maximum(self.y1[i], self.y1[j])
+        x2, y2 = np.minimum(self.x2[i], self.x2[j]), np.minimum(self.y2[i], self.y2[j])
+        area = self.area[i]
+        masks = self.has_mask[i]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            boxes = np.where((x2 <= x1) | (y2 <= y1), 0.0, (x2 - x1) * (y2 - y1) / area)
+        apart = (np.floor(x2) < np.ceil(x1)) | (np.floor(y2) < np.ceil(y1))
+        within = (x1 <= self.x1[i]) & (y1 <= self.y1[i]) & (x2 >= self.x2[i]) & (y2 >= self.y2[i])
+        fractions = np.where(masks, np.where(apart, 0.0, 1.0), boxes)
+        fractions[area <= 0] = 0.0
+        geometries = self.geometries
+        for k in np.flatnonzero(masks & (area > 0) & ~apart & ~within).tolist():
+            fractions[k] = inside_fraction(geometries[i[k]], geometries[j[k]])
+        return fractions

@@ -14,6 +14,7 @@ import cv2
 import numpy as np
 
 from predrel_ros.predicates.geometry import EntityGeometry
+from predrel_ros.predicates.order_statistics import median
 
 if TYPE_CHECKING:                     # core.frame imports predicates.estimate
     from predrel_ros.core.frame import CameraIntrinsics
@@ -52,7 +53,7 @@ class FramePoints:
         if xyz is None:
             return None
         x, y, _, depths = xyz
-        return _median(x.copy()), _median(y.copy()), _median(depths.copy())   # z's in the image's (narrower) type
+        return median(x.copy()), median(y.copy()), median(depths.copy())   # z's in the image's (narrower) type
 
     def points_m(self, geometry: EntityGeometry, stride: int = 1) -> np.ndarray | None:
         """`points_m` of the entity in this frame."""
@@ -104,14 +105,3 @@ def back_projected(inner: np.ndarray, depths: np.ndarray, columns: np.ndarray, r
     x = np.broadcast_to(columns - camera.cx, shape)[inner] * z / camera.fx
     y = np.broadcast_to((rows - camera.cy)[:, None], shape)[inner] * z / camera.fy
     return x, y, z
-
-
-def _median(values: np.ndarray) -> float:
-    """np.median (in float64) of finite values, by one partition in place (values is a copy of
-    position_m's; np.median copies and partitions once more for its NaN check)."""
-    half = values.size // 2
-    if values.size % 2:
-        values.partition(half)
-        return float(values[half])
-    values.partition((half - 1, half))
-    return float((np.float64(values[half - 1]) + np.float64(values[half])) / 2.0)

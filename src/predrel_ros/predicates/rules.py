@@ -202,9 +202,12 @@ def _decide_rows(tests, allowed: dict[str, np.ndarray], count: int) -> tuple[np.
 
 def _conjunction_rows(*tests: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """`conjunction` of every row."""
-    passed = np.logical_and.reduce([test for test, _ in tests])
-    failing = np.maximum.reduce([np.where(test, -np.inf, margin) for test, margin in tests])
-    weakest = np.minimum.reduce([margin for _, margin in tests])
+    (passed, weakest), *rest = tests
+    failing = np.where(passed, -np.inf, weakest)
+    for test, margin in rest:                       # pairwise: no stacking of the tests' arrays
+        passed = passed & test
+        failing = np.maximum(failing, np.where(test, -np.inf, margin))
+        weakest = np.minimum(weakest, margin)
     return passed, np.where(passed, weakest, failing)
 
 
@@ -313,18 +316,27 @@ def member(operand: Truth, codes: tuple[int, ...]) -> Truth:
     return (T if code in codes else N), margin
 
 
+#: `onset_rules`' previous code of a stream with no known value
+NOTHING_KNOWN = -2
+
+
 def onset_rule(previous: int | None, current: Truth, state: int) -> Truth:
     """Event on the frame where a static state begins (containment: In, support: Sup).
 
     UNK when the current state is unknown; T when it holds now and the last known value before was
     another relation; N otherwise (also when nothing is known before: an object seen inside a
     container from the start was not just put there)."""
-    code, margin = current
-    if code == UNK:
-        return UNK, 0.0
-    if code != state or previous is None:
-        return N, margin
-    return (T if previous != state else N), margin
+    codes, margins = onset_rules(np.array([NOTHING_KNOWN if previous is None else previous]), np.array([current[0]]),
+                                 np.array([current[1]], np.float64), state)
+    return int(codes[0]), float(margins[0])
+
+
+def onset_rules(previous: np.ndarray, codes: np.ndarray, margins: np.ndarray, state: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """`onset_rule` of every row: previous holds NOTHING_KNOWN where no value is known."""
+    unknown = codes == UNK
+    onset = (codes == state) & (previous != NOTHING_KNOWN) & (previous != state)
+    return np.where(unknown, UNK, np.where(onset, T, N)), np.where(unknown, 0.0, margins)
 
 
 def active_hand_rule(contacts: Sequence[Truth], dynamics: Sequence[Truth]) -> Truth:

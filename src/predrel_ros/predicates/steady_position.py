@@ -19,6 +19,7 @@ import cv2
 import numpy as np
 
 from predrel_ros.predicates.geometry import EntityGeometry
+from predrel_ros.predicates.order_statistics import median
 from predrel_ros.predicates.point_sets import MIN_SAMPLES, back_projected
 
 if TYPE_CHECKING:
@@ -78,4 +79,4 @@ def _common_shift(before: EntityGeometry, depth_before: np.ndarray, now: EntityG
     if np.count_nonzero(valid) < MIN_SAMPLES:
         return None
     dx, dy, dz = back_projected(valid, dz[valid], np.arange(x1, x2, STRIDE), np.arange(y1, y2, STRIDE), camera)
-    return float(np.median(dx)), float(np.median(dy)), float(np.median(dz))
+    return median(dx), median(dy), median(dz)               # dx, dy, dz: this function's own arrays
