@@ -97,11 +97,22 @@ def test_rolling_rate_window_and_order():
     assert monitor.compute()["grasp"] == 0.5
     monitor.update(2, good)
     assert monitor.compute()["grasp"] == 0.0          # frame 0 left the rate window
-    assert len(monitor.violations) == 1
+    assert len(monitor.violations) == 0               # and so did its violation: a live monitor stays bounded
     with pytest.raises(ValueError, match="increasing order"):
         monitor.update(2, good)
+    monitor.update(3, bad)
+    assert [v.frame_index for v in monitor.violations] == [3]
     monitor.reset()
-    assert monitor.violations == [] and math.isnan(monitor.compute()["grasp"])
+    assert not monitor.violations and math.isnan(monitor.compute()["grasp"])
+
+
+def test_a_long_running_monitor_keeps_only_the_rate_window():
+    monitor = LogicMonitor(rules_of(CONSISTENCY), rate_window=30)
+    bad = [e("grasp", HAND, OBJ, "T"), e("contact", HAND, OBJ, "N")]
+    for frame in range(1000):
+        monitor.update(frame, bad)
+    assert len(monitor.violations) == 30 and len(monitor._counts) == 30
+    assert monitor.compute()["grasp"] == 1.0
 
 
 def rect(track_id, role, x, y, w, h):

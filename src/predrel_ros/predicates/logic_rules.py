@@ -231,7 +231,8 @@ class LogicMonitor:
     memory: frames back that precedence rules look (release_after_grasp).
     window: frames of the co-occurrence window (hand_moving_together_implies_contact), the
         extractor's window.
-    rate_window: frames over which `compute` counts checks and violations (None: all frames).
+    rate_window: frames over which `compute` counts checks and violations and `violations` keeps
+        them (None: all frames; a live monitor sets it, so its memory stays bounded however long it runs).
     """
 
     def __init__(self, rules: Sequence[LogicRule] | None = None, memory: int = 15, window: int = 5,
@@ -250,13 +251,15 @@ class LogicMonitor:
         self._history: deque[FrameView] = deque(maxlen=max(self.memory, self.window) + 1)
         self._counts: deque[tuple[int, dict[str, tuple[int, int]]]] = deque()
         self._hands = set(self._declared_hands)
-        self.violations: list[Violation] = []
+        #: the violations of the frames in the rate window, oldest first
+        self.violations: deque[Violation] = deque()
 
     def is_hand_pair(self, subject: int, obj: int) -> bool:
         return subject in self._hands or obj in self._hands
 
     def update(self, frame_index: int, estimates: Iterable[PredicateEstimate]) -> list[Violation]:
-        """Check one frame; returns its violations (also appended to `violations`)."""
+        """Check one frame; returns its violations (also appended to `violations`, which drops those
+        older than the rate window)."""
         frame = FrameView(int(frame_index), estimates)
         if self._history and frame.frame_index <= self._history[-1].frame_index:
             raise ValueError(f"logic monitor: frame {frame.frame_index} after frame "
@@ -274,10 +277,13 @@ class LogicMonitor:
                 if violated:
                     found.append(Violation(frame.frame_index, rule.name, predicate, subject, obj, detail))
         self._counts.append((frame.frame_index, counts))
-        if self.rate_window is not None:
-            while self._counts and self._counts[0][0] <= frame.frame_index - self.rate_window:
-                self._counts.popleft()
         self.violations.extend(found)
+        if self.rate_window is not None:
+            oldest_kept = frame.frame_index - self.rate_window
+            while self._counts and self._counts[0][0] <= oldest_kept:
+                self._counts.popleft()
+            while self.violations and self.violations[0].frame_index <= oldest_kept:
+                self.violations.popleft()
         return found
 
     def rule_counts(self) -> dict[str, tuple[int, int]]:
@@ -306,6 +312,7 @@ def check_sequence(frames: Iterable[tuple[int, Iterable[PredicateEstimate]]],
                    hands: Iterable[int] = ()) -> tuple[list[Violation], dict[str, float]]:
     """All violations of a whole sequence and the violation rate per predicate."""
     monitor = LogicMonitor(rules, memory=memory, window=window, hands=hands)
+    violations: list[Violation] = []
     for frame_index, estimates in frames:
-        monitor.update(frame_index, estimates)
-    return monitor.violations, monitor.compute()
+        violations.extend(monitor.update(frame_index, estimates))
+    return violations, monitor.compute()
