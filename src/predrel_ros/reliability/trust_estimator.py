@@ -3,8 +3,8 @@
 The reference-free signals of a group (its window's mean confidence, TPC-S, UNK rate and logic-rule
 violation rate, `GROUP_SIGNALS`) and the evidence beyond the predicates (scene memory, detection
 statistics, stream timing, image quality and the model's score shift, as deviations from their
-clean range: `evidence_profile`; the hands seen only as their deficit below it, `DEFICITS`) are the
-inputs (`INPUTS`) of one model per group,
+clean range: `evidence_profile`; the hands seen and the masks' fill of their boxes only as their
+deficit below it, `DEFICITS`) are the inputs (`INPUTS`) of one model per group,
 
     expected agreement = delivered_share * sigmoid(b + sum_i f_i(x_i)),
 
@@ -57,16 +57,17 @@ GROUP_SIGNALS = ("confidence", "tpc_s", "unk_rate", "violation_rate")
 DELIVERED = "delivered_share"
 #: a delivered share below which it is named first among the reasons
 DELIVERED_REASON = 0.9
-#: the deviations the model reads: the evidence of the stream's quality, not of what the scene
-#: holds (how many entities and hands, the score histogram's bins: `score_shift` summarises them)
+#: deviations the model reads on one side only, as their part below the clean range (`deficit`):
+#: fewer hands than every clean scene showed (hidden by an occluder, lost in the dark) is evidence of
+#: failure, more (a second hand where the clean scenes had one) is another scene; masks that fill
+#: less of their boxes than clean ones are partly hidden, fuller ones are not
+DEFICITS = ("hands", "mask_fill")
+#: the deviations the model reads on both sides: the evidence of the stream's quality, not of what
+#: the scene holds (how many entities, the score histogram's bins: `score_shift` summarises them)
 #: nor of kinds the controlled set does not degrade with (blockiness) nor repeated (gaps)
 #: nor the delivered share, a factor of the model's output (see the module docstring)
 MODEL_DEVIATIONS = tuple(name for name in DEVIATIONS if name not in (
-    "count", "hands", "gaps", "blockiness", "dark_share", DELIVERED) and not name.startswith("score_share_"))
-#: deviations the model reads on one side only, as their part below the clean range (`deficit`):
-#: fewer hands than every clean scene showed (hidden by an occluder, lost in the dark) is evidence of
-#: failure; more (a second hand where the clean scenes had one) is another scene, not evidence
-DEFICITS = ("hands",)
+    "count", "gaps", "blockiness", "dark_share", DELIVERED, *DEFICITS) and not name.startswith("score_share_"))
 DEFICIT_INPUTS = tuple(f"{name}_deficit" for name in DEFICITS)
 INPUTS = GROUP_SIGNALS + MODEL_DEVIATIONS + DEFICIT_INPUTS
 #: the sign each input's weight is held to (+1: >= 0, -1: <= 0): confidence and TPC-S up, UNK and
