@@ -37,6 +37,17 @@ def test_mask_area_change_per_track():
     assert boxes.update([detected(1, 0.9)])["mask_change"] == 0.0     # box areas without masks
 
 
+def test_mask_fill_of_the_boxes():
+    """A mask that lost part of its object to something in front of it fills less of its box (hands,
+    whose fill changes with their pose, are left out)."""
+    statistics = DetectionStatistics()
+    whole, hidden = detected(1, 0.9, area_side=10), detected(2, 0.9, area_side=10)
+    hidden.mask[:, :6] = False                                  # 40 of the box's 100 pixels left
+    hand = detected(4, 0.9, area_side=3, role=LEFT_HAND)
+    assert statistics.update([whole, hidden, detected(3, 0.9), hand])["mask_fill"] == pytest.approx((1.0 + 0.4) / 2)
+    assert math.isnan(statistics.update([detected(3, 0.9)])["mask_fill"])      # no mask: no fill
+
+
 def test_an_empty_frame_has_no_scores():
     frame = DetectionStatistics().update([])
     assert frame["count"] == 0 and math.isnan(frame["score_mean"]) and math.isnan(frame["low_score_share"])

@@ -9,11 +9,20 @@ from hypothesis import strategies as st
 
 from predrel_ros.reliability.evidence_profile import EvidenceProfile
 from predrel_ros.reliability.trust import ERROR, OK, WARN
-from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, INPUTS, GroupModel, TrustModel, logistic_fit
+from predrel_ros.reliability.trust_estimator import (
+    GROUP_SIGNALS,
+    INPUTS,
+    MODEL_DEVIATIONS,
+    GroupModel,
+    TrustModel,
+    deficit,
+    logistic_fit,
+)
 from predrel_ros.reliability.trust_evidence import FEATURES
 
 BIRTHS = INPUTS.index("unexplained_birth_rate")
 CONFIDENCE = INPUTS.index("confidence")
+HANDS_DEFICIT = INPUTS.index("hands_deficit")
 
 
 def test_logistic_fit_recovers_the_weights_of_soft_labels():
@@ -108,7 +117,7 @@ def test_weights_held_to_their_signs():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.sampled_from(INPUTS[len(GROUP_SIGNALS):]), st.floats(-20, 20), st.floats(-20, 20))
+@given(st.sampled_from(MODEL_DEVIATIONS), st.floats(-20, 20), st.floats(-20, 20))
 def test_the_expected_agreement_never_rises_away_from_clean(name, a, b):
     model = fitted()
     signals = {"contact": {"confidence": 0.75, "tpc_s": 0.95, "unk_rate": 0.05}}
@@ -178,3 +187,43 @@ def test_the_expected_agreement_is_scaled_by_the_delivered_share_and_fitted_on_t
     assert half.level == WARN and "delivered_share 0.50" in half.reason.split(": ", 1)[1].split(",")[0]
     with pytest.raises(ValueError, match="delivered shares must match"):
         TrustModel.fit(clean_profile(), {"contact": (rows, truth, clean, delivered[:3])}, window=30)
+
+
+@functools.lru_cache(maxsize=1)
+def fitted_on_hands():
+    """A model whose true agreement falls as the hands seen fall below the clean scenes' 1-2 (cached)."""
+    window = dict.fromkeys(FEATURES, math.nan)
+    profile = EvidenceProfile.fit([{**window, "hands": 1.0 + i % 2} for i in range(10)])
+    rng = np.random.default_rng(6)
+    rows, _, clean = synthetic(rng, 2000, False)
+    rows[:, BIRTHS] = 0.0
+    rows[:, HANDS_DEFICIT] = rng.uniform(0.0, 1.0, len(rows))
+    rows[:500, HANDS_DEFICIT], clean[:500] = 0.0, True
+    truth = 1.0 / (1.0 + np.exp(-(2.0 - 3.0 * rows[:, HANDS_DEFICIT])))
+    return TrustModel.fit(profile, {"contact": (rows, truth, clean)}, window=30, l2=1e-6)
+
+
+def test_fewer_hands_than_the_clean_scenes_lower_the_expected_agreement_more_do_not():
+    """The hands enter as their deficit below the clean range only: a hand hidden by an occluder is
+    evidence, a second hand in a scene whose clean runs showed one is another scene."""
+    model = fitted_on_hands()
+    signals = {"contact": {"confidence": 0.75, "tpc_s": 0.95, "unk_rate": 0.05}}
+    expected = {hands: model.assess(signals, {"hands": hands})["contact"] for hands in (0.0, 0.5, 1.5, 4.0)}
+    clean = 1.0 / (1.0 + math.exp(-2.0))
+    assert expected[1.5].expected == pytest.approx(clean, abs=0.01) == expected[4.0].expected
+    assert expected[4.0].level == OK and model.assess(signals, {})["contact"].expected == expected[1.5].expected
+    assert expected[0.5].expected == pytest.approx(1.0 / (1.0 + math.exp(-0.5)), abs=0.01)
+    assert expected[0.0].expected == pytest.approx(1.0 / (1.0 + math.exp(1.0)), abs=0.01)
+    assert expected[0.0].level == ERROR and "hands_deficit 1.00" in expected[0.0].reason
+    assert deficit(-0.5) == 0.5 and deficit(0.0) == 0.0 == deficit(2.0) and math.isnan(deficit(math.nan))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-20, 20), st.floats(-20, 20))
+def test_the_expected_agreement_never_rises_as_the_hands_fall(a, b):
+    model = fitted_on_hands()
+    group = model.groups["contact"]
+    signals = {"confidence": 0.75, "tpc_s": 0.95, "unk_rate": 0.05}
+    fewer, more = (model.filled(model.raw_inputs(signals, {"hands": value})[None, :], group.clean)
+                   for value in sorted((a, b)))
+    assert group.expected(fewer)[0] <= group.expected(more)[0] + 1e-12

@@ -11,7 +11,12 @@ entities (visibility >= `min_visibility`):
 - `score_histogram`: counts over `SCORE_BINS` equal bins of [0, 1], which the clean profile
   compares with the clean histogram (`evidence_profile`: the model's out-of-domain signal);
 - `mask_change`: per track observed at the previous update too, |area now - area then| / the
-  larger area, averaged (NaN without such a track; boxes where there is no mask).
+  larger area, averaged (NaN without such a track; boxes where there is no mask);
+- `mask_fill`: per object (not a hand) with a mask, its pixels / its box's area, averaged (NaN
+  without one): an object partly hidden by something in front of it keeps its box (the tracker's,
+  or the visible extremes) while its mask loses the hidden part, so the masks fill less of their
+  boxes; blur, noise or a low resolution leave the fill as it was. Hands are left out: how much of
+  its box an open or closed hand fills changes with its pose.
 """
 from __future__ import annotations
 
@@ -42,6 +47,8 @@ class DetectionStatistics:
         observed = [e for e in entities if e.visibility >= self.min_visibility]
         scores = np.array([e.score for e in observed], dtype=np.float64)
         areas = {e.id: _area(e) for e in observed}
+        fills = [areas[e.id] / box_area for e in observed
+                 if not e.is_hand and e.mask is not None and (box_area := _box_area(e)) > 0]
         changes = [abs(area - self._areas[track]) / max(area, self._areas[track])
                    for track, area in areas.items() if track in self._areas and max(area, self._areas[track]) > 0]
         self._areas = areas
@@ -51,11 +58,16 @@ class DetectionStatistics:
                 "score_mean": float(scores.mean()) if scores.size else math.nan,
                 "score_min": float(scores.min()) if scores.size else math.nan,
                 "low_score_share": float(np.mean(scores < self.low_score)) if scores.size else math.nan,
-                "score_histogram": histogram, "mask_change": float(np.mean(changes)) if changes else math.nan}
+                "score_histogram": histogram, "mask_change": float(np.mean(changes)) if changes else math.nan,
+                "mask_fill": float(np.mean(fills)) if fills else math.nan}
 
 
 def _area(entity: Entity) -> float:
     if entity.mask is not None:
         return float(np.count_nonzero(entity.mask))
+    return _box_area(entity)
+
+
+def _box_area(entity: Entity) -> float:
     x1, y1, x2, y2 = entity.box
     return float((x2 - x1) * (y2 - y1))

@@ -3,7 +3,8 @@
 The reference-free signals of a group (its window's mean confidence, TPC-S, UNK rate and logic-rule
 violation rate, `GROUP_SIGNALS`) and the evidence beyond the predicates (scene memory, detection
 statistics, stream timing, image quality and the model's score shift, as deviations from their
-clean range: `evidence_profile`) are the inputs (`INPUTS`) of one model per group,
+clean range: `evidence_profile`; the hands seen and the masks' fill of their boxes only as their
+deficit below it, `DEFICITS`) are the inputs (`INPUTS`) of one model per group,
 
     expected agreement = delivered_share * sigmoid(b + sum_i f_i(x_i)),
 
@@ -56,16 +57,35 @@ GROUP_SIGNALS = ("confidence", "tpc_s", "unk_rate", "violation_rate")
 DELIVERED = "delivered_share"
 #: a delivered share below which it is named first among the reasons
 DELIVERED_REASON = 0.9
-#: the deviations the model reads: the evidence of the stream's quality, not of what the scene
-#: holds (how many entities and hands, the score histogram's bins: `score_shift` summarises them)
+#: deviations the model reads on one side only, as their part below the clean range (`deficit`):
+#: fewer hands than every clean scene showed (hidden by an occluder, lost in the dark) is evidence of
+#: failure, more (a second hand where the clean scenes had one) is another scene; masks that fill
+#: less of their boxes than clean ones are partly hidden, fuller ones are not
+DEFICITS = ("hands", "mask_fill")
+#: the deviations the model reads on both sides: the evidence of the stream's quality, not of what
+#: the scene holds (how many entities, the score histogram's bins: `score_shift` summarises them)
 #: nor of kinds the controlled set does not degrade with (blockiness) nor repeated (gaps)
 #: nor the delivered share, a factor of the model's output (see the module docstring)
 MODEL_DEVIATIONS = tuple(name for name in DEVIATIONS if name not in (
-    "count", "hands", "gaps", "blockiness", "dark_share", DELIVERED) and not name.startswith("score_share_"))
-INPUTS = GROUP_SIGNALS + MODEL_DEVIATIONS
+    "count", "gaps", "blockiness", "dark_share", DELIVERED, *DEFICITS) and not name.startswith("score_share_"))
+DEFICIT_INPUTS = tuple(f"{name}_deficit" for name in DEFICITS)
+INPUTS = GROUP_SIGNALS + MODEL_DEVIATIONS + DEFICIT_INPUTS
 #: the sign each input's weight is held to (+1: >= 0, -1: <= 0): confidence and TPC-S up, UNK and
-#: violation rates down, every deviation from clean down
-SIGNS = np.array([1.0, 1.0, -1.0, -1.0] + [-1.0] * len(MODEL_DEVIATIONS))
+#: violation rates down, every deviation from clean and every deficit down
+SIGNS = np.array([1.0, 1.0, -1.0, -1.0] + [-1.0] * (len(MODEL_DEVIATIONS) + len(DEFICITS)))
+
+
+def evidence_inputs(deviations: Mapping[str, float]) -> list[float]:
+    """The evidence part of an input row from a window's deviations (`EvidenceProfile.deviations`):
+    `MODEL_DEVIATIONS` as they are (`TrustModel.filled` takes their size), then `DEFICITS`' parts
+    below the clean range, >= 0 (NaN where the deviation is undefined)."""
+    return [deviations.get(name, math.nan) for name in MODEL_DEVIATIONS] + \
+        [deficit(deviations.get(name, math.nan)) for name in DEFICITS]
+
+
+def deficit(deviation: float) -> float:
+    """How far below its clean range a deviation is (0 inside or above it; NaN stays NaN)."""
+    return deviation if math.isnan(deviation) else max(-deviation, 0.0)
 
 
 def delivered_factor(shares: np.ndarray | float) -> np.ndarray:
@@ -130,7 +150,7 @@ class GroupTrust:
 class TrustModel:
     """Evidence profile + one `GroupModel` per group (see the module docstring)."""
 
-    FORMAT = "predrel-trust-model/3"
+    FORMAT = "predrel-trust-model/4"
 
     def __init__(self, profile: EvidenceProfile, groups: Mapping[str, GroupModel], window: int, clip: float = 5.0,
                  provenance: Mapping | None = None) -> None:
@@ -148,11 +168,11 @@ class TrustModel:
 
     def raw_inputs(self, group_signals: Mapping[str, float], deviations: Mapping[str, float]) -> np.ndarray:
         """The input row of one group-window, NaN where a value is undefined."""
-        return np.array([group_signals.get(name, math.nan) for name in GROUP_SIGNALS]
-                        + [deviations.get(name, math.nan) for name in MODEL_DEVIATIONS], dtype=np.float64)
+        return np.array([group_signals.get(name, math.nan) for name in GROUP_SIGNALS] + evidence_inputs(deviations),
+                        dtype=np.float64)
 
     def filled(self, rows: np.ndarray, clean: np.ndarray) -> np.ndarray:
-        """Rows with NaN replaced by the clean value and deviations as their size, clipped to `clip`."""
+        """Rows with NaN replaced by the clean value and deviations (and deficits) as their size, clipped to `clip`."""
         rows = np.where(np.isnan(rows), clean, rows)
         rows[..., len(GROUP_SIGNALS):] = np.minimum(np.abs(rows[..., len(GROUP_SIGNALS):]), self.clip)
         return rows

@@ -36,7 +36,7 @@ SCENE_RATES = ("birth_rate", "unexplained_birth_rate", "reacquire_rate", "disapp
                "unexplained_disappearance_rate", "relabel_rate", "jump_rate")
 _EVENTS = ("births", "unexplained_births", "reacquired", "disappearances", "unexplained_disappearances",
            "relabels", "jumps")
-DETECTION_MEANS = ("count", "hands", "score_mean", "score_min", "low_score_share", "mask_change")
+DETECTION_MEANS = ("count", "hands", "score_mean", "score_min", "low_score_share", "mask_change", "mask_fill")
 SCORE_SHARES = tuple(f"score_share_{b}" for b in range(SCORE_BINS))
 #: what the per-frame vector holds, in order (the histogram is summed, not averaged)
 _PER_FRAME = SCENE_RATES + ("missing_share",) + DETECTION_MEANS + SCORE_SHARES + IMAGE_SIGNALS

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
 
 import numpy as np
 import pytest
@@ -66,9 +67,18 @@ def test_fitting_without_a_kind_leaves_its_windows_out(run):
     assert full.profile.to_dict() == without.profile.to_dict()      # the profile is the clean windows'
 
 
-def test_runs_without_the_estimators_inputs_are_refused(tmp_path):
+def test_runs_without_the_estimators_inputs_are_refused(tmp_path, run):
     with pytest.raises(UserError, match="no sequences"):
         load_runs([tmp_path])
+    old = tmp_path / "old"
+    shutil.copytree(run, old)
+    trust_file = next((old / "sequences").glob("*.trust.npz"))
+    with np.load(trust_file) as data:
+        arrays = {name: data[name] for name in data.files}
+    arrays["features"] = arrays["features"][..., :-1]           # written by a version with one feature less
+    np.savez(trust_file, **arrays)
+    with pytest.raises(UserError, match="run `predrel eval` again"):
+        load_runs([old])
 
 
 @pytest.mark.parametrize("budget", [0.0, 0.05, 0.3])

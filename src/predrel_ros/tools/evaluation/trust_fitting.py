@@ -32,9 +32,9 @@ from predrel_ros.reliability.trust import ERROR, OK, WARN
 from predrel_ros.reliability.trust_estimator import (
     DELIVERED,
     GROUP_SIGNALS,
-    MODEL_DEVIATIONS,
     TrustModel,
     delivered_factor,
+    evidence_inputs,
 )
 from predrel_ros.reliability.trust_evidence import FEATURES
 from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement
@@ -60,7 +60,10 @@ def load_runs(folders: Iterable[str | Path]) -> list[Episode]:
             raise UserError(f"{folder}: no sequences/*.trust.npz (the --out folder of a finished `predrel eval`)")
         for trust_file in files:
             sequences = EpisodeSequences.load(trust_file.with_name(trust_file.name.replace(".trust.npz", ".npz")))
-            series, switches = load_series(trust_file)
+            try:
+                series, switches = load_series(trust_file)
+            except ValueError as error:
+                raise UserError(str(error)) from None
             if all(np.isnan(s.features).all() for s in series):
                 raise UserError(f"{trust_file}: no trust evidence saved (run `predrel eval` again with this version)")
             episodes.append((sequences, series, switches))
@@ -145,9 +148,8 @@ def budget_bounds(model: TrustModel, episodes: Sequence[Episode], clean_false_al
 
 
 def _deviations(profile: EvidenceProfile, series: TrustSeries) -> np.ndarray:
-    """(T, len(MODEL_DEVIATIONS)) deviations of each frame's window evidence that the model reads."""
-    return np.array([[values[name] for name in MODEL_DEVIATIONS]
-                     for values in (profile.deviations(dict(zip(FEATURES, row))) for row in series.features)])
+    """(T, evidence inputs) the evidence part of the model's input row of each frame's window (`evidence_inputs`)."""
+    return np.array([evidence_inputs(profile.deviations(dict(zip(FEATURES, row)))) for row in series.features])
 
 
 def _judged_by_model(series: TrustSeries, row: int) -> np.ndarray:

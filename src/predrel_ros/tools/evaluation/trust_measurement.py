@@ -160,6 +160,9 @@ def load_series(path: str | Path) -> tuple[list[TrustSeries], dict[str, TrustSer
         def series_of(prefix: str) -> list[TrustSeries]:
             present = [name for name in _SERIES_ARRAYS if prefix + name in data.files]
             return [TrustSeries(**dict(zip(present, parts))) for parts in zip(*(data[prefix + n] for n in present))]
+        if "features" in data.files and data["features"].shape[-1] != len(FEATURES):
+            raise ValueError(f"{path}: its trust evidence has {data['features'].shape[-1]} features, this version "
+                             f"{len(FEATURES)} (run `predrel eval` again with this version)")
         kinds = [str(kind) for kind in data["switch_kinds"]]
         switches = dict(zip(kinds, series_of("switch_"))) if kinds else {}
         return series_of(""), switches
