@@ -5,7 +5,12 @@ import pytest
 from tabletop_depth import HEIGHT, TABLE_NORMAL, WIDTH, region, standing_block, tabletop_depth
 
 from predrel_ros.degradations.depth_noise import noisy_depth
-from predrel_ros.perception.depth_objects import DEPTH_LABELS, DepthObjectConfig, DepthObjectSegmenter
+from predrel_ros.perception.depth_objects import (
+    DEPTH_LABELS,
+    DepthObjectConfig,
+    DepthObjectSegmenter,
+    refine_hand_mask,
+)
 
 
 def labelled(detections):
@@ -77,7 +82,8 @@ def test_no_plane_no_detections():
 
 
 @pytest.mark.parametrize("field, value", [("ransac_iterations", 0), ("edge_jump", 0), ("min_plane_share", 1),
-                                          ("hidden_gap_m", 0), ("min_hidden_pixels", 0)])
+                                          ("hidden_gap_m", 0), ("min_hidden_pixels", 0), ("hand_reach_px", -1),
+                                          ("hand_depth_m", 0), ("hand_behind_m", 0)])
 def test_config_refuses_bad_values(field, value):
     with pytest.raises(ValueError, match=field):
         DepthObjectConfig(**{field: value})
@@ -220,6 +226,55 @@ def test_a_sliver_of_an_object_beside_a_hand_in_front_of_it_is_found_a_speck_or_
     missed_edge = palm & ~region(120, 120, 123, 128)  # 3 x 8 of the palm left out of its mask
     depth, K = tabletop_depth({"palm": (palm, 0.15), "speck": (speck, 0.05)})
     assert not objects_of(segmenter.detect(depth, K, exclude=missed_edge))
+
+
+def widened(mask: np.ndarray, pixels: int) -> np.ndarray:
+    """`mask` grown (pixels > 0) or shrunk (< 0) by `pixels` on every side."""
+    kernel = np.ones((2 * abs(pixels) + 1,) * 2, np.uint8)
+    return (cv2.dilate if pixels > 0 else cv2.erode)(mask.astype(np.uint8), kernel).astype(bool)
+
+
+@pytest.mark.parametrize("name", ["2 px too wide", "2 px too narrow", "shifted 2 px", "shifted 3 px and 2 px"])
+def test_a_hand_mask_a_few_pixels_off_is_refined_by_depth_so_the_block_behind_two_fingers_is_one(name):
+    """A block behind two fingers (5 pixels wide, 3 apart), their mask as coarse as a landmark
+    detector's: taken as it is, the block falls apart or the fingers' uncovered edges join it; refined
+    by depth (mask pixels behind the fingers leave it, the fingers' edges at their depth join it), the
+    block is one object, its mask the visible pixels, in exact and in noisy depth."""
+    block, hand = region(100, 100, 140, 140), fingers(113, 90, 150, 5, 3, 2)
+    depth, K = tabletop_depth({"block": (block, 0.06), "hand": (hand, 0.15)})
+    visible = block & ~hand
+    mask = {"2 px too wide": widened(hand, 2),
+            "2 px too narrow": cv2.erode(hand.astype(np.uint8), np.ones((1, 5), np.uint8)).astype(bool),  # 1 of 5
+            "shifted 2 px": np.roll(hand, 2, axis=1),
+            "shifted 3 px and 2 px": np.roll(np.roll(hand, 3, axis=1), 2, axis=0)}[name]
+    taken_as_is = objects_of(DepthObjectSegmenter(DepthObjectConfig(hand_reach_px=0)).detect(depth, K, exclude=mask))
+    assert not (len(taken_as_is) == 1 and iou(taken_as_is[0], visible) > 0.8)
+    for image in (depth, noisy_depth(depth, np.random.default_rng(6))):
+        objects = objects_of(DepthObjectSegmenter().detect(image, K, exclude=mask))
+        # a finger's edge pixels the sensor lost (no depth) cannot be told apart: they stay where the mask had them
+        assert len(objects) == 1 and iou(objects[0], visible) > 0.8
+        assert not (objects[0] & hand & np.isfinite(image)).any()
+
+
+def test_the_refined_hand_mask_follows_the_fingers_and_an_exact_one_is_kept():
+    block, hand = region(100, 100, 140, 140), fingers(113, 90, 150, 5, 3, 2)
+    depth, K = tabletop_depth({"block": (block, 0.06), "hand": (hand, 0.15)})
+    above = np.where(block | hand, depth, np.nan)  # the table takes no part
+    assert np.array_equal(refine_hand_mask(hand, above, 5, 0.03, 0.05, K[0, 0]), hand)
+    for off in (widened(hand, 2), np.roll(hand, 2, axis=1), np.roll(hand, -3, axis=1)):
+        refined = refine_hand_mask(off, above, 5, 0.03, 0.05, K[0, 0])
+        assert np.array_equal(refined & (block | hand), hand)  # over the table it may stay: no object there
+
+
+def test_a_refined_hand_mask_does_not_grow_over_an_object_it_touches_at_its_depth():
+    """A palm touching a block of its height (no depth step between them), its mask 2 pixels short all
+    round: the palm's edges grow back where only the table lies beyond them; where the surface goes on
+    (the block), nothing is taken."""
+    palm, block = region(100, 90, 130, 140), region(130, 100, 160, 130)
+    depth, K = tabletop_depth({"palm": (palm, 0.15), "block": (block, 0.15)})
+    above = np.where(palm | block, depth, np.nan)
+    refined = refine_hand_mask(widened(palm, -2), above, 5, 0.03, 0.05, K[0, 0])
+    assert not (refined & block).any() and (refined & palm)[:, :118].sum() == palm[:, :118].sum()
 
 
 def test_a_shelf_is_found_wherever_its_height_falls_among_the_histogram_bins():

@@ -15,7 +15,9 @@ Per frame, from the registered depth (metres, NaN = unknown) and the intrinsics 
      either side of a finger in front of it (the strips of a held object) are joined into one
      instance when they meet across the hand within a finger's width at agreeing depths; its mask
      stays its visible pixels, with the depth holes along the finger's edge. An instance partly hidden
-     by a hand nearer than it needs only `min_hidden_pixels`.
+     by a hand nearer than it needs only `min_hidden_pixels`. A given hand mask (a landmark detector's:
+     late, smooth, a few pixels too wide, narrow or shifted) is first refined by depth
+     (`refine_hand_mask`): its pixels behind the hand leave it, the hand's uncovered edges join it.
   4. stacks: a cluster that is no container is cut at each shelf, a height (over the support) held by
      `shelf_peak` times more of its pixels than its median height window: the flat top of a lower object
      carrying an upper one. The faces in between rise continuously, so no depth jump separates
@@ -45,6 +47,9 @@ REFERENCE_PIXELS = 320 * 240
 #: an object cut from a stack fills at least this share of its box (a band of a box's walls does not)
 COMPACT = 0.5
 _CROSS = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
+_SQUARE = np.ones((3, 3), np.uint8)
+#: the steepest a hand's surface is taken to recede from the camera, in depth per pixel of image (63 degrees)
+HAND_SLOPE = 2.0
 
 
 @dataclass(frozen=True)
@@ -64,17 +69,24 @@ class DepthObjectConfig:
     colour_contrast: float = 32.0  # Fisher contrast of chromaticity below / above a height that cuts a stack
     hidden_gap_m: float = 0.03  # an object's parts either side of a hand this wide (a finger) are joined
     min_hidden_pixels: int = 20  # smallest instance partly hidden behind a hand at 320x240 (at most min_pixels)
+    hand_reach_px: int = 5  # a given hand mask is refined by depth this far (at 320x240; 0: taken as it is)
+    hand_depth_m: float = 0.01  # pixels beside a hand mask within this of its depth there join it (at least
+    # twice the depth noise there)
+    hand_behind_m: float = 0.05  # a hand mask's pixels this far behind the hand's nearest depth nearby leave it
     seed: int = 0
 
     def __post_init__(self) -> None:
         for name in ("ransac_iterations", "ransac_points", "max_planes", "min_pixels", "min_hidden_pixels"):
             if getattr(self, name) < 1:
                 raise ValueError(f"depth_objects.{name} must be at least 1, got {getattr(self, name)}")
+        if self.hand_reach_px < 0:
+            raise ValueError(f"depth_objects.hand_reach_px must be at least 0, got {self.hand_reach_px}")
         if self.shelf_peak <= 1:
             raise ValueError(f"depth_objects.shelf_peak must exceed 1, got {self.shelf_peak}")
         if self.colour_contrast <= 0:
             raise ValueError(f"depth_objects.colour_contrast must be positive, got {self.colour_contrast}")
-        for name in ("plane_tolerance_m", "max_height_m", "edge_jump", "hidden_gap_m"):
+        for name in ("plane_tolerance_m", "max_height_m", "edge_jump", "hidden_gap_m", "hand_depth_m",
+                     "hand_behind_m"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"depth_objects.{name} must be positive, got {getattr(self, name)}")
         for name in ("min_plane_share", "container_rim", "container_hollow"):
@@ -122,6 +134,13 @@ class DepthObjectSegmenter:
             above = valid & (heights > tolerance) & (heights < config.max_height_m)
         for plane in planes:
             above &= ~plane.mask
+        if exclude is not None and config.hand_reach_px:
+            reach = max(1, int(round(config.hand_reach_px * np.sqrt(height * width / REFERENCE_PIXELS))))
+            # the table is no hand, nor what a hand would grow over: only what stands on it takes part
+            hand_noise = float(np.median(tolerance[exclude])) if exclude.any() else 0.0
+            exclude = refine_hand_mask(exclude, np.where(above, depth_m, np.nan), reach,
+                                       max(config.hand_depth_m, 2 * hand_noise), config.hand_behind_m,
+                                       float(K[0, 0]))
         if exclude is None:
             above = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
         else:  # a strip seen between two fingers is thin because the hand hides the rest: no speckle
@@ -454,6 +473,69 @@ def _heights(points: np.ndarray, normal: np.ndarray, offset) -> np.ndarray:
     normal = np.asarray(normal, dtype=np.float32)
     return (points[..., 0] * normal[..., 0] + points[..., 1] * normal[..., 1] + points[..., 2] * normal[..., 2]
             + np.asarray(offset, dtype=np.float32))
+
+
+def refine_hand_mask(mask: np.ndarray, depth_m: np.ndarray, reach: int, depth_tolerance_m: float,
+                     behind_m: float, focal_px: float) -> np.ndarray:
+    """A hand mask that is off by up to `reach` pixels (a landmark detector's: late, smooth, too wide or
+    narrow, shifted) made to follow the hand's edges in depth. The hand is what is nearest: the hand's
+    depth spreads from the mask's pixels a pixel at a time, `reach` times, each step allowed to recede
+    as far as a surface inclined at `HAND_SLOPE` would (depth / `focal_px` per pixel, times the slope),
+    so a hand seen obliquely is still one surface. Mask pixels behind that depth by more than
+    `depth_tolerance_m` are no hand's (an object between two fingers, the table beside them) and leave
+    the mask; pixels beside the mask within the tolerance (and the slope) of its depth next to them join
+    it, a pixel a step, up to `reach` (a finger's edge the mask missed). Pixels without depth keep their
+    side; nothing farther than `reach` from the mask changes."""
+    mask = np.asarray(mask, dtype=bool)
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    if rows.size == 0:
+        return mask
+    height, width = mask.shape
+    margin = reach + 1  # what grows, and the surface beyond it
+    y0, x0 = max(rows[0] - margin, 0), max(cols[0] - margin, 0)
+    y1, x1 = min(rows[-1] + margin + 1, height), min(cols[-1] + margin + 1, width)
+    crop, depth = mask[y0:y1, x0:x1], depth_m[y0:y1, x0:x1]
+    valid = np.isfinite(depth)
+    if not (crop & valid).any():
+        return mask
+    step = float(np.median(depth[crop & valid])) * HAND_SLOPE / focal_px
+    nearest = np.where(crop & valid, depth, np.inf).astype(np.float32)
+    for _ in range(reach):
+        nearest = np.minimum(nearest, cv2.erode(nearest, _SQUARE, borderType=cv2.BORDER_CONSTANT,
+                                                borderValue=np.inf) + step)
+    with np.errstate(invalid="ignore"):
+        behind = crop & valid & (depth > nearest + behind_m)
+    refined = crop & ~behind
+    for _ in range(2 * reach + 1):  # what continues the rest of the hand is the hand's (a palm behind a finger)
+        beside = _beside(refined & valid, depth)
+        with np.errstate(invalid="ignore"):
+            kept = behind & (np.abs(depth - beside) <= depth_tolerance_m + step)
+        if not kept.any():
+            break
+        refined, behind = refined | kept, behind & ~kept
+    shrunk = refined
+    for grown_by in range(reach + 1):
+        beside = _beside(refined & valid, depth)
+        with np.errstate(invalid="ignore"):
+            continuing = ~refined & valid & (np.abs(depth - beside) <= depth_tolerance_m + step)
+        joining = continuing & (depth <= nearest + depth_tolerance_m)  # not over what lies behind the hand
+        if grown_by == reach or not joining.any():
+            break
+        refined = refined | joining
+    # where a surface still continues after `reach` pixels it is an object the hand touches, no edge of the
+    # hand: what grew within `reach` of there is given back
+    if continuing.any():
+        touched = cv2.dilate(continuing.astype(np.uint8), np.ones((2 * reach + 1,) * 2, np.uint8)).astype(bool)
+        refined = refined & ~(touched & ~shrunk)
+    out = mask.copy()
+    out[y0:y1, x0:x1] = refined
+    return out
+
+
+def _beside(where: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Per pixel, the nearest depth of its 8 neighbours (and itself) in `where`; inf with none."""
+    return cv2.erode(np.where(where, depth, np.inf).astype(np.float32), _SQUARE,
+                     borderType=cv2.BORDER_CONSTANT, borderValue=np.inf)
 
 
 def _largest_components(mask: np.ndarray, min_pixels: float) -> np.ndarray:

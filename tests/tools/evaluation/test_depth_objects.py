@@ -5,6 +5,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from predrel_ros.degradations.hand_mask_error import HandMaskErrorConfig
 from predrel_ros.perception.depth_objects import DEPTH_LABELS
 from predrel_ros.perception.detections import Detections
 from predrel_ros.sources.dataset import open_dataset
@@ -46,3 +47,19 @@ def test_command_writes_the_scores(controlled_dataset, tmp_path, capsys):
     assert scores["frames"] == 9 and scores["hands"] == "none" and "object_recall" in capsys.readouterr().out
     with pytest.raises(ValueError, match="hands"):
         evaluate_depth_objects([], hands="oracle")
+
+
+def test_coarse_hand_masks_are_seeded_and_late_on_every_frame_scored_or_not(controlled_dataset):
+    episodes = open_dataset(controlled_dataset).episodes()
+    coarse = evaluate_depth_objects(episodes, frame_step=6, hands="ground_truth_coarse", seed=2)
+    assert coarse == {**evaluate_depth_objects(episodes, frame_step=6, hands="ground_truth_coarse", seed=2),
+                      **{key: coarse[key] for key in coarse if "ms_per_frame" in key}}
+    exact = evaluate_depth_objects(episodes, frame_step=6, hands="ground_truth", seed=2)
+    assert coarse["hands"] == "ground_truth_coarse" and coarse["objects"] == exact["objects"]
+    assert coarse["surface_found_rate"] == 1.0 and coarse["object_recall"] >= 0.6
+    assert coarse["cpu_ms_per_frame_median"] > 0
+    no_error = HandMaskErrorConfig(lag_frames=0, polygon_px=0, max_grow_px=0, max_shift_px=0)
+    same = evaluate_depth_objects(episodes, frame_step=6, hands="ground_truth_coarse", seed=2,
+                                  hand_mask_error=no_error)
+    assert same["object_recall"] == exact["object_recall"]
+    assert same["false_objects_per_frame"] == exact["false_objects_per_frame"]

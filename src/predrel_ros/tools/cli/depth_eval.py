@@ -14,6 +14,7 @@ from predrel_ros.tools.evaluation.depth_objects import HAND_MODES, evaluate_dept
 EXAMPLES = """examples:
   predrel depth-eval --dataset data/rgbd                               every frame, depth alone
   predrel depth-eval --dataset data/rgbd --frame-step 5 --hands ground_truth --out depth-objects.json
+  predrel depth-eval --dataset data/rgbd --hands ground_truth_coarse      hand masks as coarse as MediaPipe's
 """
 
 
@@ -23,7 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--frame-step", type=int, default=1, help="score every N-th frame (default: 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the depth noise (default: 0)")
     parser.add_argument("--hands", choices=HAND_MODES, default="none",
-                        help="none: depth alone; ground_truth: hand pixels kept out, as a hand detector would")
+                        help="none: depth alone; ground_truth: hand pixels kept out, as a hand detector would; "
+                             "ground_truth_coarse: through the hand-mask error model (a frame late, smoothed, "
+                             "grown or shrunk and shifted by 1-3 px) first, as MediaPipe's masks are")
     parser.add_argument("--out", type=Path, default=None, help="also write the scores to this JSON file")
 
 
