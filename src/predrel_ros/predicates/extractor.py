@@ -768,19 +768,15 @@ class PredicateExtractor:
         box (the static In test's fraction), else None: the container's walls or the gripping hand
         then hide where the two touch, and the depth where their masks meet is that of the wall or
         hand in front, not of the contact (a held object is mostly hidden behind the hand, 1-4 cm
-        behind its pixels). Once in contact with a hand (an enclosed contact, or any contact on the
-        previous frame) the object stays, or becomes, enclosed from hold_exit_fraction of it in the
-        hand's box: a hand gripping an object from the side covers 55-65 % of it."""
-        fraction = self.config.static.inside_fraction.value
+        behind its pixels)."""
+        threshold = self.config.static.inside_fraction.value
         exit_fraction = self.config.contact.hold_exit_fraction
-        held = False
         if exit_fraction is not None:
             state = self._enclosed_contacts.get((_CONTACT, geo_i.entity.id, geo_j.entity.id))
-            held = (state is not None and state.touching) or (geo_i.entity.id, geo_j.entity.id) in self._touching
+            if state is not None and state.touching:
+                threshold = min(threshold, exit_fraction)
         for inner, outer in ((geo_i, geo_j), (geo_j, geo_i)):
-            role = outer.entity.role
-            threshold = min(fraction, exit_fraction) if held and role in HAND_ROLES else fraction
-            if role in _ENCLOSING_ROLES and inside_fraction(inner, outer) >= threshold:
+            if outer.entity.role in _ENCLOSING_ROLES and inside_fraction(inner, outer) >= threshold:
                 return inner, outer
         return None
 
