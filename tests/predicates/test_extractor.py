@@ -504,3 +504,32 @@ def test_a_held_object_whose_separation_creeps_up_ends_its_contact_only_while_th
     assert contacts(0, 0.0025) == ["T"] * 9 + ["N"] * 3           # rises 0.8, 1.6, 2.4, then 3.2 mm at 9
     assert contacts(0, None) == ["T"] * 12
     assert contacts(3, 0.0025) == ["T"] * 12
+
+
+def test_a_hand_carrying_an_object_is_in_contact_up_to_the_carried_gap():
+    """A hand gripping a long object from the side (seed 1353 ep0007_handover): the boundary gap stays
+    at 1.5 cm, above the 1 cm to begin a contact; once hand and object move together (2 px a frame,
+    about 10 cm/s here) it is contact up to carried_gap_m (2 cm), and not while the hand slides along
+    the object standing still."""
+    camera = CameraIntrinsics(WIDTH, HEIGHT, fx=300.0, fy=300.0, cx=159.5, cy=119.5)
+
+    def contacts(object_moves, carried_share=0.5):
+        config = PredicateConfig()
+        config.contact.carried_relative_speed = carried_share
+        extractor = PredicateExtractor(config)
+        out = []
+        for t in range(10):
+            dy = 2 * max(0, t - 3)
+            hand = rect(HAND, RIGHT_HAND, 100, 100 + dy, 20, 20)
+            obj = rect(OBJ, MANIPULATED_OBJECT, 120, 100 + (dy if object_moves else 0), 20, 20)
+            depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+            depth[hand.mask] = 0.5
+            depth[obj.mask] = 0.515
+            estimates = extractor.update(t, [hand, obj], depth_m=depth, camera=camera)
+            out.append(next(e.value for e in estimates if e.key == ("contact", HAND, OBJ)))
+        return out
+
+    carried = contacts(True)
+    assert carried[:4] == ["N"] * 4 and carried[-4:] == ["T"] * 4
+    assert contacts(True, None) == ["N"] * 10
+    assert "T" not in contacts(False)

@@ -96,6 +96,10 @@ def test_the_grid_leaves_out_thresholds_switched_off_and_refuses_bad_entries():
     assert "contact.hold_exit_fraction" not in applicable_grid(DEFAULT_GRID, no_hysteresis)
     no_creep = PredicateConfig().replace("contact.hold_separation_creep_m", None)
     assert "contact.hold_separation_creep_m" not in applicable_grid(DEFAULT_GRID, no_creep)
+    no_carry = PredicateConfig().replace("contact.carried_relative_speed", None).replace(
+        "contact.hold_separation_begin_m", None)
+    assert not {"contact.carried_relative_speed", "contact.hold_separation_begin_m"} & set(
+        applicable_grid(DEFAULT_GRID, no_carry))
     assert "static.around_distance_m.value" in grid and "contact.distance.value" in grid
     assert set(applicable_grid(DEFAULT_GRID, PredicateConfig())) == set(DEFAULT_GRID)
     with pytest.raises(ValueError, match="no candidate"):

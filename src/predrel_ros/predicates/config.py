@@ -85,11 +85,17 @@ class ContactConfig:
       new level; while hand and object stand still (slower than dynamic.moving_speed_mps), contact
       also ends once the separation has risen on consecutive frames by more than
       hold_separation_creep_m (m; None: never) in all; the separation is measured over the masks'
-      pixels within separation_band reference px of each other;
+      pixels within separation_band reference px of each other; an enclosure's first contact needs a
+      separation within hold_separation_begin_m (m; None: hold_separation_max_m);
       once in contact, the object stays enclosed while at least hold_exit_fraction of it lies in the
       hand's box (the static In fraction to begin: a fraction hovering at the threshold otherwise
       switches to the boundary gap, in front of the object by the fingers' 1-3 cm); None: no
       hysteresis;
+    - a hand and an object that move together (`predicates.co_motion`: the hand faster than
+      dynamic.moving_speed_mps, the object's 3D velocity within carried_relative_speed of the hand's
+      speed; None: never) are carried: an enclosed object's separation is then not judged against its
+      level (only against hold_separation_max_m, and it begins a contact at any separation up to
+      it), and a boundary gap up to carried_gap_m (m) is contact;
     - else, or where no pixel of the boundary has a valid depth, when both entities carry a depth
       (point3d or a 3-element centroid) and neither has a role in `depth_ignored_roles`:
       |z_i - z_j| <= depth_gap.value (metres). Surfaces are ignored by default: one depth value
@@ -111,6 +117,9 @@ class ContactConfig:
     separation_band: float = 15.0
     hold_exit_fraction: float | None = 0.5
     boundary_exit_gap_m: float | None = 0.0125
+    hold_separation_begin_m: float | None = 0.025
+    carried_relative_speed: float | None = 0.5
+    carried_gap_m: float = 0.02
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:
@@ -125,6 +134,12 @@ class ContactConfig:
             raise ValueError(f"hold_separation_creep_m must be > 0 m or None, got {self.hold_separation_creep_m}")
         if self.hold_separation_frames < 1:
             raise ValueError(f"hold_separation_frames must be >= 1, got {self.hold_separation_frames}")
+        if self.hold_separation_begin_m is not None and not self.hold_separation_begin_m > 0:
+            raise ValueError(f"hold_separation_begin_m must be > 0 m or None, got {self.hold_separation_begin_m}")
+        if self.carried_relative_speed is not None and not self.carried_relative_speed > 0:
+            raise ValueError(f"carried_relative_speed must be > 0 or None, got {self.carried_relative_speed}")
+        if not self.carried_gap_m > 0:
+            raise ValueError(f"carried_gap_m must be > 0 m, got {self.carried_gap_m}")
         if self.boundary_exit_gap_m is not None and not self.boundary_exit_gap_m > 0:
             raise ValueError(f"boundary_exit_gap_m must be > 0 m or None, got {self.boundary_exit_gap_m}")
         if self.hold_exit_fraction is not None and not 0.0 < self.hold_exit_fraction <= 1.0:

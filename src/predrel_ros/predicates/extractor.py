@@ -59,6 +59,7 @@ from predrel_ros.core.entities import CONTAINER, HAND_ROLES, Entity
 from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: F401  (FrameOrderError: re-exported)
 from predrel_ros.predicates import rules, vocabulary
 from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m, boundary_separation_m
+from predrel_ros.predicates.co_motion import moving_together
 from predrel_ros.predicates.confidence import GeometricMeanConfidence
 from predrel_ros.predicates.config import PairRule, PredicateConfig, Threshold
 from predrel_ros.predicates.enclosed_contact import EnclosedContact
@@ -713,7 +714,8 @@ class PredicateExtractor:
                     if state is None:
                         state = self._enclosed_contacts[key] = EnclosedContact(contact.hold_separation_frames)
                     self._enclosed_now.add(key)
-                    return state.test(separation, inner.area, contact, self._standing_still(inner, hand))
+                    return state.test(separation, inner.area, contact, self._standing_still(inner, hand),
+                                      self._carried(hand, inner))
         if contact.depth_gap is None:
             return None
         entity_i, entity_j = geo_i.entity, geo_j.entity
@@ -733,17 +735,32 @@ class PredicateExtractor:
         motions = [self._tracks[geometry.entity.id].motion3d for geometry in geometries]
         return all(motion is not None and motion.speed < bound for motion in motions)
 
+    def _carried(self, hand: EntityGeometry, other: EntityGeometry) -> bool:
+        """Whether `hand` carries `other`: both move together in 3D (`co_motion`; False without 3D
+        positions, without the 3D dynamic rule or with carried_relative_speed None)."""
+        share = self.config.contact.carried_relative_speed
+        if self._dynamic_3d is None or share is None:
+            return False
+        motions = [self._tracks[geometry.entity.id].motion3d for geometry in (hand, other)]
+        if motions[0] is None or motions[1] is None:
+            return False
+        bound = self._dynamic_3d.moving_speed.value / self.config.dynamic.frame_rate_hz
+        return moving_together(motions[0].velocity, motions[1].velocity, bound, share)
+
     def _boundary_gap_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> Threshold:
-        """boundary_depth_gap_m, or for a hand and what it touched on the previous frame the larger
-        boundary_exit_gap_m (hysteresis)."""
+        """boundary_depth_gap_m; for a hand and what it touched on the previous frame the larger
+        boundary_exit_gap_m (hysteresis); for a hand and what it carries the larger carried_gap_m."""
         contact = self.config.contact
         threshold = contact.boundary_depth_gap_m
-        exit_gap = contact.boundary_exit_gap_m
-        if exit_gap is None or (geo_i.entity.role not in HAND_ROLES and geo_j.entity.role not in HAND_ROLES):
+        hand, other = (geo_i, geo_j) if geo_i.entity.role in HAND_ROLES else (geo_j, geo_i)
+        if hand.entity.role not in HAND_ROLES:
             return threshold
-        if (geo_i.entity.id, geo_j.entity.id) not in self._touching:
-            return threshold
-        return Threshold(max(exit_gap, threshold.value), threshold.eta)
+        bound = threshold.value
+        if contact.boundary_exit_gap_m is not None and (geo_i.entity.id, geo_j.entity.id) in self._touching:
+            bound = max(bound, contact.boundary_exit_gap_m)
+        if self._carried(hand, other):
+            bound = max(bound, contact.carried_gap_m)
+        return Threshold(bound, threshold.eta)
 
     def _enclosure(self, geo_i: EntityGeometry, geo_j: EntityGeometry
                    ) -> tuple[EntityGeometry, EntityGeometry] | None:
