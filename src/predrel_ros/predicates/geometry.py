@@ -53,9 +53,15 @@ class EntityGeometry:
             self._extent(0.0)
             return
         self.mask = mask.view(np.uint8)
-        self.area = float(cv2.countNonZero(self.mask))
+        if entity.mask_crop is not None:        # every pixel lies in it: the rest of the frame is not read
+            x, y, w, h = _crop_rectangle(self.mask, entity.mask_crop)
+            self.area = float(cv2.countNonZero(self.mask[y:y + h, x:x + w])) if w else 0.0
+        else:
+            self.area = float(cv2.countNonZero(self.mask))
+            x, y, w, h = _mask_rectangle(self.mask, entity.box, self.area) if self.area else (0, 0, 1, 1)
         self.empty = self.area == 0
-        x, y, w, h = _mask_rectangle(self.mask, entity.box, self.area) if not self.empty else (0, 0, 1, 1)
+        if self.empty:
+            x, y, w, h = 0, 0, 1, 1
         self.x1, self.y1, self.x2, self.y2 = float(x), float(y), float(x + w - 1), float(y + h - 1)
         self._extent(1.0)
 
@@ -101,6 +107,16 @@ def _mask_rectangle(mask: np.ndarray, box: np.ndarray, area: float) -> tuple[int
             x, y, w, h = cv2.boundingRect(window)
             return x + x1, y + y1, w, h
     return cv2.boundingRect(mask)
+
+
+def _crop_rectangle(mask: np.ndarray, crop: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """Bounding rectangle (x, y, w, h) of the mask's pixels, all of which lie in `crop` (x, y, width,
+    height); w = 0 when there are none."""
+    x, y, width, height = crop
+    if not width or not height:
+        return 0, 0, 0, 0
+    bx, by, w, h = cv2.boundingRect(mask[y:y + height, x:x + width])
+    return bx + x, by + y, w, h
 
 
 def rectangle_gap(a: EntityGeometry, b: EntityGeometry) -> float:
