@@ -548,11 +548,10 @@ class PredicateExtractor:
         geometries = geometry.geometries
         for k in np.flatnonzero(allowed[:, 1] & touching).tolist():     # Sup allowed, in contact
             support[k] = support_fraction(geometries[subjects[k]], geometries[objects[k]], band)
-        x1, x2, y2, cx, cy = ((values[subjects], values[objects])
-                              for values in (geometry.x1, geometry.x2, geometry.y2, geometry.cx, geometry.cy))
-        width, height, half_diagonal = ((values[subjects], values[objects])
-                                        for values in (geometry.width, geometry.height, geometry.half_diagonal))
-        overlap_x = np.minimum(x2[0], x2[1]) - np.maximum(x1[0], x1[1]) + geometry.has_mask[subjects]
+        fields = geometry.rows(subjects), geometry.rows(objects)          # one gather per side
+        x1, x2, y2, cx, cy, width, height, half_diagonal = (
+            (fields[0][k], fields[1][k]) for k in (0, 2, 3, 4, 5, 6, 7, 8))
+        overlap_x = np.minimum(x2[0], x2[1]) - np.maximum(x1[0], x1[1]) + (fields[0][10] > 0)
         measurements = rules.StaticMeasurements(
             inside_fraction=inside,
             bottom_within=y2[0] <= y2[1],
