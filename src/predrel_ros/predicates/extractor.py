@@ -773,18 +773,16 @@ class PredicateExtractor:
         dims = 3 if in_3d else 2
         coordinates = np.full((len(ids), window, dims), np.nan)
         seen = np.zeros((len(ids), window), bool)
-        tracks, cells, values, motions = [], [], [], []         # the window samples' (track, cell), all at once
-        for k, track_id in enumerate(ids):
-            track = self._tracks[track_id]
-            for sample in (track.positions if in_3d else track.samples):
-                tracks.append(k)
-                cells.append(sample[0] - start)
-                values.append(sample[1:])
-            moving = track.motion3d if in_3d else track.motion
-            motions.append((moving.speed, moving.early, moving.late, *moving.velocity))
-        coordinates[tracks, cells] = values
-        seen[tracks, cells] = True
-        motion = np.array(motions)                              # speed, early, late, velocity
+        tracks = [self._tracks[track_id] for track_id in ids]
+        histories = [track.positions if in_3d else track.samples for track in tracks]
+        # the window samples of all tracks as one (frame, coordinates...) array, and each one's track
+        samples = np.array([sample for history in histories for sample in history], np.float64).reshape(-1, dims + 1)
+        owners = np.repeat(np.arange(len(ids)), [len(history) for history in histories])
+        cells = samples[:, 0].astype(np.intp) - start
+        coordinates[owners, cells] = samples[:, 1:]
+        seen[owners, cells] = True
+        motions = [track.motion3d if in_3d else track.motion for track in tracks]
+        motion = np.array([(moving.speed, moving.early, moving.late, *moving.velocity) for moving in motions])
         rows_i = np.array([index[track_id] for track_id in ids_i])
         rows_j = np.array([index[track_id] for track_id in ids_j])
         joint = seen[rows_i] & seen[rows_j]
