@@ -113,8 +113,7 @@ class _Motion:
     def __init__(self, samples: Sequence[Sample]) -> None:
         self.coordinates = {sample[0]: sample[1:] for sample in samples}    # frame -> coordinates
         self.frames = self.coordinates.keys()
-        frames = [sample[0] for sample in samples]
-        self.velocity = tuple(_slope(frames, [sample[k] for sample in samples]) for k in range(1, len(samples[0])))
+        self.velocity = _velocity(samples)
         self.speed = math.hypot(*self.velocity)
         self.early = _segment_speed(samples[0], samples[1]) if len(samples) > 1 else 0.0
         self.late = _segment_speed(samples[-2], samples[-1]) if len(samples) > 1 else 0.0
@@ -124,20 +123,27 @@ def _segment_speed(a: Sample, b: Sample) -> float:
     return math.dist(a[1:], b[1:]) / (b[0] - a[0])
 
 
-def _slope(frames: Sequence[int], values: Sequence[float]) -> float:
-    """Least-squares slope of values over frame indices (0 for fewer than two samples)."""
-    n = len(frames)
+def _velocity(samples: Sequence[Sample]) -> tuple[float, ...]:
+    """Least-squares slope of each coordinate over the frame indices (0 for fewer than two samples);
+    the frames' offsets and their sum of squares once for all coordinates."""
+    n = len(samples)
     if n < 2:
-        return 0.0
+        return (0.0,) * (len(samples[0]) - 1)
+    frames = [sample[0] for sample in samples]
     mean_f = sum(frames) / n
-    mean_v = sum(values) / n
     offsets = [f - mean_f for f in frames]
     sxx = sum([d ** 2 for d in offsets])
-    return sum([d * (v - mean_v) for d, v in zip(offsets, values)]) / sxx
+    velocity = []
+    for k in range(1, len(samples[0])):
+        values = [sample[k] for sample in samples]
+        mean_v = sum(values) / n
+        velocity.append(sum([d * (v - mean_v) for d, v in zip(offsets, values)]) / sxx)
+    return tuple(velocity)
 
 
 def _slopes(frames: np.ndarray, values: np.ndarray, taken: np.ndarray) -> np.ndarray:
-    """`_slope` of each row of values over frames, on the row's `taken` cells only."""
+    """Least-squares slope of each row of values over frames (as `_velocity`), on the row's `taken`
+    cells only (0 for fewer than two)."""
     count = np.count_nonzero(taken, axis=1)
     safe = np.maximum(count, 1)
     mean_f = np.sum(np.where(taken, frames, 0.0), axis=1) / safe
