@@ -781,10 +781,11 @@ class PredicateExtractor:
         seen = np.zeros((len(ids), window), bool)
         tracks = [self._tracks[track_id] for track_id in ids]
         histories = [track.positions if in_3d else track.samples for track in tracks]
-        # the window samples of all tracks as one (frame, coordinates...) array, and each one's track
+        # the window samples of all tracks as one array, each one's track, and its cell (Python ints: frame
+        # indices may exceed what a float or an int64 difference holds)
         samples = np.array([sample for history in histories for sample in history], np.float64).reshape(-1, dims + 1)
         owners = np.repeat(np.arange(len(ids)), [len(history) for history in histories])
-        cells = samples[:, 0].astype(np.intp) - start
+        cells = [sample[0] - start for history in histories for sample in history]
         coordinates[owners, cells] = samples[:, 1:]
         seen[owners, cells] = True
         motions = [track.motion3d if in_3d else track.motion for track in tracks]
