@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -33,11 +35,24 @@ def test_depth_from_point3d_or_three_element_centroid():
     ({"centroid": [1, 2, 3, 4]}, "centroid must be"),
     ({"centroid": [1, np.nan]}, "centroid has non-finite"),
     ({"point3d": [0, 0, np.inf]}, "point3d has non-finite"),
+    ({"mask": np.zeros((4, 5), bool), "crop": (1, 0, 5, 4)}, "mask crop x=1 y=0 5x4 does not lie in"),
+    ({"mask": np.zeros((4, 5), bool), "crop": (0, -1, 2, 2)}, "does not lie in"),
+    ({"crop": (0, 0, 1, 1)}, "a mask crop needs a mask"),
 ])
 def test_invalid_entities_are_refused_with_the_field_named(kwargs, message):
     args = {"id": 1, "label": "cube", "role": MANIPULATED_OBJECT, "box": [0, 0, 1, 1]} | kwargs
     with pytest.raises(ValueError, match=message):
         Entity(**args)
+
+
+def test_a_mask_crop_is_kept_and_not_carried_to_a_replaced_mask():
+    mask = np.zeros((6, 8), bool)
+    mask[2:4, 3:6] = True
+    entity = Entity(id=1, label="cube", role=MANIPULATED_OBJECT, box=[3, 2, 5, 3], mask=mask, crop=(3, 2, 3, 2))
+    assert entity.mask_crop == (3, 2, 3, 2)
+    np.testing.assert_array_equal(entity.centroid, [4.0, 2.5])
+    moved = dataclasses.replace(entity, mask=np.roll(mask, 2, axis=1))     # the crop would miss its pixels
+    assert moved.mask_crop is None
 
 
 def test_role_map_defaults_unknown_labels():

@@ -50,3 +50,14 @@ def test_the_centroid_of_a_mask_is_the_mean_of_its_pixels(mask):
         assert found is None
     else:
         np.testing.assert_allclose(found, [xs.mean(), ys.mean()], rtol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(bool, st.tuples(st.integers(1, 60), st.integers(1, 80))))
+def test_the_centroid_read_on_the_rle_crop_is_the_full_masks(mask):
+    rle = masks.encode(mask)
+    found = masks.mask_centroid(mask, (rle.x, rle.y, rle.width, rle.height))
+    expected = masks.mask_centroid(mask)
+    assert (found is None) == (expected is None)
+    if expected is not None:
+        np.testing.assert_array_equal(found, expected)

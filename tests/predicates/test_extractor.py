@@ -317,6 +317,16 @@ def test_the_stream_order_policy_refuses_far_ahead_frames_and_restarts_after_old
             strict.update(frame, entities)
 
 
+def test_a_first_frame_indexed_beyond_int64_gives_the_predicates_of_frame_zero():
+    """Frame indices are Python ints (a message's uint64 frame_index, and a far first frame is legal):
+    the window's cells must not be computed in int64 or floats."""
+    entities = [rect(HAND, RIGHT_HAND, 100, 50, 20, 20), rect(OBJ, MANIPULATED_OBJECT, 122, 50, 20, 20)]
+    def seen(frame):
+        estimates = PredicateExtractor().update(frame, entities)
+        return [(e.name, e.subject, e.object, e.value, e.confidence) for e in estimates]
+    assert seen(2**64 - 1) == seen(0)
+
+
 # ------------------------------------------------------------------------------ hostile input
 
 def test_pairs_exist_only_for_tracks_seen_together():

@@ -140,3 +140,21 @@ def test_frame_geometry_gives_every_pair_its_one_pair_measurements(shapes, limit
         assert distances[k] == pytest.approx(boundary_distance(geometries[a], geometries[b], limit), rel=1e-12,
                                              abs=1e-12)
         assert inside[k] == inside_fraction(geometries[a], geometries[b])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, W - 1), st.integers(0, H - 1), st.integers(1, 12), st.integers(1, 12)),
+                max_size=3), st.integers(0, 6))
+def test_a_mask_read_on_its_crop_gives_the_full_frame_geometry(rects, slack):
+    """With the mask's crop (any rectangle holding all its pixels: the RLE's, or larger) the geometry
+    reads only that rectangle and equals the one read from the whole frame, empty masks included."""
+    mask = paint(rects)
+    ys, xs = np.nonzero(mask)
+    x1, y1 = (max(int(xs.min()) - slack, 0), max(int(ys.min()) - slack, 0)) if xs.size else (slack, slack)
+    x2, y2 = (min(int(xs.max()) + 1 + slack, W), min(int(ys.max()) + 1 + slack, H)) if xs.size else (slack, slack)
+    box = [x1, y1, max(x2 - 1, x1), max(y2 - 1, y1)]
+    full = EntityGeometry(Entity(id=1, label="cube", role=MANIPULATED_OBJECT, box=box, mask=mask))
+    cropped = EntityGeometry(Entity(id=1, label="cube", role=MANIPULATED_OBJECT, box=box, mask=mask,
+                                    crop=(x1, y1, x2 - x1, y2 - y1)))
+    fields = ("x1", "y1", "x2", "y2", "area", "cx", "cy", "empty", "width", "height", "half_diagonal")
+    assert [getattr(cropped, name) for name in fields] == [getattr(full, name) for name in fields]

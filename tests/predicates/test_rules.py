@@ -196,3 +196,42 @@ def test_dynamic_rules_of_rows_are_the_priority_chain_of_each_row(rows):
     for row, code, margin in zip(rows, codes.tolist(), margins.tolist()):
         assert (code, margin) == _dynamic_reference(dynamic(**row), config)
         assert rules.dynamic_rule(dynamic(**row), config) == (code, margin)
+
+
+def _static_reference(m: StaticMeasurements, allowed: tuple[str, ...], config: StaticConfig) -> tuple[int, float]:
+    """The static rule as the priority chain of `rules.decide` over scalar tests (before the rows)."""
+    def at_least(x, threshold):
+        return x >= threshold.value, threshold.margin(x)
+    overlap = at_least(m.horizontal_overlap, config.horizontal_overlap)
+    chain = [
+        (IN, lambda: rules.conjunction(at_least(m.inside_fraction, config.inside_fraction), (m.bottom_within, 1.0))),
+        (SUP, lambda: rules.conjunction(m.contact, at_least(m.support_fraction, config.support_fraction))),
+        (AB, lambda: rules.conjunction(at_least(m.vertical_offset, config.above_offset), overlap)),
+        (BE, lambda: rules.conjunction(at_least(-m.vertical_offset, config.above_offset), overlap)),
+        (AR, lambda: rules.at_most(m.centroid_distance, config.around_distance)),
+    ]
+    return rules.decide([(code, test if name in allowed else None)
+                         for (code, test), name in zip(chain, rules.STATIC_RELATIONS)], NONE)
+
+
+_fractions = st.floats(0.0, 1.0) | st.sampled_from([0.0, 0.5, 0.6, 0.8, 1.0])   # on and around the thresholds
+_offsets = st.floats(-3.0, 3.0) | st.sampled_from([0.0, 0.3, -0.3, 0.5, -0.5])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.fixed_dictionaries({
+    "inside_fraction": _fractions, "bottom_within": st.booleans(),
+    "contact": st.tuples(st.booleans(), st.floats(0.0, 1.0)), "support_fraction": _fractions,
+    "vertical_offset": _offsets, "horizontal_overlap": _fractions, "centroid_distance": st.floats(0.0, 3.0)}),
+    st.lists(st.sampled_from(ALL), unique=True)), min_size=1, max_size=12))
+def test_static_rules_of_rows_are_the_priority_chain_of_each_row(rows):
+    config = StaticConfig()
+    fields = [fields for fields, _ in rows]
+    arrays = StaticMeasurements(**{name: np.array([row[name] for row in fields]) for name in fields[0]
+                                   if name != "contact"},
+                                contact=(np.array([row["contact"][0] for row in fields]),
+                                         np.array([row["contact"][1] for row in fields])))
+    flags = {name: np.array([name in allowed for _, allowed in rows]) for name in ALL}
+    codes, margins = rules.static_rules(arrays, flags, config)
+    for (row, allowed), code, margin in zip(rows, codes.tolist(), margins.tolist()):
+        assert (code, margin) == _static_reference(StaticMeasurements(**row), tuple(allowed), config)

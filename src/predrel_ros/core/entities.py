@@ -9,7 +9,7 @@ configurable `RoleMap`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Mapping
 
 import numpy as np
@@ -42,6 +42,10 @@ class Entity:
     centroid: (x, y) in pixels, or (x, y, z) where z is the camera depth in metres at the entity;
         computed from the mask (else the box) when not given.
     point3d: optional (X, Y, Z) in the camera frame, metres.
+    crop: optional (x, y, width, height) of a pixel rectangle of the mask that holds every true pixel
+        (a decoded Entity.msg RLE's crop), kept as `mask_crop` so the predicate geometry reads only that
+        rectangle of a full-frame mask. A promise of the producer (checked to lie in the mask, not
+        scanned); not carried by `dataclasses.replace`, since a new mask need not fit it.
     """
 
     id: int
@@ -57,8 +61,10 @@ class Entity:
     point3d: np.ndarray | None = None
     frame_index: int = 0
     attributes: dict = field(default_factory=dict)
+    crop: InitVar[tuple[int, int, int, int] | None] = None
+    mask_crop: tuple[int, int, int, int] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, crop: tuple[int, int, int, int] | None) -> None:
         if self.role not in ROLES:
             raise ValueError(f"Entity {self.id}: unknown role {self.role!r}; expected one of {ROLES}")
         self.box = np.asarray(self.box, dtype=np.float64).reshape(4)
@@ -71,6 +77,10 @@ class Entity:
             self.mask = np.asarray(self.mask, dtype=bool)
             if self.mask.ndim != 2:
                 raise ValueError(f"Entity {self.id}: mask must be 2-D (H x W), got shape {self.mask.shape}")
+            if crop is not None:
+                self.mask_crop = _checked_crop(self.id, crop, self.mask.shape)
+        elif crop is not None:
+            raise ValueError(f"Entity {self.id}: a mask crop needs a mask")
         for name in ("score", "visibility", "track_quality", "mask_quality"):
             value = float(getattr(self, name))
             if not 0.0 <= value <= 1.0:
@@ -91,7 +101,7 @@ class Entity:
                 raise ValueError(f"Entity {self.id}: point3d has non-finite values {self.point3d.tolist()}")
 
     def _centroid_from_geometry(self) -> np.ndarray:
-        centroid = None if self.mask is None else mask_centroid(self.mask)
+        centroid = None if self.mask is None else mask_centroid(self.mask, self.mask_crop)
         if centroid is not None:
             return centroid
         x1, y1, x2, y2 = self.box
@@ -109,6 +119,14 @@ class Entity:
         if self.centroid is not None and self.centroid.size == 3:
             return float(self.centroid[2])
         return None
+
+
+def _checked_crop(entity_id: int, crop, shape: tuple[int, int]) -> tuple[int, int, int, int]:
+    x, y, width, height = (int(value) for value in crop)
+    if min(x, y, width, height) < 0 or x + width > shape[1] or y + height > shape[0]:
+        raise ValueError(f"Entity {entity_id}: mask crop x={x} y={y} {width}x{height} does not lie in the "
+                         f"{shape[1]}x{shape[0]} mask")
+    return x, y, width, height
 
 
 class RoleMap:

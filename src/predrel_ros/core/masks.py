@@ -36,14 +36,19 @@ class MaskRLE:
         return int(self.runs[1::2].sum(dtype=np.uint64))
 
 
-def mask_centroid(mask: np.ndarray) -> np.ndarray | None:
+def mask_centroid(mask: np.ndarray, crop: tuple[int, int, int, int] | None = None) -> np.ndarray | None:
     """(x, y) mean of a boolean mask's true pixels, None when it has none. From the pixel counts per
-    column and row: a third of the time of listing every pixel's coordinates (640x480 masks)."""
+    column and row: a third of the time of listing every pixel's coordinates (640x480 masks). crop:
+    (x, y, width, height) of a rectangle holding every true pixel, the only part read (same result)."""
+    x, y = 0, 0
+    if crop is not None:
+        x, y, width, height = crop
+        mask = mask[y:y + height, x:x + width]
     columns, rows = np.count_nonzero(mask, axis=0), np.count_nonzero(mask, axis=1)
     pixels = int(columns.sum())
     if not pixels:
         return None
-    return np.array([columns @ np.arange(columns.size), rows @ np.arange(rows.size)]) / pixels
+    return np.array([columns @ np.arange(x, x + columns.size), rows @ np.arange(y, y + rows.size)]) / pixels
 
 
 def encode(mask: np.ndarray) -> MaskRLE:

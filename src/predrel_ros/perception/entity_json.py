@@ -51,13 +51,13 @@ def frame_from_json(document: dict) -> list[Entity]:
     height, width = int(document["image_height"]), int(document["image_width"])
     entities = []
     for item in document["entities"]:
-        mask = None
+        mask = crop = None
         if item["mask"] is not None:
             m = item["mask"]
-            mask = masks.decode(masks.MaskRLE(m["x"], m["y"], m["width"], m["height"],
-                                              np.asarray(m["runs"], np.uint32)), height, width)
+            rle = masks.MaskRLE(m["x"], m["y"], m["width"], m["height"], np.asarray(m["runs"], np.uint32))
+            mask, crop = masks.decode(rle, height, width), (rle.x, rle.y, rle.width, rle.height)
         entities.append(Entity(id=item["id"], label=item["label"], role=item["role"], box=item["box"],
-                               mask=mask, score=item["score"], visibility=item["visibility"],
+                               mask=mask, crop=crop, score=item["score"], visibility=item["visibility"],
                                track_quality=item["track_quality"], mask_quality=item["mask_quality"],
                                centroid=item["centroid"], point3d=item["point3d"],
                                frame_index=int(document["frame_index"]),

@@ -114,8 +114,7 @@ class _Motion:
     def __init__(self, samples: Sequence[Sample]) -> None:
         self.coordinates = {sample[0]: sample[1:] for sample in samples}    # frame -> coordinates
         self.frames = self.coordinates.keys()
-        frames = [sample[0] for sample in samples]
-        self.velocity = tuple(_slope(frames, [sample[k] for sample in samples]) for k in range(1, len(samples[0])))
+        self.velocity = _velocity(samples)
         self.speed = math.hypot(*self.velocity)
         self.early = _segment_speed(samples[0], samples[1]) if len(samples) > 1 else 0.0
         self.late = _segment_speed(samples[-2], samples[-1]) if len(samples) > 1 else 0.0
@@ -125,20 +124,27 @@ def _segment_speed(a: Sample, b: Sample) -> float:
     return math.dist(a[1:], b[1:]) / (b[0] - a[0])
 
 
-def _slope(frames: Sequence[int], values: Sequence[float]) -> float:
-    """Least-squares slope of values over frame indices (0 for fewer than two samples)."""
-    n = len(frames)
+def _velocity(samples: Sequence[Sample]) -> tuple[float, ...]:
+    """Least-squares slope of each coordinate over the frame indices (0 for fewer than two samples);
+    the frames' offsets and their sum of squares once for all coordinates."""
+    n = len(samples)
     if n < 2:
-        return 0.0
+        return (0.0,) * (len(samples[0]) - 1)
+    frames = [sample[0] for sample in samples]
     mean_f = sum(frames) / n
-    mean_v = sum(values) / n
     offsets = [f - mean_f for f in frames]
     sxx = sum([d ** 2 for d in offsets])
-    return sum([d * (v - mean_v) for d, v in zip(offsets, values)]) / sxx
+    velocity = []
+    for k in range(1, len(samples[0])):
+        values = [sample[k] for sample in samples]
+        mean_v = sum(values) / n
+        velocity.append(sum([d * (v - mean_v) for d, v in zip(offsets, values)]) / sxx)
+    return tuple(velocity)
 
 
 def _slopes(frames: np.ndarray, values: np.ndarray, taken: np.ndarray) -> np.ndarray:
-    """`_slope` of each row of values over frames, on the row's `taken` cells only."""
+    """Least-squares slope of each row of values over frames (as `_velocity`), on the row's `taken`
+    cells only (0 for fewer than two)."""
     count = np.count_nonzero(taken, axis=1)
     safe = np.maximum(count, 1)
     mean_f = np.sum(np.where(taken, frames, 0.0), axis=1) / safe
@@ -549,11 +555,10 @@ class PredicateExtractor:
         geometries = geometry.geometries
         for k in np.flatnonzero(allowed[:, 1] & touching).tolist():     # Sup allowed, in contact
             support[k] = support_fraction(geometries[subjects[k]], geometries[objects[k]], band)
-        x1, x2, y2, cx, cy = ((values[subjects], values[objects])
-                              for values in (geometry.x1, geometry.x2, geometry.y2, geometry.cx, geometry.cy))
-        width, height, half_diagonal = ((values[subjects], values[objects])
-                                        for values in (geometry.width, geometry.height, geometry.half_diagonal))
-        overlap_x = np.minimum(x2[0], x2[1]) - np.maximum(x1[0], x1[1]) + geometry.has_mask[subjects]
+        fields = geometry.rows(subjects), geometry.rows(objects)          # one gather per side
+        x1, x2, y2, cx, cy, width, height, half_diagonal = (
+            (fields[0][k], fields[1][k]) for k in (0, 2, 3, 4, 5, 6, 7, 8))
+        overlap_x = np.minimum(x2[0], x2[1]) - np.maximum(x1[0], x1[1]) + (fields[0][10] > 0)
         measurements = rules.StaticMeasurements(
             inside_fraction=inside,
             bottom_within=y2[0] <= y2[1],
@@ -791,18 +796,17 @@ class PredicateExtractor:
         dims = 3 if in_3d else 2
         coordinates = np.full((len(ids), window, dims), np.nan)
         seen = np.zeros((len(ids), window), bool)
-        tracks, cells, values, motions = [], [], [], []         # the window samples' (track, cell), all at once
-        for k, track_id in enumerate(ids):
-            track = self._tracks[track_id]
-            for sample in (track.positions if in_3d else track.samples):
-                tracks.append(k)
-                cells.append(sample[0] - start)
-                values.append(sample[1:])
-            moving = track.motion3d if in_3d else track.motion
-            motions.append((moving.speed, moving.early, moving.late, *moving.velocity))
-        coordinates[tracks, cells] = values
-        seen[tracks, cells] = True
-        motion = np.array(motions)                              # speed, early, late, velocity
+        tracks = [self._tracks[track_id] for track_id in ids]
+        histories = [track.positions if in_3d else track.samples for track in tracks]
+        # the window samples of all tracks as one array, each one's track, and its cell (Python ints: frame
+        # indices may exceed what a float or an int64 difference holds)
+        samples = np.array([sample for history in histories for sample in history], np.float64).reshape(-1, dims + 1)
+        owners = np.repeat(np.arange(len(ids)), [len(history) for history in histories])
+        cells = [sample[0] - start for history in histories for sample in history]
+        coordinates[owners, cells] = samples[:, 1:]
+        seen[owners, cells] = True
+        motions = [track.motion3d if in_3d else track.motion for track in tracks]
+        motion = np.array([(moving.speed, moving.early, moving.late, *moving.velocity) for moving in motions])
         rows_i = np.array([index[track_id] for track_id in ids_i])
         rows_j = np.array([index[track_id] for track_id in ids_j])
         joint = seen[rows_i] & seen[rows_j]

@@ -53,9 +53,15 @@ class EntityGeometry:
             self._extent(0.0)
             return
         self.mask = mask.view(np.uint8)
-        self.area = float(cv2.countNonZero(self.mask))
+        if entity.mask_crop is not None:        # every pixel lies in it: the rest of the frame is not read
+            x, y, w, h = _crop_rectangle(self.mask, entity.mask_crop)
+            self.area = float(cv2.countNonZero(self.mask[y:y + h, x:x + w])) if w else 0.0
+        else:
+            self.area = float(cv2.countNonZero(self.mask))
+            x, y, w, h = _mask_rectangle(self.mask, entity.box, self.area) if self.area else (0, 0, 1, 1)
         self.empty = self.area == 0
-        x, y, w, h = _mask_rectangle(self.mask, entity.box, self.area) if not self.empty else (0, 0, 1, 1)
+        if self.empty:
+            x, y, w, h = 0, 0, 1, 1
         self.x1, self.y1, self.x2, self.y2 = float(x), float(y), float(x + w - 1), float(y + h - 1)
         self._extent(1.0)
 
@@ -101,6 +107,16 @@ def _mask_rectangle(mask: np.ndarray, box: np.ndarray, area: float) -> tuple[int
             x, y, w, h = cv2.boundingRect(window)
             return x + x1, y + y1, w, h
     return cv2.boundingRect(mask)
+
+
+def _crop_rectangle(mask: np.ndarray, crop: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """Bounding rectangle (x, y, w, h) of the mask's pixels, all of which lie in `crop` (x, y, width,
+    height); w = 0 when there are none."""
+    x, y, width, height = crop
+    if not width or not height:
+        return 0, 0, 0, 0
+    bx, by, w, h = cv2.boundingRect(mask[y:y + height, x:x + width])
+    return bx + x, by + y, w, h
 
 
 def rectangle_gap(a: EntityGeometry, b: EntityGeometry) -> float:
@@ -207,16 +223,22 @@ class FrameGeometry:
 
     def __init__(self, geometries: Sequence[EntityGeometry]) -> None:
         self.geometries = list(geometries)
-        table = np.array([(g.x1, g.y1, g.x2, g.y2, g.cx, g.cy, g.width, g.height, g.half_diagonal, g.area,
-                           g.mask is not None) for g in self.geometries], np.float64).reshape(-1, 11)
+        self.table = np.array([(g.x1, g.y1, g.x2, g.y2, g.cx, g.cy, g.width, g.height, g.half_diagonal, g.area,
+                                g.mask is not None) for g in self.geometries], np.float64).reshape(-1, 11)
         (self.x1, self.y1, self.x2, self.y2, self.cx, self.cy, self.width, self.height, self.half_diagonal,
-         self.area) = table[:, :10].T
-        self.has_mask = table[:, 10] > 0
+         self.area) = self.table[:, :10].T
+        self.has_mask = self.table[:, 10] > 0
+
+    def rows(self, i: np.ndarray) -> np.ndarray:
+        """The entities' fields at rows i, one gather: (x1, y1, x2, y2, cx, cy, width, height,
+        half_diagonal, area, has mask) x len(i)."""
+        return self.table[i].T
 
     def rectangle_gaps(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """`rectangle_gap` of every pair."""
-        gap_x = np.maximum(np.maximum(self.x1[i] - self.x2[j], self.x1[j] - self.x2[i]), 0.0)
-        gap_y = np.maximum(np.maximum(self.y1[i] - self.y2[j], self.y1[j] - self.y2[i]), 0.0)
+        (x1_i, y1_i, x2_i, y2_i), (x1_j, y1_j, x2_j, y2_j) = self.rows(i)[:4], self.rows(j)[:4]
+        gap_x = np.maximum(np.maximum(x1_i - x2_j, x1_j - x2_i), 0.0)
+        gap_y = np.maximum(np.maximum(y1_i - y2_j, y1_j - y2_i), 0.0)
         return np.hypot(gap_x, gap_y)
 
     def boundary_distances(self, i: np.ndarray, j: np.ndarray, limit: float) -> np.ndarray:
@@ -233,14 +255,15 @@ class FrameGeometry:
     def inside_fractions(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """`inside_fraction` of every pair: 0 for rectangles apart, 1 for a mask whose rectangle lies in
         the other's, the pixels counted on the crop for the rest."""
-        x1, y1 = np.maximum(self.x1[i], self.x1[j]), np.maximum(self.y1[i], self.y1[j])
-        x2, y2 = np.minimum(self.x2[i], self.x2[j]), np.minimum(self.y2[i], self.y2[j])
-        area = self.area[i]
-        masks = self.has_mask[i]
+        a, b = self.rows(i), self.rows(j)
+        x1, y1 = np.maximum(a[0], b[0]), np.maximum(a[1], b[1])
+        x2, y2 = np.minimum(a[2], b[2]), np.minimum(a[3], b[3])
+        area = a[9]
+        masks = a[10] > 0
         with np.errstate(divide="ignore", invalid="ignore"):
             boxes = np.where((x2 <= x1) | (y2 <= y1), 0.0, (x2 - x1) * (y2 - y1) / area)
         apart = (np.floor(x2) < np.ceil(x1)) | (np.floor(y2) < np.ceil(y1))
-        within = (x1 <= self.x1[i]) & (y1 <= self.y1[i]) & (x2 >= self.x2[i]) & (y2 >= self.y2[i])
+        within = (x1 <= a[0]) & (y1 <= a[1]) & (x2 >= a[2]) & (y2 >= a[3])
         fractions = np.where(masks, np.where(apart, 0.0, 1.0), boxes)
         fractions[area <= 0] = 0.0
         geometries = self.geometries

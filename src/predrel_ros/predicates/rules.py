@@ -126,17 +126,42 @@ def static_rules(m: StaticMeasurements, allowed: dict[str, np.ndarray], config: 
                  ) -> tuple[np.ndarray, np.ndarray]:
     """`static_rule` of every row at once: m holds one array per field, allowed one boolean array per
     relation of STATIC_RELATIONS. The decision is the scalar one: the first allowed relation whose test
-    passes, margin the smallest of the allowed tests' margins up to it (`decide`)."""
-    overlap = at_least(m.horizontal_overlap, config.horizontal_overlap)
-    tests = (
-        (IN, "In", _conjunction_rows(at_least(m.inside_fraction, config.inside_fraction),
-                                     (m.bottom_within, np.ones(len(m.bottom_within))))),
-        (SUP, "Sup", _conjunction_rows(m.contact, at_least(m.support_fraction, config.support_fraction))),
-        (AB, "Ab", _conjunction_rows(at_least(m.vertical_offset, config.above_offset), overlap)),
-        (BE, "Be", _conjunction_rows(at_least(-m.vertical_offset, config.above_offset), overlap)),
-        (AR, "Ar", at_most_rows(m.centroid_distance, config.around_distance)),
-    )
-    return _decide_rows(tests, allowed, len(m.centroid_distance))
+    passes, margin the smallest of the allowed tests' margins up to it (`decide`). The six threshold
+    tests are one array (rows: In's, Sup's support, Ab's, Be's, the overlap, Ar's), and the four
+    two-test conjunctions another: a handful of numpy calls for all rows, whose cost is per call."""
+    thresholds = (config.inside_fraction, config.support_fraction, config.above_offset, config.above_offset,
+                  config.horizontal_overlap, config.around_distance)
+    measured = np.array([m.inside_fraction, m.support_fraction, m.vertical_offset, -np.asarray(m.vertical_offset),
+                         m.horizontal_overlap, m.centroid_distance], np.float64)
+    values = np.array([[threshold.value] for threshold in thresholds])
+    margins = np.abs(measured - values) / np.array([[threshold.eta] for threshold in thresholds])
+    margins = np.where(margins < 1.0, margins, 1.0)                 # `Threshold.margins` of each test
+    passed = measured >= values                                    # `at_least`, Ar's row `at_most` below
+    passed[5] = measured[5] <= values[5, 0]
+    conjunctions = _conjunction_pairs(
+        np.array([passed[0], m.contact[0], passed[2], passed[3]]), np.array([margins[0], m.contact[1], margins[2],
+                                                                            margins[3]]),
+        np.array([m.bottom_within, passed[1], passed[4], passed[4]]),
+        np.array([np.ones(len(margins[0])), margins[1], margins[4], margins[4]]))
+    return _decide_rows((IN, SUP, AB, BE, AR), np.vstack((conjunctions[0], passed[5:])),
+                        np.vstack((conjunctions[1], margins[5:])),
+                        np.array([allowed[name] for name in STATIC_RELATIONS], bool), NONE)
+
+
+def _conjunction_stack(passed: np.ndarray, margins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`conjunction` of the tests along the second axis of passed and margins (conjunction x test x row),
+    for each conjunction and row."""
+    every = passed.all(axis=1)
+    failing = np.where(passed, -np.inf, margins).max(axis=1)
+    return every, np.where(every, margins.min(axis=1), failing)
+
+
+def _conjunction_pairs(passed_a: np.ndarray, margins_a: np.ndarray, passed_b: np.ndarray, margins_b: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """`conjunction` of the two tests a, b of every element (any shape)."""
+    passed = passed_a & passed_b
+    failing = np.maximum(np.where(passed_a, -np.inf, margins_a), np.where(passed_b, -np.inf, margins_b))
+    return passed, np.where(passed, np.minimum(margins_a, margins_b), failing)
 
 
 @dataclass
@@ -183,21 +208,25 @@ def static_rules_3d(m: StaticMeasurements3D, allowed: dict[str, np.ndarray], con
         (BE, "Be", _conjunction_rows(at_least(m.clearance_below, config.below_clearance_m), footprints)),
         (AR, "Ar", at_most_rows(m.box_gap, config.around_distance_m)),
     )
-    return _decide_rows(tests, allowed, len(m.box_gap))
+    return _decide_rows(tuple(code for code, *_ in tests), np.array([test[0] for *_, test in tests]),
+                        np.array([test[1] for *_, test in tests]),
+                        np.array([allowed[name] for _, name, _ in tests], bool), NONE)
 
 
-def _decide_rows(tests, allowed: dict[str, np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
-    """`decide` of every row: tests are (code, relation, (passed, margins)) in priority order."""
-    codes = np.full(count, NONE)
-    margins = np.ones(count)
-    undecided = np.ones(count, bool)
-    for code, name, (passed, test_margins) in tests:
-        taken = undecided & allowed[name]
-        margins = np.where(taken & (test_margins < margins), test_margins, margins)
-        decided = taken & passed
-        codes[decided] = code
-        undecided &= ~decided
-    return codes, margins
+def _decide_rows(codes: tuple[int, ...], passed: np.ndarray, margins: np.ndarray, allowed: np.ndarray | None,
+                 default: int) -> tuple[np.ndarray, np.ndarray]:
+    """`decide` of every row (column) at once: passed, margins and allowed (None: all allowed) hold a
+    row per test in priority order, codes the tests' labels. The code of the first allowed test that
+    passes (else `default`); the margin the smallest of the allowed tests' margins up to it, 1 at most
+    (a NaN margin is skipped, as `decide`'s comparison skips it)."""
+    eligible = passed if allowed is None else passed & allowed
+    decided = eligible.any(axis=0)
+    first = np.argmax(eligible, axis=0)
+    considered = np.arange(len(codes))[:, None] <= np.where(decided, first, len(codes) - 1)
+    if allowed is not None:
+        considered &= allowed
+    margin = np.fmin.reduce(np.where(considered, margins, 1.0), axis=0, initial=1.0)
+    return np.where(decided, np.array(codes, np.int64)[first], default), margin
 
 
 def _conjunction_rows(*tests: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -242,27 +271,26 @@ def dynamic_rules(m: DynamicMeasurements, config: DynamicConfig) -> tuple[np.nda
     HT > S > MT > FMT > GC > MA whose test passes, else S; the margin is the smallest of the tests'
     margins up to it (`decide`); UNK with margin 0 for fewer than min_frames joint samples."""
     speed, rate = config.moving_speed, config.distance_rate
-    moving_i, moving_j = _above_rows(m.speed_i, speed), _above_rows(m.speed_j, speed)
-    tests = (
-        (HT, _conjunction_rows(_above_rows(m.early_speed_i, speed), _above_rows(m.early_speed_j, speed),
-                               _negation_rows(_above_rows(m.late_speed_i, speed)),
-                               _negation_rows(_above_rows(m.late_speed_j, speed)))),
-        (S, _conjunction_rows(_negation_rows(moving_i), _negation_rows(moving_j))),
-        (MT, _conjunction_rows(moving_i, moving_j, (m.relative_speed <= config.relative_speed.value,
-                                                    config.relative_speed.margins(m.relative_speed)))),
-        (FMT, _conjunction_rows((moving_i[0] != moving_j[0], np.minimum(moving_i[1], moving_j[1])),
-                                (m.contact_fraction >= config.fmt_contact_fraction, np.ones(len(m.samples))))),
-        (GC, (m.distance_rate < -rate.value, rate.margins(-m.distance_rate))),
-        (MA, _above_rows(m.distance_rate, rate)),
-    )
-    codes = np.full(len(m.samples), S)
-    margins = np.ones(len(m.samples))
-    undecided = np.ones(len(m.samples), bool)
-    for code, (passed, test_margins) in tests:
-        margins = np.where(undecided & (test_margins < margins), test_margins, margins)
-        decided = undecided & passed
-        codes[decided] = code
-        undecided &= ~decided
+    count = len(m.samples)
+    speeds = np.array([m.speed_i, m.speed_j, m.early_speed_i, m.early_speed_j, m.late_speed_i, m.late_speed_j],
+                      np.float64)
+    moving, speed_margins = _above_rows(speeds, speed)         # rows: i, j, early i, early j, late i, late j
+    still = ~moving
+    relative = at_most_rows(m.relative_speed, config.relative_speed)
+    ones, padding = np.ones(count, bool), np.full(count, np.inf)   # a test that passes and never decides
+    # the conjunctions of HT, S, MT and FMT as one (conjunction x test x row) array, padded to four tests
+    passed, margins = _conjunction_stack(
+        np.array([[moving[2], moving[3], still[4], still[5]], [still[0], still[1], ones, ones],
+                  [moving[0], moving[1], relative[0], ones],
+                  [moving[0] != moving[1], m.contact_fraction >= config.fmt_contact_fraction, ones, ones]]),
+        np.array([[speed_margins[2], speed_margins[3], speed_margins[4], speed_margins[5]],
+                  [speed_margins[0], speed_margins[1], padding, padding],
+                  [speed_margins[0], speed_margins[1], relative[1], padding],
+                  [np.minimum(speed_margins[0], speed_margins[1]), np.ones(count), padding, padding]]))
+    approaching, receding = (m.distance_rate < -rate.value, rate.margins(-m.distance_rate)), _above_rows(
+        m.distance_rate, rate)
+    codes, margins = _decide_rows((HT, S, MT, FMT, GC, MA), np.vstack((passed, [approaching[0], receding[0]])),
+                                  np.vstack((margins, [approaching[1], receding[1]])), None, S)
     few = np.asarray(m.samples) < config.min_frames
     codes[few] = UNK
     margins[few] = 0.0
@@ -272,10 +300,6 @@ def dynamic_rules(m: DynamicMeasurements, config: DynamicConfig) -> tuple[np.nda
 def _above_rows(x: np.ndarray, threshold: Threshold) -> tuple[np.ndarray, np.ndarray]:
     """`above` of every row."""
     return x > threshold.value, threshold.margins(x)
-
-
-def _negation_rows(test: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    return ~test[0], test[1]
 
 
 # ------------------------------------------------------------------------------------------- derived

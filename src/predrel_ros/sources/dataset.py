@@ -409,7 +409,7 @@ class EpisodeReader:
             centroid = centroid[:2]
         return Entity(id=int(gt["ent_id"][row]), label=labels[int(gt["ent_label"][row])],
                       role=entity_roles.ROLES[int(gt["ent_role"][row])], box=gt["ent_box"][row],
-                      mask=mask, visibility=float(gt["ent_visibility"][row]),
+                      mask=mask, crop=(x, y, w, h), visibility=float(gt["ent_visibility"][row]),
                       centroid=centroid,
                       point3d=point3d if np.isfinite(point3d).all() else None, frame_index=index)
 

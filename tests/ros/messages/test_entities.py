@@ -59,6 +59,9 @@ def test_entity_array_round_trip(items, frame_index):
     for original, decoded in zip(items, back):
         assert_same_entity(original, decoded)
         assert decoded.frame_index == frame_index
+        if decoded.mask is not None:            # the RLE's crop comes along: all the mask's pixels lie in it
+            x, y, width, height = decoded.mask_crop
+            assert np.count_nonzero(decoded.mask[y:y + height, x:x + width]) == np.count_nonzero(original.mask)
 
 
 def test_entity_without_depth_sends_nan():

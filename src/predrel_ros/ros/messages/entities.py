@@ -97,9 +97,10 @@ def entity_from_msg(msg: Message, image_height: int, image_width: int, frame_ind
     centroid = [float(msg.centroid[0]), float(msg.centroid[1])]
     if math.isfinite(depth):
         centroid.append(depth)
+    mask = mask_from_msg(msg, image_height, image_width, decode_masks)
+    crop = None if mask is None else (int(msg.mask_x), int(msg.mask_y), int(msg.mask_width), int(msg.mask_height))
     return Entity(
-        id=int(msg.id), label=msg.label, role=msg.role, box=box,
-        mask=mask_from_msg(msg, image_height, image_width, decode_masks), score=float(msg.score),
+        id=int(msg.id), label=msg.label, role=msg.role, box=box, mask=mask, crop=crop, score=float(msg.score),
         visibility=float(msg.visibility), track_quality=float(msg.track_quality),
         mask_quality=float(msg.mask_quality), centroid=np.asarray(centroid),
         point3d=np.asarray(msg.point3d, dtype=np.float64) if msg.has_point3d else None,

@@ -46,7 +46,8 @@ def check_scene_arguments(args: argparse.Namespace) -> None:
 
 def scripted_scene(frames: int, width: int, height: int) -> list[list]:
     """Entities of every frame: the right hand grasps a cube and carries it into the bowl, the left
-    hand approaches and touches a second object, two more objects stand on the table, one stacked."""
+    hand approaches and touches a second object, two more objects stand on the table, one stacked.
+    Each mask comes with its crop (`Entity.crop`), as the entities decoded from Entity messages do."""
     from predrel_ros.core.entities import CONTAINER, LEFT_HAND, MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
 
     sx, sy = width / 640.0, height / 480.0
@@ -57,7 +58,8 @@ def scripted_scene(frames: int, width: int, height: int) -> list[list]:
         mask[y:y + h, x:x + w] = True
         for hx, hy, hw, hh in holes:
             mask[int(hy * sy):int((hy + hh) * sy), int(hx * sx):int((hx + hw) * sx)] = False
-        return Entity(id=track_id, label=role, role=role, box=[x, y, x + w - 1, y + h - 1], mask=mask,
+        crop = (x, y, min(x + w, width) - x, min(y + h, height) - y)    # as an Entity.msg's RLE gives it
+        return Entity(id=track_id, label=role, role=role, box=[x, y, x + w - 1, y + h - 1], mask=mask, crop=crop,
                       centroid=[x + w / 2.0, y + h / 2.0], score=0.9, track_quality=0.95, mask_quality=0.9)
 
     scene = []

@@ -1,12 +1,13 @@
 """The predicate stage alone per frame, against issue 13's goals: `PredicateExtractor.update` with the
 shipped `config/predicates.yaml`.
 
-- scene: the core benchmark's scripted 8-entity scene (`core.scripted_scene`, 640x480 masks by
-  default; goal <= 0.5 ms median), timed without depth (the 2D rules) and with a depth image and
+- scene: the core benchmark's scripted 8-entity scene (`core.scripted_scene`, 640x480 masks with
+  their crops by default; goal <= 0.5 ms median), timed without depth (the 2D rules) and with a depth image and
   intrinsics (boundary-depth contact, enclosed contact, 3D dynamic relations): a floor receding with
   the image rows and each entity flat at its own depth.
 - crowd: `--crowd` entities (default 100; goal <= 20 ms median) of random 10-40 px rectangles with
-  fixed scores (`--seed`), drifting one pixel a frame, without depth, each frame built untimed; the
+  fixed scores (`--seed`), drifting one pixel a frame, without depth, each frame built untimed (masks
+  with their crops, as decoded from Entity messages); the
   config's `max_entities` (32) bounds what is evaluated, the rest is dropped and reported per frame.
 Each case runs `--repeats` passes of `--frames` frames on a fresh extractor; the first frames of a
 pass (before the window fills) are timed too. Each case reports wall-clock times and, as `cpu`, this
@@ -58,7 +59,7 @@ def crowd(count: int, width: int, height: int, seed: int) -> Callable[[int], lis
             mask = np.zeros((height, width), bool)
             mask[y:y + h, x:x + w] = True
             entities.append(Entity(id=i + 1, label=roles[i], role=roles[i], box=[x, y, x + w - 1, y + h - 1],
-                                   mask=mask, score=float(scores[i])))
+                                   mask=mask, crop=(x, y, w, h), score=float(scores[i])))
         return entities
     return frame
 
