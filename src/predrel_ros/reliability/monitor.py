@@ -430,8 +430,8 @@ class ReliabilityMonitor:
         self._scope.update(estimate.canonical_key for estimate in estimates)
 
     def _process(self, frame_index: int, parts: Mapping[str, Any]) -> None:
-        produced, keys, kind, severity, tag = parts[EVALUATED]
-        estimates = produced
+        produced, produced_keys, kind, severity, tag = parts[EVALUATED]
+        estimates, keys = produced, produced_keys
         self._logic_counts = None
         if REFERENCE_ENTITIES in parts:
             mapping = associate(parts[EVALUATED_ENTITIES], parts[REFERENCE_ENTITIES], self.config.match_iou)
@@ -454,7 +454,7 @@ class ReliabilityMonitor:
                 pairs = self._in_scope(pairs)
             self._rolling.update_paired(frame_index, pairs)
             self._sensitivity.update(kind, severity, pairs)
-        self._logic.update(frame_index, produced)
+        self._logic.update(frame_index, produced, produced_keys)
         self._timing.update(frame_index)
         self.counters["processed"] += 1
         self._newest = (frame_index, kind, severity, tag)
