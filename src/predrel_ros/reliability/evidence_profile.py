@@ -78,10 +78,9 @@ class EvidenceProfile:
 
     def deviation_array(self, values: np.ndarray) -> np.ndarray:
         """`deviations` of a window's features as an array over FEATURES, in the order of DEVIATIONS."""
-        above, below = values > self._high, values < self._low
-        result = np.zeros(len(DEVIATIONS))
-        result[:-1][above] = ((values - self._high) / self._spread)[above]
-        result[:-1][below] = ((values - self._low) / self._spread)[below]
+        result = np.empty(len(DEVIATIONS))
+        result[:-1] = np.where(values > self._high, (values - self._high) / self._spread,
+                               np.where(values < self._low, (values - self._low) / self._spread, 0.0))
         result[:-1][np.isnan(values) | np.isnan(self._low)] = math.nan
         window = values[_SCORE_SHARES]
         result[-1] = math.nan if self._clean_shares is None or np.isnan(window).any() \

@@ -217,8 +217,7 @@ class TrustModel:
             reason = ""
             if level != OK:
                 if terms is None:
-                    terms = np.zeros(x.shape)
-                    np.add.at(terms, (tables.group, tables.input), contributions)
+                    terms = tables.terms(contributions)
                 bound = model.error if level == ERROR else model.warn
                 lost = [f"{DELIVERED} {delivered:.2f}"] if delivered < DELIVERED_REASON else []
                 reason = f"expected agreement {value:.2f} < {bound:.2f} ({level.lower()}): " + \
@@ -318,14 +317,27 @@ class _AssessmentTables:
         self.bias = np.array([m.bias for m in models])
         self.clean = np.array([m.clean for m in models]).reshape(len(models), len(INPUTS))
         self.clean_terms = np.array([m.terms(m.clean[None, :])[0] for m in models]).reshape(len(models), len(INPUTS))
+        #: the ramps of one input of one group are consecutive: where each such run starts, and its cell
+        cell = self.group * len(INPUTS) + self.input
+        self._starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]) if len(cell) else np.zeros(0, np.intp)
+        self._cells = cell[self._starts]
+
+    def terms(self, contributions: np.ndarray) -> np.ndarray:
+        """(groups, len(INPUTS)) each input's term of each group's logit from the ramps' contributions
+        (each run summed in order, as `GroupModel.terms` adds them)."""
+        terms = np.zeros(len(self.bias) * len(INPUTS))
+        if len(self._cells):
+            terms[self._cells] = np.add.reduceat(contributions, self._starts)
+        return terms.reshape(len(self.bias), len(INPUTS))
 
 
 def _strongest(pull: np.ndarray, x: np.ndarray, count: int = 2) -> list[str]:
     """The inputs that pull the expected agreement down most (per input its term minus its clean
     value's), with their values."""
-    order = [int(i) for i in np.argsort(pull) if pull[i] < 0][:count]
+    order = np.argsort(pull)
     return [f"{INPUTS[i]} {x[i]:+.2f}" if INPUTS[i] in MODEL_DEVIATIONS and INPUTS[i] != "score_shift"
-            else f"{INPUTS[i]} {x[i]:.2f}" for i in order] or ["no single input stands out"]
+            else f"{INPUTS[i]} {x[i]:.2f}" for i in order[pull[order] < 0][:count].tolist()] \
+        or ["no single input stands out"]
 
 
 def _knots(values: np.ndarray, segments: int) -> np.ndarray:
