@@ -127,7 +127,8 @@ class RollingReliability:
         """Add one frame of self mode whose estimates' canonical keys the caller has already."""
         if self.mode != SELF:
             raise ValueError("update_keyed is for self mode; reference mode pairs the estimates with references")
-        self._add_frame(frame_index, keys, [e.code for e in estimates], [e.confidence for e in estimates], None, None)
+        codes = vocabulary.encode_all([e.name for e in estimates], [e.value for e in estimates])
+        self._add_frame(frame_index, keys, codes, [e.confidence for e in estimates], None, None)
 
     def update_paired(self, frame_index: int, pairs: Iterable[Pair]) -> None:
         """Add one frame of reference mode from its `pair_with_references` pairs (for a caller that
