@@ -102,6 +102,9 @@ class RollingReliability:
         self._window_sums: tuple | None = None   # (keys, rows, sums) of the current window
         self._tpc: dict[int, float] = {}         # row -> TPC of the current window
         self._pools: tuple | None = None         # (with TPC, by name, by group) of the current window
+        #: (the streams' names, pools_of, name x stream matrix, per pooling its labels and pool x name
+        #: matrix) of the last `pooled_by`: the same while the window lists the same streams (most frames)
+        self._memberships: tuple | None = None
 
     def __len__(self) -> int:
         """Live streams."""
@@ -361,15 +364,18 @@ class RollingReliability:
                 defined = ~np.isnan(tpc)
                 terms[:, column("tpc_weighted")] = np.where(defined, tpc * n, 0.0)
                 terms[:, column("tpc_frames")] = np.where(defined, n, 0)
-        names = list(dict.fromkeys(key[0] for key in keys))
-        by_name = _members(names, [key[0] for key in keys]) @ terms
-        poolings = []
-        for pool_of in pools_of:              # a pool is a set of names: sum the names' totals
-            pools = [pool_of(name) for name in names]
-            labels = list(dict.fromkeys(pools))
-            totals = _members(labels, pools) @ by_name
-            poolings.append(self._pooled_values(labels, totals))
-        return poolings
+        stream_names = [key[0] for key in keys]
+        memberships = self._memberships
+        if memberships is None or memberships[0] != stream_names or memberships[1] != tuple(pools_of):
+            names = list(dict.fromkeys(stream_names))
+            matrices = []
+            for pool_of in pools_of:              # a pool is a set of names: sum the names' totals
+                pools = [pool_of(name) for name in names]
+                labels = list(dict.fromkeys(pools))
+                matrices.append((labels, _members(labels, pools)))
+            memberships = self._memberships = (stream_names, tuple(pools_of), _members(names, stream_names), matrices)
+        by_name = memberships[2] @ terms
+        return [self._pooled_values(labels, members @ by_name) for labels, members in memberships[3]]
 
     def _pooled_values(self, pools: list[str], totals: np.ndarray) -> dict[str, dict[str, float]]:
         """pool -> its metrics, from its totals (a row of `_TOTALS` per pool)."""
