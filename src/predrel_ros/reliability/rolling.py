@@ -161,7 +161,10 @@ class RollingReliability:
         frames = self._frame
         frames[(frames != _EMPTY) & (frames <= offset - self.window)] = _EMPTY      # aged out
         self._newest = offset
-        rows = [self._row(key) for key in keys]
+        known = self._rows.get
+        rows = [known(key) for key in keys]
+        if None in rows:                             # new streams take a row
+            rows = [self._row(key) if row is None else row for key, row in zip(keys, rows)]
         if rows:
             slot = frame_index % self.window
             frames = self._frame                     # rows may have grown the arrays
