@@ -378,13 +378,19 @@ class RollingReliability:
                 matrices.append((labels, _members(labels, pools)))
             memberships = self._memberships = (stream_names, tuple(pools_of), _members(names, stream_names), matrices)
         by_name = memberships[2] @ terms
-        return [self._pooled_values(labels, members @ by_name) for labels, members in memberships[3]]
+        # all poolings' pools as rows of one table (a label may name a pool in two poolings: kept apart by place)
+        rows = self._pooled_rows(np.vstack([members @ by_name for _, members in memberships[3]]))
+        poolings, start = [], 0
+        for labels, _ in memberships[3]:
+            poolings.append({pool: dict(zip(METRIC_NAMES, row)) for pool, row in zip(labels, rows[start:])})
+            start += len(labels)
+        return poolings
 
-    def _pooled_values(self, pools: list[str], totals: np.ndarray) -> dict[str, dict[str, float]]:
-        """pool -> its metrics, from its totals (a row of `_TOTALS` per pool)."""
+    def _pooled_rows(self, totals: np.ndarray) -> list[tuple[float, ...]]:
+        """Per pool its metrics in the order of METRIC_NAMES, from its totals (a row of `_TOTALS` per pool)."""
         total = dict(zip(_TOTALS, totals.T))
         frames, valid = total["frames"], total["valid"]
-        nan = np.full(len(pools), math.nan)
+        nan = np.full(len(totals), math.nan)
         with np.errstate(divide="ignore", invalid="ignore"):
             columns = {"prs": nan, "agreement": nan, "cws": nan,
                        "tpc_s": np.where(total["pairs"] > 0, 1.0 - total["changes"] / total["pairs"], 1.0), "tpc": nan,
@@ -398,8 +404,7 @@ class RollingReliability:
                                cws=np.maximum(0.0, total["cws"]) / frames,
                                tpc=np.where(total["tpc_frames"] > 0, total["tpc_weighted"] / total["tpc_frames"],
                                             math.nan))
-        rows = zip(*(columns[name].tolist() for name in METRIC_NAMES))
-        return {pool: dict(zip(METRIC_NAMES, row)) for pool, row in zip(pools, rows)}
+        return list(zip(*(columns[name].tolist() for name in METRIC_NAMES)))
 
 
 #: the running totals of one pool
