@@ -195,13 +195,14 @@ class TrustModel:
             return {}
         deviations = self.profile.deviation_array(
             np.array([features.get(name, math.nan) for name in EVIDENCE_FEATURES], dtype=np.float64))
-        deficits = deviations[_DEFICITS]
-        x = np.full((len(tables.index), len(INPUTS)), math.nan)   # a row per modelled group, NaN: not assessed
+        signals = [[math.nan] * len(GROUP_SIGNALS)] * len(tables.index)   # a row per modelled group, NaN: not assessed
         for name in names:
-            x[tables.index[name], :len(GROUP_SIGNALS)] = [group_signals[name].get(signal, math.nan)
-                                                          for signal in GROUP_SIGNALS]
+            signals[tables.index[name]] = [group_signals[name].get(signal, math.nan) for signal in GROUP_SIGNALS]
+        x = np.empty((len(tables.index), len(INPUTS)))
+        x[:, :len(GROUP_SIGNALS)] = signals
+        # the deficits: the part below the clean range (np.maximum keeps NaN, as `deficit` does)
         x[:, len(GROUP_SIGNALS):] = np.concatenate([deviations[_MODEL_DEVIATIONS],
-                                                    np.where(np.isnan(deficits), deficits, np.maximum(-deficits, 0.0))])
+                                                    np.maximum(-deviations[_DEFICITS], 0.0)])
         x = self.filled(x, tables.clean)
         share = features.get(DELIVERED, math.nan)
         delivered = 1.0 if math.isnan(share) else min(max(share, 0.0), 1.0)
