@@ -166,6 +166,7 @@ class RollingReliability:
         if None in rows:                             # new streams take a row
             rows = [self._row(key) if row is None else row for key, row in zip(keys, rows)]
         if rows:
+            rows = np.array(rows, dtype=np.intp)      # one index array for the assignments below
             slot = frame_index % self.window
             frames = self._frame                     # rows may have grown the arrays
             values = self._values
