@@ -152,3 +152,14 @@ def test_a_touch_and_retract_is_neither_grasp_nor_release():
     assert all(values[t][("grasp", HAND, OBJ)] != "T" and values[t][("release", HAND, OBJ)] != "T" for t in values)
     violations, _ = check_sequence(output)
     assert violations == []
+
+
+def test_given_canonical_keys_check_as_the_keys_the_monitor_computes():
+    quiet = [e("grasp", HAND, OBJ, "N"), e("release", HAND, OBJ, "N"), e("contact", OBJ, HAND, "T")]
+    release = [e("grasp", HAND, OBJ, "N"), e("release", HAND, OBJ, "T"), e("contact", OBJ, HAND, "N")]
+    computed, given = LogicMonitor(), LogicMonitor()
+    for t, frame in enumerate([quiet, quiet, release, quiet]):
+        found = computed.update(t, frame)
+        assert given.update(t, frame, [estimate.canonical_key for estimate in frame]) == found
+    assert given.rule_counts() == computed.rule_counts() and repr(given.compute()) == repr(computed.compute())
+    assert len(given.violations) == 1

@@ -22,3 +22,11 @@ def test_groups_and_errors():
     with pytest.raises(ValueError, match="no value code"):
         v.decode("dynamic", 6)
     assert set(v.STATIC_PRIORITY) == set(v.STATIC_VALUES)
+
+
+def test_encode_all_is_encode_of_each_pair_and_names_the_unknown_one():
+    pairs = [(name, label) for name in v.PREDICATES for label in v.values_of(name) + ("UNK",)]
+    names, labels = zip(*pairs)
+    assert v.encode_all(names, labels) == [v.encode(name, label) for name, label in pairs]
+    with pytest.raises(ValueError, match="has no value 'sideways'"):
+        v.encode_all(["contact", "contact"], ["T", "sideways"])

@@ -227,3 +227,60 @@ def test_the_expected_agreement_never_rises_as_the_hands_fall(a, b):
     fewer, more = (model.filled(model.raw_inputs(signals, {"hands": value})[None, :], group.clean)
                    for value in sorted((a, b)))
     assert group.expected(fewer)[0] <= group.expected(more)[0] + 1e-12
+
+
+def one_group_at_a_time(model, group_signals, features):
+    """The assessment group by group through `GroupModel`, as `TrustModel.assess` computed it before
+    it took all groups in one array pass: the reference the one pass must equal."""
+    deviations = model.profile.deviations(features)
+    share = features.get("delivered_share", math.nan)
+    delivered = 1.0 if math.isnan(share) else min(max(share, 0.0), 1.0)
+    result = {}
+    for name, signals in group_signals.items():
+        group = model.groups.get(name)
+        if group is None:
+            continue
+        x = model.filled(model.raw_inputs(signals, deviations)[None, :], group.clean)
+        expected = delivered * float(group.expected(x)[0])
+        level = ERROR if expected < group.error else WARN if expected < group.warn else OK
+        reason = ""
+        if level != OK:
+            pull = (group.terms(x) - group.terms(group.clean[None, :]))[0]
+            strongest = [f"{INPUTS[i]} {x[0, i]:+.2f}" if INPUTS[i] in MODEL_DEVIATIONS and INPUTS[i] != "score_shift"
+                         else f"{INPUTS[i]} {x[0, i]:.2f}" for i in np.argsort(pull) if pull[i] < 0][:2]
+            lost = [f"delivered_share {delivered:.2f}"] if delivered < 0.9 else []
+            bound = group.error if level == ERROR else group.warn
+            reason = f"expected agreement {expected:.2f} < {bound:.2f} ({level.lower()}): " + \
+                ", ".join((lost + (strongest or ["no single input stands out"]))[:2])
+        result[name] = (expected, level, reason)
+    return result
+
+
+@functools.lru_cache(maxsize=1)
+def shipped():
+    from predrel_ros.reliability.trust_estimator import DEFAULT_TRUST_MODEL_FILE
+    return TrustModel.load(DEFAULT_TRUST_MODEL_FILE)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.floats(0.0, 1.0), st.booleans())
+def test_all_groups_in_one_pass_equal_the_groups_one_at_a_time(seed, missing, every_group):
+    model = shipped()
+    rng = np.random.default_rng(seed)
+    profile = model.profile
+    features = {}
+    for name in FEATURES:
+        if rng.random() >= missing * 0.5:          # some features undefined (NaN or absent)
+            low, high = profile.low[name], profile.high[name]
+            centre, width = (0.0, 1.0) if math.isnan(low) else ((low + high) / 2, max(high - low, 0.05))
+            features[name] = float(centre + width * rng.normal(0.0, 2.0)) if rng.random() > 0.1 else math.nan
+    groups = [*model.groups, "not_modelled"]
+    chosen = groups if every_group else [g for g in groups if rng.random() < 0.5]
+    signals = {name: {signal: float(rng.uniform(-0.2, 1.2)) for signal in GROUP_SIGNALS if rng.random() > 0.1}
+               for name in reversed(chosen)}
+    assessed = model.assess(signals, features)
+    reference = one_group_at_a_time(model, signals, features)
+    assert list(assessed) == list(reference)
+    for name, (expected, level, reason) in reference.items():
+        assert assessed[name].expected == pytest.approx(expected, abs=1e-12)
+        assert (assessed[name].level, assessed[name].reason) == (level, reason)

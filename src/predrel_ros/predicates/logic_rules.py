@@ -69,12 +69,15 @@ class Violation:
 class FrameView:
     """One frame's predicate values, indexed for the rules (unordered names by either orientation)."""
 
-    def __init__(self, frame_index: int, estimates: Iterable[PredicateEstimate]) -> None:
+    def __init__(self, frame_index: int, estimates: Iterable[PredicateEstimate],
+                 keys: Iterable[tuple[str, int, int]] | None = None) -> None:
+        """keys: the estimates' canonical keys, when the caller has them already (else computed)."""
+        estimates = list(estimates)
         self.frame_index = frame_index
-        self.values: dict[tuple[str, int, int], str] = {}
+        self.values: dict[tuple[str, int, int], str] = dict(zip(
+            (e.canonical_key for e in estimates) if keys is None else keys, (e.value for e in estimates)))
         self.by_name: dict[str, list[PredicateEstimate]] = {}
         for estimate in estimates:
-            self.values[estimate.canonical_key] = estimate.value
             self.by_name.setdefault(estimate.name, []).append(estimate)
 
     def value(self, name: str, subject: int, obj: int) -> str:
@@ -257,10 +260,11 @@ class LogicMonitor:
     def is_hand_pair(self, subject: int, obj: int) -> bool:
         return subject in self._hands or obj in self._hands
 
-    def update(self, frame_index: int, estimates: Iterable[PredicateEstimate]) -> list[Violation]:
+    def update(self, frame_index: int, estimates: Iterable[PredicateEstimate],
+               keys: Iterable[tuple[str, int, int]] | None = None) -> list[Violation]:
         """Check one frame; returns its violations (also appended to `violations`, which drops those
-        older than the rate window)."""
-        frame = FrameView(int(frame_index), estimates)
+        older than the rate window). keys: the estimates' canonical keys, if known."""
+        frame = FrameView(int(frame_index), estimates, keys)
         if self._history and frame.frame_index <= self._history[-1].frame_index:
             raise ValueError(f"logic monitor: frame {frame.frame_index} after frame "
                              f"{self._history[-1].frame_index}; frames must come in increasing order")

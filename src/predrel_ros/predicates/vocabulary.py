@@ -24,6 +24,8 @@ What the labels stand for (the README's glossary; the rules are in `rules`):
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 UNK = -1
 UNK_LABEL = "UNK"
 
@@ -90,6 +92,16 @@ def encode(name: str, label: str) -> int:
         raise ValueError(f"predicate {name!r} has no value {label!r}; expected one of "
                          f"{values + (UNK_LABEL,)}")
     return code
+
+
+def encode_all(names: Iterable[str], labels: Iterable[str]) -> list[int]:
+    """`encode` of each (name, label) pair, at a dictionary look-up each (a monitor encodes over a
+    hundred a frame); the first unknown pair raises `encode`'s error."""
+    pairs = list(zip(names, labels))
+    try:
+        return [_CODES[pair] for pair in pairs]
+    except KeyError:
+        return [encode(name, label) for name, label in pairs]
 
 
 def decode(name: str, code: int) -> str:

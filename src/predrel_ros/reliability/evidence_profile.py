@@ -26,6 +26,7 @@ from predrel_ros.reliability.trust_evidence import FEATURES, SCORE_SHARES
 SCORE_SHIFT = "score_shift"
 #: what `deviations` returns, in order
 DEVIATIONS = FEATURES + (SCORE_SHIFT,)
+_SCORE_SHARES = [FEATURES.index(name) for name in SCORE_SHARES]
 
 
 class EvidenceProfile:
@@ -47,6 +48,14 @@ class EvidenceProfile:
         self.percentiles = (float(percentiles[0]), float(percentiles[1]))
         self.min_spread = float(min_spread)
         self.windows = int(windows)
+        #: the same as arrays over FEATURES, for `deviation_array` (a range's unit once, not per window)
+        self._low = np.array([self.low[name] for name in FEATURES])
+        self._high = np.array([self.high[name] for name in FEATURES])
+        self._spread = np.array([max(self.high[name] - self.low[name], self.min_spread,
+                                     self.relative_spread * abs(self.median[name])) for name in FEATURES])
+        clean = np.array([self.median[name] for name in SCORE_SHARES])
+        clean_total = clean.sum()
+        self._clean_shares = None if np.isnan(clean).any() or clean_total <= 0 else clean / clean_total
 
     @classmethod
     def fit(cls, windows: Iterable[Mapping[str, float]], percentiles: tuple[float, float] = (5.0, 95.0),
@@ -64,21 +73,18 @@ class EvidenceProfile:
 
     def deviations(self, features: Mapping[str, float]) -> dict[str, float]:
         """Per feature its deviation from the clean range, and `score_shift` (see the module docstring)."""
-        result = {}
-        for name in FEATURES:
-            value, low, high = features.get(name, math.nan), self.low[name], self.high[name]
-            if math.isnan(value) or math.isnan(low):
-                result[name] = math.nan
-                continue
-            spread = max(high - low, self.min_spread, self.relative_spread * abs(self.median[name]))
-            result[name] = (value - high) / spread if value > high else (value - low) / spread if value < low else 0.0
-        window = np.array([features.get(name, math.nan) for name in SCORE_SHARES])
-        clean = np.array([self.median[name] for name in SCORE_SHARES])
-        clean_total = clean.sum()
-        if np.isnan(window).any() or np.isnan(clean).any() or clean_total <= 0:
-            result[SCORE_SHIFT] = math.nan
-        else:
-            result[SCORE_SHIFT] = float(0.5 * np.abs(window - clean / clean_total).sum())
+        values = np.array([features.get(name, math.nan) for name in FEATURES], dtype=np.float64)
+        return dict(zip(DEVIATIONS, self.deviation_array(values).tolist()))
+
+    def deviation_array(self, values: np.ndarray) -> np.ndarray:
+        """`deviations` of a window's features as an array over FEATURES, in the order of DEVIATIONS."""
+        result = np.empty(len(DEVIATIONS))
+        result[:-1] = np.where(values > self._high, (values - self._high) / self._spread,
+                               np.where(values < self._low, (values - self._low) / self._spread, 0.0))
+        result[:-1][np.isnan(values) | np.isnan(self._low)] = math.nan
+        window = values[_SCORE_SHARES]
+        result[-1] = math.nan if self._clean_shares is None or np.isnan(window).any() \
+            else 0.5 * np.abs(window - self._clean_shares).sum()
         return result
 
     def to_dict(self) -> dict:

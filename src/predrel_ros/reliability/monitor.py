@@ -308,6 +308,8 @@ class ReliabilityMonitor:
                                    rate_window=config.window)
         self._rule_predicates = {rule.name: rule.predicate for rule in self._logic.rules}
         self._logic_counts: dict[str, tuple[int, int]] | None = None     # the logic monitor's, this frame
+        #: the last report's stream keys, their rows in the report's order and the keys in it (`_report_order`)
+        self._stream_order: tuple[list, np.ndarray, list] | None = None
         self._sensitivity = RollingSensitivity(config.window, config.pds_mode)
         self._timing = StreamTiming(config.window)
         parts = config.parts
@@ -430,8 +432,8 @@ class ReliabilityMonitor:
         self._scope.update(estimate.canonical_key for estimate in estimates)
 
     def _process(self, frame_index: int, parts: Mapping[str, Any]) -> None:
-        produced, keys, kind, severity, tag = parts[EVALUATED]
-        estimates = produced
+        produced, produced_keys, kind, severity, tag = parts[EVALUATED]
+        estimates, keys = produced, produced_keys
         self._logic_counts = None
         if REFERENCE_ENTITIES in parts:
             mapping = associate(parts[EVALUATED_ENTITIES], parts[REFERENCE_ENTITIES], self.config.match_iou)
@@ -454,7 +456,7 @@ class ReliabilityMonitor:
                 pairs = self._in_scope(pairs)
             self._rolling.update_paired(frame_index, pairs)
             self._sensitivity.update(kind, severity, pairs)
-        self._logic.update(frame_index, produced)
+        self._logic.update(frame_index, produced, produced_keys)
         self._timing.update(frame_index)
         self.counters["processed"] += 1
         self._newest = (frame_index, kind, severity, tag)
@@ -482,6 +484,7 @@ class ReliabilityMonitor:
         self._rolling.reset()
         self._logic.reset()
         self._logic_counts = None
+        self._stream_order = None
         self._sensitivity.reset()
         self._timing.reset()
         if self._matcher is not None:
@@ -575,9 +578,7 @@ class ReliabilityMonitor:
         share = self._timing.delivered_share()
         if share < 1.0:                     # as `_with_gaps`
             columns["expected_agreement"] = columns["expected_agreement"] * share
-        places = [(_NAME_ORDER[name], subject, obj) for name, subject, obj in keys]
-        order = np.array(sorted(range(len(keys)), key=places.__getitem__), dtype=np.int64)
-        keys = [keys[row] for row in order.tolist()]
+        order, keys = self._report_order(keys)
         columns = {metric: column[order] for metric, column in columns.items()}
         verdicts = self.assessor.assess_streams([key[0] for key in keys], columns)
         minimum = self.trust_config.min_frames
@@ -593,6 +594,15 @@ class ReliabilityMonitor:
                 name, _GROUP_OF[name], subject, obj, prs, pds.get(key, math.nan), tpc, tpc_s, cws, math.nan,
                 confidence, math.nan, frames, level, reason, agreement, expected))
         return records
+
+    def _report_order(self, keys: list[tuple[str, int, int]]) -> tuple[np.ndarray, list[tuple[str, int, int]]]:
+        """(rows in the report's order, the keys in that order) of the window's stream keys; kept
+        from the last report while the window lists the same streams in the same order (most frames)."""
+        if self._stream_order is None or self._stream_order[0] != keys:
+            places = [(_NAME_ORDER[name], subject, obj) for name, subject, obj in keys]
+            order = np.array(sorted(range(len(keys)), key=places.__getitem__), dtype=np.int64)
+            self._stream_order = (keys, order, [keys[row] for row in order.tolist()])
+        return self._stream_order[1], self._stream_order[2]
 
     def window_signals(self) -> dict[str, dict[str, float]]:
         """Per predicate name what trust judges over the current window: its pooled metrics

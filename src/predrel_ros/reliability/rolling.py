@@ -102,6 +102,9 @@ class RollingReliability:
         self._window_sums: tuple | None = None   # (keys, rows, sums) of the current window
         self._tpc: dict[int, float] = {}         # row -> TPC of the current window
         self._pools: tuple | None = None         # (with TPC, by name, by group) of the current window
+        #: (the streams' names, pools_of, name x stream matrix, per pooling its labels and pool x name
+        #: matrix) of the last `pooled_by`: the same while the window lists the same streams (most frames)
+        self._memberships: tuple | None = None
 
     def __len__(self) -> int:
         """Live streams."""
@@ -127,7 +130,8 @@ class RollingReliability:
         """Add one frame of self mode whose estimates' canonical keys the caller has already."""
         if self.mode != SELF:
             raise ValueError("update_keyed is for self mode; reference mode pairs the estimates with references")
-        self._add_frame(frame_index, keys, [e.code for e in estimates], [e.confidence for e in estimates], None, None)
+        codes = vocabulary.encode_all([e.name for e in estimates], [e.value for e in estimates])
+        self._add_frame(frame_index, keys, codes, [e.confidence for e in estimates], None, None)
 
     def update_paired(self, frame_index: int, pairs: Iterable[Pair]) -> None:
         """Add one frame of reference mode from its `pair_with_references` pairs (for a caller that
@@ -157,8 +161,12 @@ class RollingReliability:
         frames = self._frame
         frames[(frames != _EMPTY) & (frames <= offset - self.window)] = _EMPTY      # aged out
         self._newest = offset
-        rows = [self._row(key) for key in keys]
+        known = self._rows.get
+        rows = [known(key) for key in keys]
+        if None in rows:                             # new streams take a row
+            rows = [self._row(key) if row is None else row for key, row in zip(keys, rows)]
         if rows:
+            rows = np.array(rows, dtype=np.intp)      # one index array for the assignments below
             slot = frame_index % self.window
             frames = self._frame                     # rows may have grown the arrays
             values = self._values
@@ -360,21 +368,30 @@ class RollingReliability:
                 defined = ~np.isnan(tpc)
                 terms[:, column("tpc_weighted")] = np.where(defined, tpc * n, 0.0)
                 terms[:, column("tpc_frames")] = np.where(defined, n, 0)
-        names = list(dict.fromkeys(key[0] for key in keys))
-        by_name = _members(names, [key[0] for key in keys]) @ terms
-        poolings = []
-        for pool_of in pools_of:              # a pool is a set of names: sum the names' totals
-            pools = [pool_of(name) for name in names]
-            labels = list(dict.fromkeys(pools))
-            totals = _members(labels, pools) @ by_name
-            poolings.append(self._pooled_values(labels, totals))
+        stream_names = [key[0] for key in keys]
+        memberships = self._memberships
+        if memberships is None or memberships[0] != stream_names or memberships[1] != tuple(pools_of):
+            names = list(dict.fromkeys(stream_names))
+            matrices = []
+            for pool_of in pools_of:              # a pool is a set of names: sum the names' totals
+                pools = [pool_of(name) for name in names]
+                labels = list(dict.fromkeys(pools))
+                matrices.append((labels, _members(labels, pools)))
+            memberships = self._memberships = (stream_names, tuple(pools_of), _members(names, stream_names), matrices)
+        by_name = memberships[2] @ terms
+        # all poolings' pools as rows of one table (a label may name a pool in two poolings: kept apart by place)
+        rows = self._pooled_rows(np.vstack([members @ by_name for _, members in memberships[3]]))
+        poolings, start = [], 0
+        for labels, _ in memberships[3]:
+            poolings.append({pool: dict(zip(METRIC_NAMES, row)) for pool, row in zip(labels, rows[start:])})
+            start += len(labels)
         return poolings
 
-    def _pooled_values(self, pools: list[str], totals: np.ndarray) -> dict[str, dict[str, float]]:
-        """pool -> its metrics, from its totals (a row of `_TOTALS` per pool)."""
+    def _pooled_rows(self, totals: np.ndarray) -> list[tuple[float, ...]]:
+        """Per pool its metrics in the order of METRIC_NAMES, from its totals (a row of `_TOTALS` per pool)."""
         total = dict(zip(_TOTALS, totals.T))
         frames, valid = total["frames"], total["valid"]
-        nan = np.full(len(pools), math.nan)
+        nan = np.full(len(totals), math.nan)
         with np.errstate(divide="ignore", invalid="ignore"):
             columns = {"prs": nan, "agreement": nan, "cws": nan,
                        "tpc_s": np.where(total["pairs"] > 0, 1.0 - total["changes"] / total["pairs"], 1.0), "tpc": nan,
@@ -388,8 +405,7 @@ class RollingReliability:
                                cws=np.maximum(0.0, total["cws"]) / frames,
                                tpc=np.where(total["tpc_frames"] > 0, total["tpc_weighted"] / total["tpc_frames"],
                                             math.nan))
-        rows = zip(*(columns[name].tolist() for name in METRIC_NAMES))
-        return {pool: dict(zip(METRIC_NAMES, row)) for pool, row in zip(pools, rows)}
+        return list(zip(*(columns[name].tolist() for name in METRIC_NAMES)))
 
 
 #: the running totals of one pool

@@ -127,7 +127,8 @@ class SceneMemory:
                 if seen.label != entity.label:
                     relabels += 1
                 frames = max(frame_index - seen.last_observed, 1)
-                step = np.hypot(*(_centre(entity.box) - _centre(seen.box))) / (frames * diagonal)
+                (x, y), (seen_x, seen_y) = _centre(entity.box), _centre(seen.box)
+                step = math.hypot(x - seen_x, y - seen_y) / (frames * diagonal)
                 depth = entity.depth
                 depth_step = abs(depth - seen.depth) / frames if depth is not None and seen.depth is not None else 0.0
                 if step > self.max_step or depth_step > self.max_depth_step:
@@ -170,8 +171,9 @@ class SceneMemory:
         return bool(np.any((x1 <= hands[:, 2]) & (x2 >= hands[:, 0]) & (y1 <= hands[:, 3]) & (y2 >= hands[:, 1])))
 
 
-def _centre(box: np.ndarray) -> np.ndarray:
-    return np.array([(box[0] + box[2]) / 2.0, (box[1] + box[3]) / 2.0])
+def _centre(box: np.ndarray) -> tuple[float, float]:
+    x1, y1, x2, y2 = box.tolist()       # Python floats: numpy's per-element cost is larger than the sums
+    return (x1 + x2) / 2.0, (y1 + y2) / 2.0
 
 
 def _grown(box: np.ndarray, margin: float) -> np.ndarray:

@@ -48,6 +48,7 @@ import numpy as np
 from predrel_ros.core.config_io import read_data, write_data
 from predrel_ros.reliability.evidence_profile import DEVIATIONS, EvidenceProfile
 from predrel_ros.reliability.trust import ERROR, OK, WARN
+from predrel_ros.reliability.trust_evidence import FEATURES as EVIDENCE_FEATURES
 
 #: the estimator fitted for the embedded default perception model (docs/results.md says how)
 DEFAULT_TRUST_MODEL_FILE = Path(__file__).resolve().parent / "models" / "default-trust-model.json"
@@ -70,6 +71,8 @@ MODEL_DEVIATIONS = tuple(name for name in DEVIATIONS if name not in (
     "count", "gaps", "blockiness", "dark_share", DELIVERED, *DEFICITS) and not name.startswith("score_share_"))
 DEFICIT_INPUTS = tuple(f"{name}_deficit" for name in DEFICITS)
 INPUTS = GROUP_SIGNALS + MODEL_DEVIATIONS + DEFICIT_INPUTS
+_MODEL_DEVIATIONS = [DEVIATIONS.index(name) for name in MODEL_DEVIATIONS]
+_DEFICITS = [DEVIATIONS.index(name) for name in DEFICITS]
 #: the sign each input's weight is held to (+1: >= 0, -1: <= 0): confidence and TPC-S up, UNK and
 #: violation rates down, every deviation from clean and every deficit down
 SIGNS = np.array([1.0, 1.0, -1.0, -1.0] + [-1.0] * (len(MODEL_DEVIATIONS) + len(DEFICITS)))
@@ -163,6 +166,7 @@ class TrustModel:
         self.window = window
         self.clip = clip
         self.provenance = dict(provenance or {})
+        self._tables = _AssessmentTables(self.groups)
 
     # ------------------------------------------------------------------------------ inputs
 
@@ -182,33 +186,45 @@ class TrustModel:
     def assess(self, group_signals: Mapping[str, Mapping[str, float]],
                features: Mapping[str, float]) -> dict[str, GroupTrust]:
         """Per group with a model and signals: expected agreement, level and reason, from the
-        monitor's group signals and the window's evidence features (`TrustEvidence.features`)."""
-        deviations = self.profile.deviations(features)
-        delivered = float(delivered_factor(features.get(DELIVERED, math.nan)))
+        monitor's group signals and the window's evidence features (`TrustEvidence.features`).
+        All modelled groups in one array pass over their stacked ramps (`_AssessmentTables`); the
+        levels are read from the groups at each call."""
+        tables = self._tables
+        names = [name for name in group_signals if name in tables.index]
+        if not names:
+            return {}
+        deviations = self.profile.deviation_array(
+            np.array([features.get(name, math.nan) for name in EVIDENCE_FEATURES], dtype=np.float64))
+        signals = [[math.nan] * len(GROUP_SIGNALS)] * len(tables.index)   # a row per modelled group, NaN: not assessed
+        for name in names:
+            signals[tables.index[name]] = [group_signals[name].get(signal, math.nan) for signal in GROUP_SIGNALS]
+        x = np.empty((len(tables.index), len(INPUTS)))
+        x[:, :len(GROUP_SIGNALS)] = signals
+        # the deficits: the part below the clean range (np.maximum keeps NaN, as `deficit` does)
+        x[:, len(GROUP_SIGNALS):] = np.concatenate([deviations[_MODEL_DEVIATIONS],
+                                                    np.maximum(-deviations[_DEFICITS], 0.0)])
+        x = self.filled(x, tables.clean)
+        share = features.get(DELIVERED, math.nan)
+        delivered = 1.0 if math.isnan(share) else min(max(share, 0.0), 1.0)
+        contributions = np.clip((x[tables.group, tables.input] - tables.low) / tables.width, 0.0, 1.0) * tables.weights
+        logits = np.bincount(tables.group, weights=contributions, minlength=len(x)) + tables.bias
+        expected = delivered * (1.0 / (1.0 + np.exp(-logits)))
+        terms = None
         result = {}
-        for name, signals in group_signals.items():
-            model = self.groups.get(name)
-            if model is None:
-                continue
-            x = self.filled(self.raw_inputs(signals, deviations)[None, :], model.clean)
-            expected = delivered * float(model.expected(x)[0])
-            level = ERROR if expected < model.error else WARN if expected < model.warn else OK
+        for name in names:
+            model, row = self.groups[name], tables.index[name]
+            value = float(expected[row])
+            level = ERROR if value < model.error else WARN if value < model.warn else OK
             reason = ""
             if level != OK:
+                if terms is None:
+                    terms = tables.terms(contributions)
                 bound = model.error if level == ERROR else model.warn
                 lost = [f"{DELIVERED} {delivered:.2f}"] if delivered < DELIVERED_REASON else []
-                reason = f"expected agreement {expected:.2f} < {bound:.2f} ({level.lower()}): " + \
-                    ", ".join((lost + self._strongest(model, x[0]))[:2])
-            result[name] = GroupTrust(expected, level, reason)
+                reason = f"expected agreement {value:.2f} < {bound:.2f} ({level.lower()}): " + \
+                    ", ".join((lost + _strongest(terms[row] - tables.clean_terms[row], x[row]))[:2])
+            result[name] = GroupTrust(value, level, reason)
         return result
-
-    @staticmethod
-    def _strongest(model: GroupModel, x: np.ndarray, count: int = 2) -> list[str]:
-        """The inputs that pull the expected agreement down most, with their values."""
-        pull = (model.terms(x[None, :]) - model.terms(model.clean[None, :]))[0]
-        order = [int(i) for i in np.argsort(pull) if pull[i] < 0][:count]
-        return [f"{INPUTS[i]} {x[i]:+.2f}" if INPUTS[i] in MODEL_DEVIATIONS and INPUTS[i] != "score_shift"
-                else f"{INPUTS[i]} {x[i]:.2f}" for i in order] or ["no single input stands out"]
 
     # ------------------------------------------------------------------------------ fitting
 
@@ -281,6 +297,48 @@ class TrustModel:
         if not isinstance(data, Mapping):
             raise ValueError(f"{path}: expected a trust model mapping")
         return cls.from_dict(data)
+
+
+class _AssessmentTables:
+    """The ramps of all groups' models stacked into flat arrays, so that `TrustModel.assess` takes
+    every group in one pass: per ramp its group's row, input, lower knot, width and weight (each
+    group's ramps in its own order, so a group's terms add up as `GroupModel.terms` adds them); per
+    group its bias, clean values and the terms of its clean values (for the reasons). Built once from
+    the groups' knots, weights, bias and clean values; the levels (`warn`, `error`) are not in them
+    (a fit may set those later)."""
+
+    def __init__(self, groups: Mapping[str, GroupModel]) -> None:
+        models = list(groups.values())
+        self.index = {name: row for row, name in enumerate(groups)}
+        self.group = np.concatenate([np.full(len(m.weights), row, dtype=np.intp) for row, m in enumerate(models)]
+                                    or [np.zeros(0, dtype=np.intp)])
+        self.input, self.low, self.width, self.weights = (
+            np.concatenate([getattr(m, part) for m in models] or [np.zeros(0)])
+            for part in ("_input", "_low", "_width", "weights"))
+        self.bias = np.array([m.bias for m in models])
+        self.clean = np.array([m.clean for m in models]).reshape(len(models), len(INPUTS))
+        self.clean_terms = np.array([m.terms(m.clean[None, :])[0] for m in models]).reshape(len(models), len(INPUTS))
+        #: the ramps of one input of one group are consecutive: where each such run starts, and its cell
+        cell = self.group * len(INPUTS) + self.input
+        self._starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]) if len(cell) else np.zeros(0, np.intp)
+        self._cells = cell[self._starts]
+
+    def terms(self, contributions: np.ndarray) -> np.ndarray:
+        """(groups, len(INPUTS)) each input's term of each group's logit from the ramps' contributions
+        (each run summed in order, as `GroupModel.terms` adds them)."""
+        terms = np.zeros(len(self.bias) * len(INPUTS))
+        if len(self._cells):
+            terms[self._cells] = np.add.reduceat(contributions, self._starts)
+        return terms.reshape(len(self.bias), len(INPUTS))
+
+
+def _strongest(pull: np.ndarray, x: np.ndarray, count: int = 2) -> list[str]:
+    """The inputs that pull the expected agreement down most (per input its term minus its clean
+    value's), with their values."""
+    order = np.argsort(pull)
+    return [f"{INPUTS[i]} {x[i]:+.2f}" if INPUTS[i] in MODEL_DEVIATIONS and INPUTS[i] != "score_shift"
+            else f"{INPUTS[i]} {x[i]:.2f}" for i in order[pull[order] < 0][:count].tolist()] \
+        or ["no single input stands out"]
 
 
 def _knots(values: np.ndarray, segments: int) -> np.ndarray:
