@@ -28,10 +28,10 @@ from predrel_ros.predicates.extractor import PredicateExtractor
 from predrel_ros.predicates.vocabulary import GROUPS
 from predrel_ros.reliability.image_quality import ImageQuality
 from predrel_ros.reliability.monitor import ReliabilityMonitor
-from predrel_ros.reliability.trust import ERROR, STALE, WARN
+from predrel_ros.reliability.trust import ERROR, STALE
 from predrel_ros.tools.evaluation.footage_labels import FootageLabels, LabelScore
 from predrel_ros.tools.evaluation.rolling_agreement import windowed_sum
-from predrel_ros.tools.evaluation.trust_measurement import LOW_AGREEMENT, mean_of, shown
+from predrel_ros.tools.evaluation.trust_measurement import FLAGGED, LOW_AGREEMENT, mean_of, shown
 
 
 def source_trust(frames: Iterable[Frame], perceiver: Perceiver, extractor: PredicateExtractor,
@@ -64,28 +64,28 @@ def source_trust(frames: Iterable[Frame], perceiver: Perceiver, extractor: Predi
         report = monitor.report(streams=False)
         judged = [record for record in report.groups if record.trust != STALE]
         if labels is not None:
-            series.append({record.predicate: (record.expected_agreement, record.trust in (WARN, ERROR))
+            series.append({record.predicate: (record.expected_agreement, record.trust in FLAGGED)
                            for record in judged})
             score.add(labels.agreement(frame.index, entities, estimates))
         if judged:
-            any_flagged.append(any(record.trust in (WARN, ERROR) for record in judged))
+            any_flagged.append(any(record.trust in FLAGGED for record in judged))
         for record in judged:
             levels[record.predicate].append(record.trust)
             if not np.isnan(record.expected_agreement):
                 expected[record.predicate].append(record.expected_agreement)
-            if record.trust in (WARN, ERROR) and record.reason:
+            if record.trust in FLAGGED and record.reason:
                 reasons[record.predicate][_first_evidence(record.reason)] += 1
     groups = {}
     for group in GROUPS:
         judged = levels[group]
         groups[group] = {
             "judged_frames": len(judged),
-            "flagged_share": float(np.mean([level in (WARN, ERROR) for level in judged])) if judged else None,
-            "error_share": float(np.mean([level == ERROR for level in judged])) if judged else None,
-            "expected_agreement": float(np.mean(expected[group])) if expected[group] else None,
+            "flagged_share": mean_of([level in FLAGGED for level in judged]),
+            "error_share": mean_of([level == ERROR for level in judged]),
+            "expected_agreement": mean_of(expected[group]),
             "commonest_evidence": reasons[group].most_common(1)[0][0] if reasons[group] else None}
     result = {"frames": count, "groups": groups,
-              "any_group_flagged_share": float(np.mean(any_flagged)) if any_flagged else None}
+              "any_group_flagged_share": mean_of(any_flagged)}
     if labels is not None:
         result["labels"] = {"clip": labels.clip, **score.pooled(),
                             "groups": label_comparison(score.group_counts(), series, monitor.config.window)}
