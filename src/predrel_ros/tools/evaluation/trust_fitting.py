@@ -60,10 +60,7 @@ def load_runs(folders: Iterable[str | Path]) -> list[Episode]:
             raise UserError(f"{folder}: no sequences/*.trust.npz (the --out folder of a finished `predrel eval`)")
         for trust_file in files:
             sequences = EpisodeSequences.load(trust_file.with_name(trust_file.name.replace(".trust.npz", ".npz")))
-            try:
-                series, switches = load_series(trust_file)
-            except ValueError as error:
-                raise UserError(str(error)) from None
+            series, switches = load_series(trust_file)
             if all(np.isnan(s.features).all() for s in series):
                 raise UserError(f"{trust_file}: no trust evidence saved (run `predrel eval` again with this version)")
             episodes.append((sequences, series, switches))

@@ -28,6 +28,7 @@ import numpy as np
 
 from predrel_ros.action.recognizer import ActionRecognizer
 from predrel_ros.core.entities import Entity
+from predrel_ros.core.errors import UserError
 from predrel_ros.degradations import NONE, Condition
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
@@ -155,13 +156,14 @@ def save_series(path: str | Path, series: Sequence[TrustSeries], switches: dict[
 
 
 def load_series(path: str | Path) -> tuple[list[TrustSeries], dict[str, TrustSeries]]:
-    """What `save_series` wrote (files without signals and features load with NaN there)."""
+    """What `save_series` wrote (files without signals and features load with NaN there). Raises
+    UserError for a file whose evidence has another number of features than this version's."""
     with np.load(path) as data:
         def series_of(prefix: str) -> list[TrustSeries]:
             present = [name for name in _SERIES_ARRAYS if prefix + name in data.files]
             return [TrustSeries(**dict(zip(present, parts))) for parts in zip(*(data[prefix + n] for n in present))]
         if "features" in data.files and data["features"].shape[-1] != len(FEATURES):
-            raise ValueError(f"{path}: its trust evidence has {data['features'].shape[-1]} features, this version "
+            raise UserError(f"{path}: its trust evidence has {data['features'].shape[-1]} features, this version "
                              f"{len(FEATURES)} (run `predrel eval` again with this version)")
         kinds = [str(kind) for kind in data["switch_kinds"]]
         switches = dict(zip(kinds, series_of("switch_"))) if kinds else {}
