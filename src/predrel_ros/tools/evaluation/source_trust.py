@@ -31,7 +31,8 @@ from predrel_ros.reliability.monitor import ReliabilityMonitor
 from predrel_ros.reliability.trust import ERROR, STALE
 from predrel_ros.tools.evaluation.footage_labels import FootageLabels, LabelScore
 from predrel_ros.tools.evaluation.rolling_agreement import windowed_sum
-from predrel_ros.tools.evaluation.trust_measurement import FLAGGED, LOW_AGREEMENT, mean_of, shown
+from predrel_ros.tools.evaluation.tables import shown
+from predrel_ros.tools.evaluation.trust_measurement import FLAGGED, LOW_AGREEMENT, mean_of
 
 
 def source_trust(frames: Iterable[Frame], perceiver: Perceiver, extractor: PredicateExtractor,

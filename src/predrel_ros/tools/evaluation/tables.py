@@ -308,7 +308,8 @@ def _calibration_finding(calibration: CalibrationSummary, min_share: float = 0.0
 
 # ----------------------------------------------------------------------------------- markdown
 
-def _fmt(value: float, digits: int = 2) -> str:
+def shown(value: float | None, digits: int = 2) -> str:
+    """`digits` decimals; "n/a" for None or NaN."""
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
@@ -329,40 +330,42 @@ def markdown(tables: dict, found: list[dict], kinds: Sequence[str], severities: 
     parts = [f"# {title}", ""]
     if not_applicable:
         parts += [f"Not applicable to this front-end (left out of every average): {', '.join(not_applicable)}.", ""]
-    parts += [f"## Table 8: average PRS by degradation and severity (clean: {_fmt(tables['clean_prs'])})", "",
-              _table(["Degradation"] + sev, ([KIND_TITLES[k]] + [_fmt(tables["table8"][k][s]) for s in severities]
+    parts += [f"## Table 8: average PRS by degradation and severity (clean: {shown(tables['clean_prs'])})", "",
+              _table(["Degradation"] + sev, ([KIND_TITLES[k]] + [shown(tables["table8"][k][s]) for s in severities]
                                              for k in kinds)), ""]
     parts += ["## Table 9: average PRS by predicate group (averaged over degradation kinds)", "",
               _table(["Predicate group", "s=0"] + sev,
-                     ([GROUP_TITLES[g]] + [_fmt(tables["table9"][g][s]) for s in (0, *severities)]
+                     ([GROUP_TITLES[g]] + [shown(tables["table9"][g][s]) for s in (0, *severities)]
                       for g in vocabulary.GROUPS)), ""]
     parts += ["## Table 10: PDS of value-level predicates by degradation", "",
               _table(["Predicate"] + [KIND_SHORT[k] for k in kinds] + ["Mean"],
-                     ([label] + [_fmt(row[k], 3) for k in kinds] + [_fmt(row["mean"], 3)]
+                     ([label] + [shown(row[k], 3) for k in kinds] + [shown(row["mean"], 3)]
                       for label, row in tables["table10"].items())), ""]
     parts += ["## Table 11: average TPC by predicate group (averaged over degradation kinds)", "",
-              _table(["Predicate group"] + sev, ([GROUP_TITLES[g]] + [_fmt(tables["table11"][g][s]) for s in severities]
+              _table(["Predicate group"] + sev, ([GROUP_TITLES[g]] + [shown(tables["table11"][g][s])
+                                                                        for s in severities]
                                                  for g in vocabulary.GROUPS)), ""]
     parts += ["## Table 12: average CWS by predicate group (averaged over degradation kinds)", "",
-              _table(["Predicate group"] + sev, ([GROUP_TITLES[g]] + [_fmt(tables["table12"][g][s]) for s in severities]
+              _table(["Predicate group"] + sev, ([GROUP_TITLES[g]] + [shown(tables["table12"][g][s])
+                                                                        for s in severities]
                                                  for g in vocabulary.GROUPS)), ""]
     if "table13" in tables:
         parts += ["## Table 13: downstream primitive recognition under predicate input conditions", "",
                   _table(["Predicate input condition", "Accuracy", "Macro-F1"],
-                         ([name, _fmt(v["accuracy"]), _fmt(v["macro_f1"])] for name, v in tables["table13"].items())),
+                         ([name, shown(v["accuracy"]), shown(v["macro_f1"])] for name, v in tables["table13"].items())),
                   "", "Further conditions (not in the paper):", "",
                   _table(["Predicate input condition", "Accuracy", "Macro-F1"],
-                         ([name, _fmt(v["accuracy"]), _fmt(v["macro_f1"])]
+                         ([name, shown(v["accuracy"]), shown(v["macro_f1"])]
                           for name, v in tables["table13_extra"].items())), ""]
         parts += ["## DIS per predicate (accuracy form; probability form in brackets)", "",
                   _table(["Predicate", "clean (masking only)"] + [f"mean over kinds, s={s}" for s in severities],
-                         ([name, f"{_fmt(row['clean']['dis_accuracy'], 3)} ({_fmt(row['clean']['dis_prob'], 3)})"]
-                          + [f"{_fmt(tables['dis_mean'][name][s]['dis_accuracy'], 3)} "
-                             f"({_fmt(tables['dis_mean'][name][s]['dis_prob'], 3)})" for s in severities]
+                         ([name, f"{shown(row['clean']['dis_accuracy'], 3)} ({shown(row['clean']['dis_prob'], 3)})"]
+                          + [f"{shown(tables['dis_mean'][name][s]['dis_accuracy'], 3)} "
+                             f"({shown(tables['dis_mean'][name][s]['dis_prob'], 3)})" for s in severities]
                           for name, row in tables["dis"].items())), ""]
     parts += [f"## Table 14: this dataset at moderate degradation (s={moderate})", "",
               _table(["Dataset", "Avg. PRS", "Avg. TPC", "Downstream acc."],
-                     ([name, _fmt(v["prs"]), _fmt(v["tpc"]), _fmt(v["accuracy"])]
+                     ([name, shown(v["prs"]), shown(v["tpc"]), shown(v["accuracy"])]
                       for name, v in tables["table14"].items())), ""]
     parts += [f"## Table 15: ablations at moderate degradation (s={moderate})", "",
               _table(["Method", "Pred. score", "TPC", "CWS", "Accuracy", "Macro-F1"],

@@ -38,6 +38,7 @@ from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, TrustModel
 from predrel_ros.reliability.trust_evidence import FEATURES
 from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement, rolling_agreement_of
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences, save_atomically
+from predrel_ros.tools.evaluation.tables import shown
 
 GROUPS = vocabulary.GROUPS
 #: true agreement below which a group-window should be flagged
@@ -299,7 +300,3 @@ def mean_of(values: Sequence[float]) -> float | None:
     """The mean, None when there are no values."""
     return float(np.mean(values)) if len(values) else None
 
-
-def shown(value: float | None) -> str:
-    """Two decimals; "n/a" for None or NaN."""
-    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"
