@@ -24,7 +24,7 @@ it was associated with (MediaPipe's handedness mapping, docs/perception.md).
 
 A frame's agreement is computed as `predrel eval` computes it against ground truth: the pipeline's
 entities are associated with the labelled ones (`reliability.association`, class ignored, by kind:
-hands with hands, surfaces with surfaces, the rest with the rest; box IoU >= `min_iou`, lower than the
+hands with hands, surfaces with surfaces, the rest with the rest; box IoU >= `LABEL_MIN_IOU`, lower than the
 evaluator's default since the labels' boxes are rough), its estimates renamed, and every reference
 stream counts once, agreeing when the pipeline's value equals it (a stream it did not produce, for
 an entity it did not find, disagrees).
@@ -72,7 +72,6 @@ class FootageLabels:
 
     clip: str
     frames: Mapping[int, LabelledFrame]
-    min_iou: float = LABEL_MIN_IOU
 
     def agreement(self, frame_index: int, entities: Sequence[Entity], estimates: Sequence[PredicateEstimate]
                   ) -> "FrameAgreement | None":
@@ -81,7 +80,7 @@ class FootageLabels:
         if labelled is None:
             return None
         seen = [dataclasses.replace(entity, label=_kind(entity.role)) for entity in entities if entity.visibility > 0]
-        mapping = associate(seen, list(labelled.entities), self.min_iou)
+        mapping = associate(seen, list(labelled.entities), LABEL_MIN_IOU)
         produced = {estimate.canonical_key: estimate.code for estimate in renamed(estimates, mapping)[0]}
         found = set(mapping.values()) | {NO_OBJECT}
         streams: dict[str, list[int]] = {}
@@ -162,8 +161,7 @@ class LabelScore:
                            for known, found, agreeing in [self._names[name]]}}
 
 
-def load_footage_labels(path: str | Path, events_path: str | Path | None = None,
-                        min_iou: float = LABEL_MIN_IOU) -> FootageLabels:
+def load_footage_labels(path: str | Path, events_path: str | Path | None = None) -> FootageLabels:
     """The labels of one clip from its `.jsonl` (and the grasp / release events of `events_path`, an
     `events.json` covering any clips: those of this clip are used). Raises UserError for a file that
     is not in the format."""
@@ -178,7 +176,7 @@ def load_footage_labels(path: str | Path, events_path: str | Path | None = None,
         raise UserError(f"{path}: not a footage label file ({type(error).__name__}: {error})") from None
     if not frames:
         raise UserError(f"{path}: no labelled frame")
-    return FootageLabels(clip, frames, min_iou)
+    return FootageLabels(clip, frames)
 
 
 def _kind(role: str) -> str:
