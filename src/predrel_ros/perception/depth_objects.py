@@ -277,11 +277,11 @@ class DepthObjectSegmenter:
         carrier = (hidden | (~valid & near_hidden)) & (labels == 0)
         # the work is done where a component's front can reach within `steps`
         zone = carrier & cv2.dilate((labels > 0).astype(np.uint8), np.ones((2 * steps + 1,) * 2, np.uint8)).astype(bool)
-        rows, cols = np.flatnonzero(zone.any(axis=1)), np.flatnonzero(zone.any(axis=0))
-        if rows.size == 0:
+        if not zone.any():
             return labels, roots, partly_hidden
-        y0, x0 = max(rows[0] - steps - 1, 0), max(cols[0] - steps - 1, 0)
-        y1, x1 = rows[-1] + steps + 2, cols[-1] + steps + 2
+        left, top, right, bottom = _mask_box(zone).astype(int)
+        y0, x0 = max(top - steps - 1, 0), max(left - steps - 1, 0)
+        y1, x1 = bottom + steps + 1, right + steps + 1
         crop_labels, crop_depth = labels[y0:y1, x0:x1], depth_m[y0:y1, x0:x1]
         crop_carrier, crop_hidden = carrier[y0:y1, x0:x1], hidden[y0:y1, x0:x1]
         reached, filled = crop_labels.copy(), crop_labels
@@ -487,13 +487,13 @@ def refine_hand_mask(mask: np.ndarray, depth_m: np.ndarray, reach: int, depth_to
     it, a pixel a step, up to `reach` (a finger's edge the mask missed). Pixels without depth keep their
     side; nothing farther than `reach` from the mask changes."""
     mask = np.asarray(mask, dtype=bool)
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    if rows.size == 0:
+    if not mask.any():
         return mask
     height, width = mask.shape
     margin = reach + 1  # what grows, and the surface beyond it
-    y0, x0 = max(rows[0] - margin, 0), max(cols[0] - margin, 0)
-    y1, x1 = min(rows[-1] + margin + 1, height), min(cols[-1] + margin + 1, width)
+    left, top, right, bottom = _mask_box(mask).astype(int)
+    y0, x0 = max(top - margin, 0), max(left - margin, 0)
+    y1, x1 = min(bottom + margin, height), min(right + margin, width)
     crop, depth = mask[y0:y1, x0:x1], depth_m[y0:y1, x0:x1]
     valid = np.isfinite(depth)
     if not (crop & valid).any():
