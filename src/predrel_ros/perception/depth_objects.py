@@ -216,12 +216,12 @@ class DepthObjectSegmenter:
         # a hole takes its farthest neighbour's depth, so a hole on the border of two objects cuts them;
         # hidden pixels are holes too: an object's edge along a finger in front of it is no cut
         seen = depth_m if hidden is None else np.where(hidden, np.nan, depth_m)
-        farthest = cv2.dilate(np.nan_to_num(seen, nan=0.0), np.ones((3, 3), np.uint8))
+        farthest = cv2.dilate(np.nan_to_num(seen, nan=0.0), _SQUARE)
         patched = np.where(np.isfinite(seen), seen, np.where(farthest > 0, farthest, np.nan))
         core = bridged & ~depth_edges(patched, self.config.edge_jump, far_side_only=True)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(core.astype(np.uint8), connectivity=4)
         labels = labels.astype(np.uint16)
-        grown = cv2.dilate(labels, np.ones((3, 3), np.uint8))
+        grown = cv2.dilate(labels, _SQUARE)
         labels = np.where(above & (labels == 0), grown, labels)
         roots, minimum = np.arange(count), np.full(count, min_pixels[0])
         area = stats[:, cv2.CC_STAT_AREA].astype(np.float64)
@@ -364,7 +364,7 @@ class DepthObjectSegmenter:
         cuts = self._shelf_cuts(values, columns, noise, min_pixels)
         crop_hidden = np.zeros_like(crop) if hidden is None else hidden[y1:y2, x1:x2]
         if not cuts and image is not None:
-            clear = ~cv2.dilate(crop_hidden.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)[known]
+            clear = ~cv2.dilate(crop_hidden.astype(np.uint8), _SQUARE).astype(bool)[known]
             cuts = self._colour_cut(values[clear], columns[clear], image[y1:y2, x1:x2][known][clear], min_pixels)
         if not cuts:
             return [mask]
