@@ -134,8 +134,9 @@ class DepthObjectSegmenter:
             above = valid & (heights > tolerance) & (heights < config.max_height_m)
         for plane in planes:
             above &= ~plane.mask
+        scale = height * width / REFERENCE_PIXELS
         if exclude is not None and config.hand_reach_px:
-            reach = max(1, int(round(config.hand_reach_px * np.sqrt(height * width / REFERENCE_PIXELS))))
+            reach = max(1, int(round(config.hand_reach_px * np.sqrt(scale))))
             # the table is no hand, nor what a hand would grow over: only what stands on it takes part
             hand_noise = float(np.median(tolerance[exclude])) if exclude.any() else 0.0
             exclude = refine_hand_mask(exclude, np.where(above, depth_m, np.nan), reach,
@@ -146,7 +147,6 @@ class DepthObjectSegmenter:
         else:  # a strip seen between two fingers is thin because the hand hides the rest: no speckle
             above &= ~exclude
             above &= cv2.morphologyEx((above | exclude).astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
-        scale = height * width / REFERENCE_PIXELS
         min_pixels = max(4, int(round(config.min_pixels * scale)))
         masks, labels = [], []
         for plane in planes:
