@@ -134,8 +134,9 @@ class DepthObjectSegmenter:
             above = valid & (heights > tolerance) & (heights < config.max_height_m)
         for plane in planes:
             above &= ~plane.mask
+        scale = height * width / REFERENCE_PIXELS
         if exclude is not None and config.hand_reach_px:
-            reach = max(1, int(round(config.hand_reach_px * np.sqrt(height * width / REFERENCE_PIXELS))))
+            reach = max(1, int(round(config.hand_reach_px * np.sqrt(scale))))
             # the table is no hand, nor what a hand would grow over: only what stands on it takes part
             hand_noise = float(np.median(tolerance[exclude])) if exclude.any() else 0.0
             exclude = refine_hand_mask(exclude, np.where(above, depth_m, np.nan), reach,
@@ -146,7 +147,6 @@ class DepthObjectSegmenter:
         else:  # a strip seen between two fingers is thin because the hand hides the rest: no speckle
             above &= ~exclude
             above &= cv2.morphologyEx((above | exclude).astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
-        scale = height * width / REFERENCE_PIXELS
         min_pixels = max(4, int(round(config.min_pixels * scale)))
         masks, labels = [], []
         for plane in planes:
@@ -216,12 +216,12 @@ class DepthObjectSegmenter:
         # a hole takes its farthest neighbour's depth, so a hole on the border of two objects cuts them;
         # hidden pixels are holes too: an object's edge along a finger in front of it is no cut
         seen = depth_m if hidden is None else np.where(hidden, np.nan, depth_m)
-        farthest = cv2.dilate(np.nan_to_num(seen, nan=0.0), np.ones((3, 3), np.uint8))
+        farthest = cv2.dilate(np.nan_to_num(seen, nan=0.0), _SQUARE)
         patched = np.where(np.isfinite(seen), seen, np.where(farthest > 0, farthest, np.nan))
         core = bridged & ~depth_edges(patched, self.config.edge_jump, far_side_only=True)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(core.astype(np.uint8), connectivity=4)
         labels = labels.astype(np.uint16)
-        grown = cv2.dilate(labels, np.ones((3, 3), np.uint8))
+        grown = cv2.dilate(labels, _SQUARE)
         labels = np.where(above & (labels == 0), grown, labels)
         roots, minimum = np.arange(count), np.full(count, min_pixels[0])
         area = stats[:, cv2.CC_STAT_AREA].astype(np.float64)
@@ -277,11 +277,11 @@ class DepthObjectSegmenter:
         carrier = (hidden | (~valid & near_hidden)) & (labels == 0)
         # the work is done where a component's front can reach within `steps`
         zone = carrier & cv2.dilate((labels > 0).astype(np.uint8), np.ones((2 * steps + 1,) * 2, np.uint8)).astype(bool)
-        rows, cols = np.flatnonzero(zone.any(axis=1)), np.flatnonzero(zone.any(axis=0))
-        if rows.size == 0:
+        if not zone.any():
             return labels, roots, partly_hidden
-        y0, x0 = max(rows[0] - steps - 1, 0), max(cols[0] - steps - 1, 0)
-        y1, x1 = rows[-1] + steps + 2, cols[-1] + steps + 2
+        left, top, right, bottom = _mask_box(zone).astype(int)
+        y0, x0 = max(top - steps - 1, 0), max(left - steps - 1, 0)
+        y1, x1 = bottom + steps + 1, right + steps + 1
         crop_labels, crop_depth = labels[y0:y1, x0:x1], depth_m[y0:y1, x0:x1]
         crop_carrier, crop_hidden = carrier[y0:y1, x0:x1], hidden[y0:y1, x0:x1]
         reached, filled = crop_labels.copy(), crop_labels
@@ -364,7 +364,7 @@ class DepthObjectSegmenter:
         cuts = self._shelf_cuts(values, columns, noise, min_pixels)
         crop_hidden = np.zeros_like(crop) if hidden is None else hidden[y1:y2, x1:x2]
         if not cuts and image is not None:
-            clear = ~cv2.dilate(crop_hidden.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)[known]
+            clear = ~cv2.dilate(crop_hidden.astype(np.uint8), _SQUARE).astype(bool)[known]
             cuts = self._colour_cut(values[clear], columns[clear], image[y1:y2, x1:x2][known][clear], min_pixels)
         if not cuts:
             return [mask]
@@ -487,13 +487,13 @@ def refine_hand_mask(mask: np.ndarray, depth_m: np.ndarray, reach: int, depth_to
     it, a pixel a step, up to `reach` (a finger's edge the mask missed). Pixels without depth keep their
     side; nothing farther than `reach` from the mask changes."""
     mask = np.asarray(mask, dtype=bool)
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    if rows.size == 0:
+    if not mask.any():
         return mask
     height, width = mask.shape
     margin = reach + 1  # what grows, and the surface beyond it
-    y0, x0 = max(rows[0] - margin, 0), max(cols[0] - margin, 0)
-    y1, x1 = min(rows[-1] + margin + 1, height), min(cols[-1] + margin + 1, width)
+    left, top, right, bottom = _mask_box(mask).astype(int)
+    y0, x0 = max(top - margin, 0), max(left - margin, 0)
+    y1, x1 = min(bottom + margin, height), min(right + margin, width)
     crop, depth = mask[y0:y1, x0:x1], depth_m[y0:y1, x0:x1]
     valid = np.isfinite(depth)
     if not (crop & valid).any():

@@ -62,13 +62,14 @@ def evaluate_depth_objects(episodes, config: DepthObjectConfig | None = None,
         segmenter.reset()
         coarse.reset()
         for number, frame in enumerate(episode.frames()):
-            hand_masks = [e.mask for e in frame.entities if e.role in HAND_ROLES and e.mask is not None]
-            exact = np.any(hand_masks, axis=0) if hand_masks else np.zeros(frame.depth.shape, bool)
-            exclude = exact if hands == "ground_truth" and hand_masks else None
-            if hands == "ground_truth_coarse":
-                exclude = coarse(exact, mask_rng)  # on every frame, scored or not: the lag is a frame's
+            exclude = None
+            if hands == "ground_truth_coarse":  # on every frame, scored or not: the lag is a frame's
+                exact = _hand_pixels(frame)
+                exclude = coarse(np.zeros(frame.depth.shape, bool) if exact is None else exact, mask_rng)
             if number % frame_step:
                 continue
+            if hands == "ground_truth":
+                exclude = _hand_pixels(frame)
             K = np.asarray(frame.camera.K, dtype=np.float64).reshape(3, 3)
             depth = noisy_depth(frame.depth, rng, noise)
             start, cpu_start = time.perf_counter(), time.process_time()
@@ -91,6 +92,12 @@ def evaluate_depth_objects(episodes, config: DepthObjectConfig | None = None,
         "ms_per_frame_p95": 1000 * float(np.percentile(times, 95)) if times else None,
         "cpu_ms_per_frame_median": 1000 * float(np.median(cpu_times)) if cpu_times else None,
     }
+
+
+def _hand_pixels(frame) -> np.ndarray | None:
+    """The union of the frame's ground-truth hand masks, None when it has none."""
+    hand_masks = [e.mask for e in frame.entities if e.role in HAND_ROLES and e.mask is not None]
+    return np.any(hand_masks, axis=0) if hand_masks else None
 
 
 def _score_frame(frame, found, counts: Counter, per_role: dict, min_pixels: int) -> None:
