@@ -5,12 +5,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from predrel_ros.degradations.hand_mask_error import HandMaskErrorConfig
 from predrel_ros.perception.depth_objects import DEPTH_LABELS
 from predrel_ros.perception.detections import Detections
 from predrel_ros.sources.dataset import open_dataset
 from predrel_ros.tools.cli import main as cli
 from predrel_ros.tools.evaluation.depth_objects import _score_frame, evaluate_depth_objects
+from predrel_ros.tools.evaluation.hand_mask_error import HandMaskErrorConfig
 
 
 def test_on_the_tiny_set_the_table_is_always_found_and_most_objects(controlled_dataset):

@@ -13,7 +13,7 @@ episode) and the segmenter; then
 `hands="ground_truth"` keeps the ground-truth hand pixels out of the objects, as a hand detector
 would (the simulator's hands are no human hands for MediaPipe): the upper bound of that combination;
 `hands="ground_truth_coarse"` passes them through the hand-mask error model first
-(degradations/hand_mask_error.py: a frame late, polygon-smoothed, grown or shrunk and shifted by
+(tools/evaluation/hand_mask_error.py: a frame late, polygon-smoothed, grown or shrunk and shifted by
 1-3 pixels, seeded per episode), the masks a landmark detector gives.
 """
 from __future__ import annotations
@@ -25,7 +25,6 @@ import numpy as np
 
 from predrel_ros.core.entities import CONTAINER, HAND_ROLES, SURFACE
 from predrel_ros.degradations.depth_noise import DepthNoiseConfig, noisy_depth
-from predrel_ros.degradations.hand_mask_error import HandMaskError, HandMaskErrorConfig
 from predrel_ros.perception.depth_objects import (
     CONTAINER_LABEL,
     DEPTH_LABELS,
@@ -33,6 +32,7 @@ from predrel_ros.perception.depth_objects import (
     DepthObjectConfig,
     DepthObjectSegmenter,
 )
+from predrel_ros.tools.evaluation.hand_mask_error import HandMaskError, HandMaskErrorConfig
 
 HAND_MODES = ("none", "ground_truth", "ground_truth_coarse")
 MATCH_IOU = 0.5

@@ -6,7 +6,9 @@ A mask drawn from a landmark model is late, smooth and off by a few pixels. Per 
     (`cv2.approxPolyDP`), filled: no holes, shallow notches cut across, like a hull of landmarks;
   - grown or shrunk by a radius drawn from 1..`max_grow_px` pixels (either way, equally likely);
   - shifted by a vector of length drawn from 1..`max_shift_px` pixels in a random direction.
-The rng decides every draw, so the same seed gives the same masks.
+The rng decides every draw, so the same seed gives the same masks. It lives with the evaluation, not
+with the degradations: the lag keeps a stream history, which a degradation (a pure function of seed,
+frame and inputs) never does.
 """
 from __future__ import annotations
 

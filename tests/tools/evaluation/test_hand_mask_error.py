@@ -1,8 +1,8 @@
-"""The hand-mask error model: exact masks made as coarse as a landmark detector's (degradations/hand_mask_error.py)."""
+"""The hand-mask error model: exact masks made as coarse as a landmark detector's (tools/evaluation/hand_mask_error.py)."""
 import numpy as np
 import pytest
 
-from predrel_ros.degradations.hand_mask_error import HandMaskError, HandMaskErrorConfig
+from predrel_ros.tools.evaluation.hand_mask_error import HandMaskError, HandMaskErrorConfig
 
 OFF = dict(lag_frames=0, polygon_px=0, max_grow_px=0, max_shift_px=0)
 
