@@ -1,4 +1,4 @@
-"""The hand-mask error model: exact masks made as coarse as a landmark detector's (tools/evaluation/hand_mask_error.py)."""
+"""The hand-mask error model: exact masks made as coarse as a landmark detector's (tools/evaluation)."""
 import numpy as np
 import pytest
 
