@@ -165,14 +165,13 @@ def _window_motion(samples: deque[Sample], window_start: int, frame_index: int) 
 class _PairPlan:
     """How one unordered pair of roles is evaluated (cached per role pair and id order)."""
 
-    __slots__ = ("rule", "swap", "static_orders", "allowed", "hand_subject")
+    __slots__ = ("rule", "swap", "static_orders", "allowed")
 
     def __init__(self, rule: PairRule, swap: bool, static_orders: list[tuple[bool, tuple[str, ...]]]) -> None:
         self.rule = rule
         self.swap = swap                      # True: the higher id is the subject
         self.static_orders = static_orders    # (swap, allowed relations) per evaluated orientation
         self.allowed = tuple(name in rule.static_relations for name in rules.STATIC_RELATIONS)
-        self.hand_subject = rule.hand_subject
 
 
 class _PairRows:
@@ -208,7 +207,7 @@ class _PairLayout:
         self.static_starts = np.searchsorted(self.static_pairs, np.arange(len(pairs) + 1)).tolist()   # by pair
         self.static_allowed = np.array([pairs[index][2].allowed for index, *_ in orientations], bool).reshape(
             -1, len(rules.STATIC_RELATIONS))
-        self.hand_subject = np.array([plan.hand_subject for *_, plan in pairs], bool)
+        self.hand_subject = np.array([plan.rule.hand_subject for *_, plan in pairs], bool)
         self.entities = sorted(set(subjects) | set(objects))
         position = {entity_id: k for k, entity_id in enumerate(self.entities)}
         self.subject_entities, self.object_entities, self.static_subject_entities, self.static_object_entities = (
