@@ -13,7 +13,6 @@ from predrel_ros.predicates.confidence import (
     agreement_samples,
     fit_geometric_weights,
     fit_logistic,
-    q_det,
     q_tmp,
 )
 from predrel_ros.predicates.config import ConfidenceConfig, Threshold
@@ -21,7 +20,6 @@ from predrel_ros.predicates.estimate import PredicateEstimate, match_references
 
 
 def test_factors_by_hand():
-    assert q_det(0.9, 0.4) == 0.4
     assert Threshold(3.0, 4.0).margin(5.0) == pytest.approx(0.5)    # q_sp = |5 - 3| / 4
     assert Threshold(3.0, 1.0).margin(1.0) == 1.0                   # capped at 1
     assert Threshold(3.0, 2.0).margin(3.0) == 0.0                   # on the threshold

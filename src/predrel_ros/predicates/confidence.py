@@ -32,11 +32,6 @@ from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import EVIDENCE_FACTORS, PredicateEstimate
 
 
-def q_det(score_i: float, score_j: float) -> float:
-    """Detection evidence of a pair: the weaker detection."""
-    return min(score_i, score_j)
-
-
 def q_tmp(window_values: Sequence[int], current: int) -> float:
     """Share of the window's values equal to the current one (the current frame included)."""
     if not window_values:

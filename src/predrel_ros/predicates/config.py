@@ -128,20 +128,16 @@ class ContactConfig:
             raise ValueError(f"hold_separation_max_m must be > 0 m, got {self.hold_separation_max_m}")
         if not self.hold_separation_area_change > 0:
             raise ValueError(f"hold_separation_area_change must be > 0, got {self.hold_separation_area_change}")
-        if self.hold_separation_jump_m is not None and not self.hold_separation_jump_m > 0:
-            raise ValueError(f"hold_separation_jump_m must be > 0 m or None, got {self.hold_separation_jump_m}")
-        if self.hold_separation_creep_m is not None and not self.hold_separation_creep_m > 0:
-            raise ValueError(f"hold_separation_creep_m must be > 0 m or None, got {self.hold_separation_creep_m}")
         if self.hold_separation_frames < 1:
             raise ValueError(f"hold_separation_frames must be >= 1, got {self.hold_separation_frames}")
-        if self.hold_separation_begin_m is not None and not self.hold_separation_begin_m > 0:
-            raise ValueError(f"hold_separation_begin_m must be > 0 m or None, got {self.hold_separation_begin_m}")
-        if self.carried_relative_speed is not None and not self.carried_relative_speed > 0:
-            raise ValueError(f"carried_relative_speed must be > 0 or None, got {self.carried_relative_speed}")
         if not self.carried_gap_m > 0:
             raise ValueError(f"carried_gap_m must be > 0 m, got {self.carried_gap_m}")
-        if self.boundary_exit_gap_m is not None and not self.boundary_exit_gap_m > 0:
-            raise ValueError(f"boundary_exit_gap_m must be > 0 m or None, got {self.boundary_exit_gap_m}")
+        for name, unit in (("hold_separation_jump_m", " m"), ("hold_separation_creep_m", " m"),
+                           ("hold_separation_begin_m", " m"), ("carried_relative_speed", ""),
+                           ("boundary_exit_gap_m", " m")):             # settings that None switches off
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"{name} must be > 0{unit} or None, got {value}")
         if self.hold_exit_fraction is not None and not 0.0 < self.hold_exit_fraction <= 1.0:
             raise ValueError(f"hold_exit_fraction must lie in (0, 1] or be None, got {self.hold_exit_fraction}")
         if not self.separation_band >= 1.0:

@@ -61,12 +61,10 @@ class FrameRows:
         self._evaluated = 0                          # blocks evaluated
         self._stream_rows: list[np.ndarray] = []     # per pushed block
         # per evaluation, its rows' (order, subject, object, reported code) and (c, det, seg, trk, vis, sp,
-        # tmp), joined once read (`outputs`, `estimates`)
+        # tmp), joined once read (`output`, `outputs`, `estimates`)
         self._integers: list[np.ndarray] = []
         self._numbers: list[np.ndarray] = []
         self._names: list[str] = []
-        self._output_codes: list[int] = []           # every evaluated row's reported code, for `output`
-        self._output_sps: list[float] = []
 
     def add(self, order: int, name: str, subject: int, obj: int, code: int, sp: float, factors: PairFactors) -> int:
         """Add one estimate's raw code and margin; returns its row (for `output` once evaluated)."""
@@ -131,8 +129,6 @@ class FrameRows:
                                         _joined(blocks, "objects"), outputs), axis=1))
         self._numbers.append(np.concatenate((confidence[:, None], factors), axis=1))
         self._names.extend(names)
-        self._output_codes.extend(outputs.tolist())
-        self._output_sps.extend(sps.tolist())
         self._evaluated = len(self._blocks)
 
     def window_rows(self, rows: Sequence[int]) -> np.ndarray:
@@ -141,7 +137,8 @@ class FrameRows:
 
     def output(self, row: int) -> tuple[int, float]:
         """(reported code, sp) of an evaluated row, for the predicates derived from it."""
-        return self._output_codes[row], self._output_sps[row]
+        integers, numbers = self._joined_evaluations()
+        return int(integers[row, 3]), float(numbers[row, 5])
 
     def outputs(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`output` of evaluated rows: (reported codes, sps)."""

@@ -165,28 +165,26 @@ def _window_motion(samples: deque[Sample], window_start: int, frame_index: int) 
 class _PairPlan:
     """How one unordered pair of roles is evaluated (cached per role pair and id order)."""
 
-    __slots__ = ("rule", "swap", "static_orders", "allowed", "hand_subject")
+    __slots__ = ("rule", "swap", "static_orders", "allowed")
 
     def __init__(self, rule: PairRule, swap: bool, static_orders: list[tuple[bool, tuple[str, ...]]]) -> None:
         self.rule = rule
         self.swap = swap                      # True: the higher id is the subject
         self.static_orders = static_orders    # (swap, allowed relations) per evaluated orientation
         self.allowed = tuple(name in rule.static_relations for name in rules.STATIC_RELATIONS)
-        self.hand_subject = rule.hand_subject
 
 
 class _PairRows:
-    """A hand pair's rows of a frame (`FrameRows`): the pair's orientation, evidence factors and the rows
-    its grasp and release read (`PredicateExtractor._derived`)."""
+    """A hand pair's rows of a frame (`FrameRows`): the pair's orientation, evidence factors, the rows
+    its grasp and release read (`PredicateExtractor._derived`) and the order key of its grasp row."""
 
-    __slots__ = ("order", "subject", "object", "factors", "contact", "statics", "dynamic")
+    __slots__ = ("order", "subject", "object", "factors", "contact", "dynamic")
 
-    def __init__(self, order: int, subject: int, obj: int, factors: PairFactors) -> None:
-        self.order = order
+    def __init__(self, order: int, subject: int, obj: int, factors: PairFactors, contact: int, dynamic: int) -> None:
+        self.order = order                  # grasp's; release's the next
         self.subject, self.object = subject, obj
         self.factors = factors
-        self.contact = self.dynamic = -1
-        self.statics: list[tuple[int, int, int]] = []      # (subject, object, row) per static orientation
+        self.contact, self.dynamic = contact, dynamic
 
 
 class _PairLayout:
@@ -205,10 +203,9 @@ class _PairLayout:
                         for slot, (swap, _) in enumerate(plan.static_orders)]
         static = np.array(orientations, np.int64).reshape(-1, 4)
         self.static_pairs, self.static_slots, self.static_subjects, self.static_objects = static.T
-        self.static_starts = np.searchsorted(self.static_pairs, np.arange(len(pairs) + 1)).tolist()   # by pair
         self.static_allowed = np.array([pairs[index][2].allowed for index, *_ in orientations], bool).reshape(
             -1, len(rules.STATIC_RELATIONS))
-        self.hand_subject = np.array([plan.hand_subject for *_, plan in pairs], bool)
+        self.hand_subject = np.array([plan.rule.hand_subject for *_, plan in pairs], bool)
         self.entities = sorted(set(subjects) | set(objects))
         position = {entity_id: k for k, entity_id in enumerate(self.entities)}
         self.subject_entities, self.object_entities, self.static_subject_entities, self.static_object_entities = (
@@ -388,8 +385,8 @@ class PredicateExtractor:
         rows.push()                         # the contact windows, this frame included, for the dynamic rule
         self._dynamics(table, rows)
         rows.evaluate()                     # the base predicates' reported values, for the derived ones
-        for id_a, id_b, plan, pair in self._hand_pairs(table):
-            self._derived(id_a, id_b, plan, pair, rows, hand_evidence)
+        for pair in self._hand_pairs(table):
+            self._derived(pair, rows, hand_evidence)
         self._onsets(table, rows)
         for index, (hand_id, evidence) in enumerate(hand_evidence.items()):
             self._active_hand(len(pairs) * _PAIR_SLOTS + index, hand_id, evidence, rows)
@@ -606,18 +603,14 @@ class PredicateExtractor:
         table.static_rows = rows.add_many(layout.static_orders, _STATIC, layout.static_subjects, layout.static_objects,
                                           *statics, factors[layout.static_pairs], layout.streams[_STATIC])
 
-    def _hand_pairs(self, table: _PairTable) -> list[tuple[int, int, _PairPlan, _PairRows]]:
-        """(id_a, id_b, plan, rows) of the pairs with a hand subject (grasp and release, `_derived`)."""
-        layout, out = table.layout, []
-        starts = layout.static_starts
-        for index in np.flatnonzero(layout.hand_subject).tolist():
-            pair = _PairRows(int(layout.contact_orders[index]), int(layout.subjects[index]),
-                             int(layout.objects[index]), tuple(table.factors[index].tolist()))
-            pair.contact, pair.dynamic = int(table.contact_rows[index]), int(table.dynamic_rows[index])
-            pair.statics = [(int(layout.static_subjects[k]), int(layout.static_objects[k]), int(table.static_rows[k]))
-                            for k in range(starts[index], starts[index + 1])]
-            out.append((*layout.pairs[index], pair))
-        return out
+    def _hand_pairs(self, table: _PairTable) -> list[_PairRows]:
+        """The rows of the pairs with a hand subject (grasp and release, `_derived`; their order keys
+        follow the pair's dynamic row)."""
+        layout = table.layout
+        return [_PairRows(int(layout.dynamic_orders[index]) + 1, int(layout.subjects[index]),
+                          int(layout.objects[index]), tuple(table.factors[index].tolist()),
+                          int(table.contact_rows[index]), int(table.dynamic_rows[index]))
+                for index in np.flatnonzero(layout.hand_subject).tolist()]
 
     def _dynamics(self, table: _PairTable, rows: FrameRows) -> None:
         """Add every pair's dynamic row (unordered; the contact windows must hold this frame's values): the
@@ -651,25 +644,19 @@ class PredicateExtractor:
         table.dynamic_rows = rows.add_many(layout.dynamic_orders, _DYNAMIC, layout.subjects, layout.objects, codes,
                                            margins, table.factors, layout.streams[_DYNAMIC])
 
-    def _derived(self, id_a: int, id_b: int, plan: _PairPlan, pair: _PairRows, rows: FrameRows,
-                 hand_evidence: dict[int, list[rules.Truth]]) -> None:
+    def _derived(self, pair: _PairRows, rows: FrameRows, hand_evidence: dict[int, list[rules.Truth]]) -> None:
         """Add a hand pair's grasp and release rows from its base predicates' reported values (rows
         evaluated), and its evidence for active_hand."""
-        config = self.config
-        subject, obj, factors = pair.subject, pair.object, pair.factors
-        order = pair.order + len(pair.statics) + 2
+        subject, obj = pair.subject, pair.object
         contact, dynamic = rows.output(pair.contact), rows.output(pair.dynamic)
-        rule = plan.rule
-        if rule.hand_subject:
-            key = (_GRASP, subject, obj)
-            hold = self._holds.get(key)
-            if hold is None:
-                hold = self._holds[key] = HoldState()
-            grasp, release = hold.update(contact, dynamic, config.grasp, self._motion_codes)
-            rows.add(order, _GRASP, subject, obj, *grasp, factors)
-            rows.add(order + 1, _RELEASE, subject, obj, *release, factors)
-            order += 2
-            hand_evidence[subject].append((contact, dynamic))
+        key = (_GRASP, subject, obj)
+        hold = self._holds.get(key)
+        if hold is None:
+            hold = self._holds[key] = HoldState()
+        grasp, release = hold.update(contact, dynamic, self.config.grasp, self._motion_codes)
+        rows.add(pair.order, _GRASP, subject, obj, *grasp, pair.factors)
+        rows.add(pair.order + 1, _RELEASE, subject, obj, *release, pair.factors)
+        hand_evidence[subject].append((contact, dynamic))
 
     def _onsets(self, table: _PairTable, rows: FrameRows) -> None:
         """Add the containment and support events of every static orientation whose rule allows In / Sup

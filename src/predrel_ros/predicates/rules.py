@@ -138,30 +138,14 @@ def static_rules(m: StaticMeasurements, allowed: dict[str, np.ndarray], config: 
     margins = np.where(margins < 1.0, margins, 1.0)                 # `Threshold.margins` of each test
     passed = measured >= values                                    # `at_least`, Ar's row `at_most` below
     passed[5] = measured[5] <= values[5, 0]
-    conjunctions = _conjunction_pairs(
-        np.array([passed[0], m.contact[0], passed[2], passed[3]]), np.array([margins[0], m.contact[1], margins[2],
-                                                                            margins[3]]),
-        np.array([m.bottom_within, passed[1], passed[4], passed[4]]),
-        np.array([np.ones(len(margins[0])), margins[1], margins[4], margins[4]]))
+    conjunctions = _conjunction_rows(
+        (np.array([passed[0], m.contact[0], passed[2], passed[3]]),
+         np.array([margins[0], m.contact[1], margins[2], margins[3]])),
+        (np.array([m.bottom_within, passed[1], passed[4], passed[4]]),
+         np.array([np.ones(len(margins[0])), margins[1], margins[4], margins[4]])))
     return _decide_rows((IN, SUP, AB, BE, AR), np.vstack((conjunctions[0], passed[5:])),
                         np.vstack((conjunctions[1], margins[5:])),
                         np.array([allowed[name] for name in STATIC_RELATIONS], bool), NONE)
-
-
-def _conjunction_stack(passed: np.ndarray, margins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`conjunction` of the tests along the second axis of passed and margins (conjunction x test x row),
-    for each conjunction and row."""
-    every = passed.all(axis=1)
-    failing = np.where(passed, -np.inf, margins).max(axis=1)
-    return every, np.where(every, margins.min(axis=1), failing)
-
-
-def _conjunction_pairs(passed_a: np.ndarray, margins_a: np.ndarray, passed_b: np.ndarray, margins_b: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """`conjunction` of the two tests a, b of every element (any shape)."""
-    passed = passed_a & passed_b
-    failing = np.maximum(np.where(passed_a, -np.inf, margins_a), np.where(passed_b, -np.inf, margins_b))
-    return passed, np.where(passed, np.minimum(margins_a, margins_b), failing)
 
 
 @dataclass
@@ -230,7 +214,7 @@ def _decide_rows(codes: tuple[int, ...], passed: np.ndarray, margins: np.ndarray
 
 
 def _conjunction_rows(*tests: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """`conjunction` of every row."""
+    """`conjunction` of every element of the tests' arrays (any shape, the same for all)."""
     (passed, weakest), *rest = tests
     failing = np.where(passed, -np.inf, weakest)
     for test, margin in rest:                       # pairwise: no stacking of the tests' arrays
@@ -278,15 +262,15 @@ def dynamic_rules(m: DynamicMeasurements, config: DynamicConfig) -> tuple[np.nda
     still = ~moving
     relative = at_most_rows(m.relative_speed, config.relative_speed)
     ones, padding = np.ones(count, bool), np.full(count, np.inf)   # a test that passes and never decides
-    # the conjunctions of HT, S, MT and FMT as one (conjunction x test x row) array, padded to four tests
-    passed, margins = _conjunction_stack(
-        np.array([[moving[2], moving[3], still[4], still[5]], [still[0], still[1], ones, ones],
-                  [moving[0], moving[1], relative[0], ones],
-                  [moving[0] != moving[1], m.contact_fraction >= config.fmt_contact_fraction, ones, ones]]),
-        np.array([[speed_margins[2], speed_margins[3], speed_margins[4], speed_margins[5]],
-                  [speed_margins[0], speed_margins[1], padding, padding],
-                  [speed_margins[0], speed_margins[1], relative[1], padding],
-                  [np.minimum(speed_margins[0], speed_margins[1]), np.ones(count), padding, padding]]))
+    # the conjunctions of HT, S, MT and FMT as (conjunction x test x row) arrays, padded to four tests
+    tests_passed = np.array([[moving[2], moving[3], still[4], still[5]], [still[0], still[1], ones, ones],
+                             [moving[0], moving[1], relative[0], ones],
+                             [moving[0] != moving[1], m.contact_fraction >= config.fmt_contact_fraction, ones, ones]])
+    tests_margins = np.array([[speed_margins[2], speed_margins[3], speed_margins[4], speed_margins[5]],
+                              [speed_margins[0], speed_margins[1], padding, padding],
+                              [speed_margins[0], speed_margins[1], relative[1], padding],
+                              [np.minimum(speed_margins[0], speed_margins[1]), np.ones(count), padding, padding]])
+    passed, margins = _conjunction_rows(*zip(tests_passed.swapaxes(0, 1), tests_margins.swapaxes(0, 1)))
     approaching, receding = (m.distance_rate < -rate.value, rate.margins(-m.distance_rate)), _above_rows(
         m.distance_rate, rate)
     codes, margins = _decide_rows((HT, S, MT, FMT, GC, MA), np.vstack((passed, [approaching[0], receding[0]])),
