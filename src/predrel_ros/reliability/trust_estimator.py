@@ -204,8 +204,7 @@ class TrustModel:
         x[:, len(GROUP_SIGNALS):] = np.concatenate([deviations[_MODEL_DEVIATIONS],
                                                     np.maximum(-deviations[_DEFICITS], 0.0)])
         x = self.filled(x, tables.clean)
-        share = features.get(DELIVERED, math.nan)
-        delivered = 1.0 if math.isnan(share) else min(max(share, 0.0), 1.0)
+        delivered = float(delivered_factor(features.get(DELIVERED, math.nan)))
         contributions = np.clip((x[tables.group, tables.input] - tables.low) / tables.width, 0.0, 1.0) * tables.weights
         logits = np.bincount(tables.group, weights=contributions, minlength=len(x)) + tables.bias
         expected = delivered * (1.0 / (1.0 + np.exp(-logits)))
