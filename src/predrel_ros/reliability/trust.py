@@ -264,8 +264,6 @@ class TrustAssessor:
         rate (the logic monitor counts per predicate, not per pair), judged for all the rows of the
         same baseline together, so a report of a hundred streams costs a few array operations and
         a reason only where a stream is not OK."""
-        if self.profile is None:                            # one baseline (none) for all
-            return self._assess_rows(None, columns)
         results: list[tuple[str, list[str]]] = [(OK, [])] * len(names)
         by_baseline: dict[int, tuple[PredicateBaseline | None, list[int]]] = {}
         baselines = {name: self._baseline(name) for name in set(names)}
