@@ -164,7 +164,7 @@ class RollingReliability:
         known = self._rows.get
         rows = [known(key) for key in keys]
         if None in rows:                             # new streams take a row
-            rows = [self._row(key) if row is None else row for key, row in zip(keys, rows)]
+            rows = [self._new_row(key) if row is None else row for key, row in zip(keys, rows)]
         if rows:
             rows = np.array(rows, dtype=np.intp)      # one index array for the assignments below
             slot = frame_index % self.window
@@ -207,16 +207,15 @@ class RollingReliability:
             offset -= shift
         return offset
 
-    def _row(self, key: tuple[str, int, int]) -> int:
-        row = self._rows.get(key)
-        if row is None:
-            if not self._free:
-                self._grow()
-            row = self._rows[key] = self._free.pop()
-            self._keys[row] = key
-            self._last[row] = _EMPTY
-            self._occupied[row] = True
-            self._calibrated[row] = key[0] in self.calibration
+    def _new_row(self, key: tuple[str, int, int]) -> int:
+        """A free row for a stream not yet in `_rows`."""
+        if not self._free:
+            self._grow()
+        row = self._rows[key] = self._free.pop()
+        self._keys[row] = key
+        self._last[row] = _EMPTY
+        self._occupied[row] = True
+        self._calibrated[row] = key[0] in self.calibration
         return row
 
     def _grow(self) -> None:

@@ -82,10 +82,14 @@ class Limit:
             raise ValueError(f"error bound {self.error} must not be below the warn bound {self.warn} "
                              f"when lower is better")
 
+    def outside(self, value: float | np.ndarray) -> bool | np.ndarray:
+        """Whether a value (or each of an array's) crosses the warn bound; NaN never does."""
+        return value < self.warn if self.higher_is_better else value > self.warn
+
     def judge(self, name: str, value: float) -> tuple[str, str | None]:
         """(level, reason or None) of a value; the reason names the value, the comparison that
         failed and the bound it crossed."""
-        if value >= self.warn if self.higher_is_better else value <= self.warn:    # within: the common case
+        if not self.outside(value):       # within: the common case
             return OK, None
         comparison = "<" if self.higher_is_better else ">"
         for level, bound in ((ERROR, self.error), (WARN, self.warn)):
@@ -264,8 +268,6 @@ class TrustAssessor:
         rate (the logic monitor counts per predicate, not per pair), judged for all the rows of the
         same baseline together, so a report of a hundred streams costs a few array operations and
         a reason only where a stream is not OK."""
-        if self.profile is None:                            # one baseline (none) for all
-            return self._assess_rows(None, columns)
         results: list[tuple[str, list[str]]] = [(OK, [])] * len(names)
         by_baseline: dict[int, tuple[PredicateBaseline | None, list[int]]] = {}
         baselines = {name: self._baseline(name) for name in set(names)}
@@ -289,10 +291,7 @@ class TrustAssessor:
 
         def judge(signal: str, value, limit: Limit) -> None:
             value = np.broadcast_to(np.asarray(value, dtype=np.float64), (rows,))
-            if limit.higher_is_better:
-                outside = value < limit.warn
-            else:
-                outside = value > limit.warn                  # NaN is never outside: not judged
+            outside = limit.outside(value)                  # NaN is never outside: not judged
             if outside.any():
                 verdicts.append((signal, value, limit, outside))
 

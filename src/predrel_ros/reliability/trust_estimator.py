@@ -86,9 +86,10 @@ def evidence_inputs(deviations: Mapping[str, float]) -> list[float]:
         [deficit(deviations.get(name, math.nan)) for name in DEFICITS]
 
 
-def deficit(deviation: float) -> float:
-    """How far below its clean range a deviation is (0 inside or above it; NaN stays NaN)."""
-    return deviation if math.isnan(deviation) else max(-deviation, 0.0)
+def deficit(deviation: np.ndarray | float) -> np.ndarray | float:
+    """How far below its clean range a deviation is (0 inside or above it; NaN stays NaN), of one
+    deviation or an array of them."""
+    return np.maximum(-deviation, 0.0)
 
 
 def delivered_factor(shares: np.ndarray | float) -> np.ndarray:
@@ -200,12 +201,9 @@ class TrustModel:
             signals[tables.index[name]] = [group_signals[name].get(signal, math.nan) for signal in GROUP_SIGNALS]
         x = np.empty((len(tables.index), len(INPUTS)))
         x[:, :len(GROUP_SIGNALS)] = signals
-        # the deficits: the part below the clean range (np.maximum keeps NaN, as `deficit` does)
-        x[:, len(GROUP_SIGNALS):] = np.concatenate([deviations[_MODEL_DEVIATIONS],
-                                                    np.maximum(-deviations[_DEFICITS], 0.0)])
+        x[:, len(GROUP_SIGNALS):] = np.concatenate([deviations[_MODEL_DEVIATIONS], deficit(deviations[_DEFICITS])])
         x = self.filled(x, tables.clean)
-        share = features.get(DELIVERED, math.nan)
-        delivered = 1.0 if math.isnan(share) else min(max(share, 0.0), 1.0)
+        delivered = float(delivered_factor(features.get(DELIVERED, math.nan)))
         contributions = np.clip((x[tables.group, tables.input] - tables.low) / tables.width, 0.0, 1.0) * tables.weights
         logits = np.bincount(tables.group, weights=contributions, minlength=len(x)) + tables.bias
         expected = delivered * (1.0 / (1.0 + np.exp(-logits)))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +35,9 @@ from predrel_ros.tools.benchmarks.core import (
     scripted_scene,
 )
 from predrel_ros.tools.benchmarks.report import peak_rss_mb, summarize
+
+if TYPE_CHECKING:
+    from predrel_ros.reliability.trust_estimator import TrustModel
 
 #: the per-frame goal of all trust signals together
 GOAL_MS = 1.0
@@ -57,24 +61,18 @@ def drawn_frames(scene: list[list], width: int, height: int, seed: int = 0) -> l
     return frames
 
 
-def whole_monitor(scene: list[list], images: list[np.ndarray], repeats: int, window: int) -> dict:
-    """The reliability node's self-mode work per frame (see the module docstring), `repeats` passes
-    with a fresh monitor each."""
-    from predrel_ros.core.errors import UserError
+def whole_monitor(scene: list[list], images: list[np.ndarray], repeats: int, model: TrustModel) -> dict:
+    """The reliability node's self-mode work per frame (see the module docstring) with `model` over
+    its window, `repeats` passes with a fresh monitor each."""
     from predrel_ros.core.package_files import config_path
     from predrel_ros.predicates import PredicateConfig, PredicateExtractor
     from predrel_ros.reliability.image_quality import ImageQuality
     from predrel_ros.reliability.monitor import MonitorConfig, ReliabilityMonitor
     from predrel_ros.reliability.trust import TrustConfig
-    from predrel_ros.reliability.trust_estimator import DEFAULT_TRUST_MODEL_FILE, TrustModel
 
     path = config_path("predicates.yaml")
     predicates = PredicateConfig.load(path, section="predicates")
     trust = TrustConfig.load(path, section="trust")
-    model = TrustModel.load(DEFAULT_TRUST_MODEL_FILE)
-    if model.window != window:
-        raise UserError(f"the shipped trust model was fitted over {model.window}-frame windows; give --window "
-                        f"{model.window}")
     extractor = PredicateExtractor(predicates)
     estimates = [extractor.update(t, entities) for t, entities in enumerate(scene)]
     height, width = images[0].shape[:2]
@@ -82,7 +80,7 @@ def whole_monitor(scene: list[list], images: list[np.ndarray], repeats: int, win
     times = {name: [] for name in ("image_quality", "update", "report", "monitor", "all", "monitor_cpu", "all_cpu")}
     wall, cpu = time.perf_counter, time.process_time
     for _ in range(repeats):
-        monitor = ReliabilityMonitor(MonitorConfig.for_predicates(predicates, window=window), trust, None,
+        monitor = ReliabilityMonitor(MonitorConfig.for_predicates(predicates, window=model.window), trust, None,
                                      predicates, model)
         for t, (entities, image) in enumerate(zip(scene, images)):
             start, start_cpu = wall(), cpu()
@@ -103,21 +101,25 @@ def whole_monitor(scene: list[list], images: list[np.ndarray], repeats: int, win
 
 
 def run(args: argparse.Namespace) -> dict:
+    from predrel_ros.core.errors import UserError
     from predrel_ros.reliability.evidence_profile import EvidenceProfile
     from predrel_ros.reliability.trust_estimator import DEFAULT_TRUST_MODEL_FILE, TrustModel
     from predrel_ros.reliability.trust_evidence import TrustEvidence
 
     check_scene_arguments(args)
+    model = TrustModel.load(DEFAULT_TRUST_MODEL_FILE)
+    if model.window != args.window:
+        raise UserError(f"the shipped trust model was fitted over {model.window}-frame windows; give --window "
+                        f"{model.window}")
     scene = scripted_scene(args.frames, args.width, args.height)
     images = drawn_frames(scene, args.width, args.height)
-    whole = whole_monitor(scene, images, args.repeats, args.window)
+    whole = whole_monitor(scene, images, args.repeats, model)
     fitting = TrustEvidence(args.window)
     clean = []
     for t, (entities, image) in enumerate(zip(scene, images)):
         fitting.update(t, entities, image)
         clean.append(fitting.features())
     profile = EvidenceProfile.fit(clean)
-    model = TrustModel.load(DEFAULT_TRUST_MODEL_FILE)
     signals = dict.fromkeys(model.groups, {"confidence": 0.8, "tpc_s": 0.9, "unk_rate": 0.1, "violation_rate": 0.0})
 
     stages = {name: [] for name in ("scene_memory", "detection_statistics", "image_quality", "update",
