@@ -260,7 +260,7 @@ class FrameGeometry:
         x2, y2 = np.minimum(a[2], b[2]), np.minimum(a[3], b[3])
         area = a[9]
         masks = a[10] > 0
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             boxes = np.where((x2 <= x1) | (y2 <= y1), 0.0, (x2 - x1) * (y2 - y1) / area)
         apart = (np.floor(x2) < np.ceil(x1)) | (np.floor(y2) < np.ceil(y1))
         within = (x1 <= a[0]) & (y1 <= a[1]) & (x2 >= a[2]) & (y2 >= a[3])
