@@ -52,7 +52,7 @@ def test_augmentation_is_deterministic_given_the_seed_and_keeps_boxes_tight():
     assert 0 <= x1 < x2 <= 320 and 0 <= y1 < y2 <= 256
 
 
-def test_textured_occluders_hide_pixels_from_the_visible_masks():
+def test_textured_occluders_hide_pixels_from_the_visible_masks_when_targets_are_visible_only():
     still = dict(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.0, saturation_gain=0.0,
                  value_gain=0.0, blur_probability=0.0, noise_probability=0.0)
     frame = _frame(box=(20, 20, 120, 100))
@@ -61,7 +61,7 @@ def test_textured_occluders_hide_pixels_from_the_visible_masks():
     for seed in range(12):
         augment = AugmentConfig(**still, erase_probability=1.0, erase_max=3, erase_area=(0.05, 0.1),
                                 erase_patch_share=0.0,  # textures: patches of this flat frame could match it
-                                erase_object_share=0.0)
+                                erase_object_share=0.0, amodal_min_visible=1.0)
         sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment)
         changed = np.any(sample.image.numpy() != plain.image.numpy(), axis=0)  # (256, 320) occluder pixels
         assert 0.04 * 256 * 320 * 0.3 < changed.sum() < 0.1 * 3 * 256 * 320  # shapes fill part of their box
@@ -80,7 +80,7 @@ def test_object_aware_occluders_stay_inside_an_instance_box_and_hide_part_of_it(
     frame = _frame(box=(20, 20, 120, 100))        # 100 x 80, at rows 28..108 of the letterboxed input
     plain = prepare(frame, (256, 320))
     augment = AugmentConfig(**still, erase_probability=1.0, erase_max=1, erase_patch_share=0.0,
-                            erase_object_share=1.0, erase_object_area=(0.2, 0.4))
+                            erase_object_share=1.0, erase_object_area=(0.2, 0.4), amodal_min_visible=1.0)
     hidden = []
     for seed in range(10):
         sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment)
@@ -91,6 +91,45 @@ def test_object_aware_occluders_stay_inside_an_instance_box_and_hide_part_of_it(
         hidden.append(1 - float(sample.masks.sum()) / float(plain.masks.sum()))
     # shapes fill part of their box (a thin arm little of it): never more than the drawn 40 % of the instance
     assert all(0 < share <= 0.4 + 0.01 for share in hidden) and 0.1 < np.mean(hidden) < 0.35, hidden
+
+
+def test_an_instance_partly_behind_an_occluder_keeps_its_whole_mask_and_box_as_target():
+    still = dict(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.0, saturation_gain=0.0,
+                 value_gain=0.0, blur_probability=0.0, noise_probability=0.0)
+    frame = _frame(box=(20, 20, 120, 100))
+    plain = prepare(frame, (256, 320))
+    amodal = AugmentConfig(**still, erase_probability=1.0, erase_max=1, erase_patch_share=0.0,
+                           erase_object_share=1.0, erase_object_area=(0.2, 0.4), amodal_min_visible=0.3)
+    visible_only = AugmentConfig(**{**amodal.__dict__, "amodal_min_visible": 1.0})
+    for seed in range(6):
+        sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=amodal)
+        hidden = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=visible_only)
+        assert np.array_equal(sample.image.numpy(), hidden.image.numpy())  # the same occluder is drawn
+        assert float(hidden.masks.sum()) < float(plain.masks.sum())
+        assert np.array_equal(sample.masks.numpy(), plain.masks.numpy())
+        assert sample.boxes.tolist() == plain.boxes.tolist() == [[20.0, 28.0, 120.0, 108.0]]
+
+
+def test_an_instance_hidden_beyond_the_amodal_bound_keeps_only_its_visible_pixels():
+    still = dict(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.0, saturation_gain=0.0,
+                 value_gain=0.0, blur_probability=0.0, noise_probability=0.0)
+    frame = _frame(box=(20, 20, 120, 100))
+    plain = prepare(frame, (256, 320))
+    # each occluder hides up to 40 % of the instance; 85 % must stay visible for the whole mask to remain
+    augment = AugmentConfig(**still, erase_probability=1.0, erase_max=1, erase_patch_share=0.0,
+                            erase_object_share=1.0, erase_object_area=(0.2, 0.4), amodal_min_visible=0.85)
+    visible_only = AugmentConfig(**{**augment.__dict__, "amodal_min_visible": 1.0})
+    kept_whole = 0
+    for seed in range(10):
+        sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment)
+        visible = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=visible_only)
+        hidden_share = 1 - float(visible.masks.sum()) / float(plain.masks.sum())
+        expected = plain if hidden_share <= 0.15 + 0.01 else visible
+        if hidden_share < 0.14:
+            kept_whole += 1
+        if abs(hidden_share - 0.15) > 0.01:  # the prototype masks are area-resampled: not exact at the bound
+            assert np.array_equal(sample.masks.numpy(), expected.masks.numpy()), (seed, hidden_share)
+    assert 0 < kept_whole < 10
 
 
 def test_instances_pushed_out_of_view_are_dropped():

@@ -5,9 +5,12 @@ maps it into the network input the way inference does (Ultralytics letterbox: as
 padding), optionally with augmentation: horizontal flip (with a class swap such as left hand <->
 right hand), scale and translation jitter (zooming in crops the frame), random erasing with textured,
 shaped occluders (procedural textures or patches cut from the frame itself, ellipses, blobs and
-arm-like shapes: `degradations/textures.py`; the covered pixels leave the visible masks), HSV colour
-jitter, occasional blur and sensor noise.
-Boxes are the tight boxes of the (augmented) visible masks; instances left with fewer than
+arm-like shapes: `degradations/textures.py`), HSV colour jitter, occasional blur and sensor noise.
+An instance partly behind such an occluder keeps its whole mask as target (amodal): an occluder in
+front of an object does not move or shrink it, and the clean frame's extent is what the evaluation
+under occlusion and a clean twin expect; an instance hidden beyond `amodal_min_visible` keeps only
+its visible pixels. The scene's own occlusions (one object in front of another) stay visible-only.
+Boxes are the tight boxes of the (augmented) target masks; instances left with fewer than
 `min_pixels` visible pixels are dropped from the targets. Masks are stored run-length encoded
 (`predrel_ros.core.masks`), so thousands of frames fit in memory.
 """
@@ -99,10 +102,13 @@ class AugmentConfig:
     erase_patch_share: float = 0.5  # occluders filled with a patch of the frame itself (else a texture)
     erase_object_share: float = 0.5  # occluders placed inside a random instance's box (object-aware erasing)
     erase_object_area: tuple[float, float] = (0.15, 0.6)  # share of that box per object-aware occluder
+    # an erased instance keeps its whole (amodal) mask while at least this share of it stays visible;
+    # below it only its visible pixels (1.0: visible pixels only, the targets of the model before issue 17's amodal fine-tune)
+    amodal_min_visible: float = 0.3
 
     def __post_init__(self) -> None:
         for name in ("flip_probability", "blur_probability", "noise_probability", "erase_probability",
-                     "erase_patch_share", "erase_object_share"):
+                     "erase_patch_share", "erase_object_share", "amodal_min_visible"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"AugmentConfig.{name} must lie in [0, 1], got {getattr(self, name)}")
         for name in ("scale_jitter", "translate", "hue_shift", "saturation_gain", "value_gain"):
@@ -174,12 +180,13 @@ def _erase(image: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
            augment: AugmentConfig) -> tuple[np.ndarray, np.ndarray]:
     """Random erasing (Zhong et al., AAAI 2020) with textured, shaped occluders instead of flat or
     noise boxes, anywhere in the frame or, object-aware, inside one instance's box (so the network
-    sees partly hidden objects, not only occluders beside them); the covered pixels are no longer
-    visible in any instance's mask."""
+    sees partly hidden objects, not only occluders beside them). The target masks: see the module
+    docstring (amodal while `amodal_min_visible` of an instance stays visible)."""
     if rng.random() >= augment.erase_probability:
         return image, masks
-    image, masks = image.copy(), masks.copy()
+    image = image.copy()
     height, width = image.shape[:2]
+    covered = np.zeros((height, width), dtype=bool)
     boxes = boxes_from_masks(masks)
     boxes = boxes[(boxes[:, 2] - boxes[:, 0] >= 2) & (boxes[:, 3] - boxes[:, 1] >= 2)].astype(int)
     for _ in range(int(rng.integers(1, augment.erase_max + 1))):
@@ -197,8 +204,11 @@ def _erase(image: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
         fill = (textures.cut_patch(image, rng, h, w) if rng.random() < augment.erase_patch_share
                 else textures.procedural_texture(rng, h, w))
         image[y:y + h, x:x + w][shape] = fill[shape]
-        masks[:, y:y + h, x:x + w] &= ~shape
-    return image, masks
+        covered[y:y + h, x:x + w] |= shape
+    visible = masks & ~covered
+    areas = masks.reshape(masks.shape[0], -1).sum(1)
+    amodal = visible.reshape(masks.shape[0], -1).sum(1) >= augment.amodal_min_visible * np.maximum(areas, 1)
+    return image, np.where(amodal[:, None, None], masks, visible)
 
 
 def prepare(sample: LabelledImage, input_hw: tuple[int, int], min_pixels: int = 16,

@@ -83,8 +83,16 @@ def _augmentation(augment: dict) -> list[str]:
             "with textured, shaped occluders",
             "  (procedural textures or patches of the frame; ellipses, blobs, arm-like shapes), "
             f"{augment.get('erase_object_share', 0):.0%} of them inside",
-            "  an instance's box. None of the evaluation protocol's degradations is used; the `occlusion` kind",
+            "  an instance's box; " + _erased_targets(augment.get("amodal_min_visible", 1.0)),
+            "  None of the evaluation protocol's degradations is used; the `occlusion` kind",
             "  draws on the same texture generator (degradations/textures.py), with its own shapes and placement."]
+
+
+def _erased_targets(amodal_min_visible: float) -> str:
+    if amodal_min_visible >= 1.0:
+        return "the covered pixels leave the visible-mask targets."
+    return (f"an instance at least {amodal_min_visible:.0%} visible keeps its whole (amodal) mask and box as "
+            "target, one hidden more keeps its visible pixels.")
 
 
 def render(model_name: str, class_names: Sequence[str], run: dict, export: dict, evaluation: dict | None) -> str:
