@@ -103,7 +103,7 @@ class AugmentConfig:
     erase_object_share: float = 0.5  # occluders placed inside a random instance's box (object-aware erasing)
     erase_object_area: tuple[float, float] = (0.15, 0.6)  # share of that box per object-aware occluder
     # an erased instance keeps its whole (amodal) mask while at least this share of it stays visible;
-    # below it only its visible pixels (1.0: visible pixels only, the targets of the model before issue 17's amodal fine-tune)
+    # below it only its visible pixels (1.0: visible pixels only, the targets before the amodal fine-tune)
     amodal_min_visible: float = 0.3
 
     def __post_init__(self) -> None:
