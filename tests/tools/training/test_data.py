@@ -61,8 +61,7 @@ def test_textured_occluders_hide_pixels_from_the_visible_masks_when_targets_are_
     for seed in range(12):
         augment = AugmentConfig(**still, erase_probability=1.0, erase_max=3, erase_area=(0.05, 0.1),
                                 erase_patch_share=0.0,  # textures: patches of this flat frame could match it
-                                erase_object_share=0.0, erase_each_instance=0.0,
-                                amodal_min_visible=1.0)
+                                erase_object_share=0.0, amodal_min_visible=1.0)
         sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment)
         changed = np.any(sample.image.numpy() != plain.image.numpy(), axis=0)  # (256, 320) occluder pixels
         assert 0.04 * 256 * 320 * 0.3 < changed.sum() < 0.1 * 3 * 256 * 320  # shapes fill part of their box
@@ -81,8 +80,7 @@ def test_object_aware_occluders_stay_inside_an_instance_box_and_hide_part_of_it(
     frame = _frame(box=(20, 20, 120, 100))        # 100 x 80, at rows 28..108 of the letterboxed input
     plain = prepare(frame, (256, 320))
     augment = AugmentConfig(**still, erase_probability=1.0, erase_max=1, erase_patch_share=0.0,
-                            erase_object_share=1.0, erase_object_area=(0.2, 0.4), erase_each_instance=0.0,
-                            amodal_min_visible=1.0)
+                            erase_object_share=1.0, erase_object_area=(0.2, 0.4), amodal_min_visible=1.0)
     hidden = []
     for seed in range(10):
         sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment)
@@ -101,8 +99,7 @@ def test_an_instance_partly_behind_an_occluder_keeps_its_whole_mask_and_box_as_t
     frame = _frame(box=(20, 20, 120, 100))
     plain = prepare(frame, (256, 320))
     amodal = AugmentConfig(**still, erase_probability=1.0, erase_max=1, erase_patch_share=0.0,
-                           erase_object_share=1.0, erase_object_area=(0.2, 0.4), erase_each_instance=0.0,
-                            amodal_min_visible=0.3)
+                           erase_object_share=1.0, erase_object_area=(0.2, 0.4), amodal_min_visible=0.3)
     visible_only = AugmentConfig(**{**amodal.__dict__, "amodal_min_visible": 1.0})
     for seed in range(6):
         sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=amodal)
@@ -120,8 +117,7 @@ def test_an_instance_hidden_beyond_the_amodal_bound_keeps_only_its_visible_pixel
     plain = prepare(frame, (256, 320))
     # each occluder hides up to 40 % of the instance; 85 % must stay visible for the whole mask to remain
     augment = AugmentConfig(**still, erase_probability=1.0, erase_max=1, erase_patch_share=0.0,
-                            erase_object_share=1.0, erase_object_area=(0.2, 0.4), erase_each_instance=0.0,
-                            amodal_min_visible=0.85)
+                            erase_object_share=1.0, erase_object_area=(0.2, 0.4), amodal_min_visible=0.85)
     visible_only = AugmentConfig(**{**augment.__dict__, "amodal_min_visible": 1.0})
     kept_whole = 0
     for seed in range(10):
@@ -134,27 +130,6 @@ def test_an_instance_hidden_beyond_the_amodal_bound_keeps_only_its_visible_pixel
         if abs(hidden_share - 0.15) > 0.01:  # the prototype masks are area-resampled: not exact at the bound
             assert np.array_equal(sample.masks.numpy(), expected.masks.numpy()), (seed, hidden_share)
     assert 0 < kept_whole < 10
-
-
-def test_each_instance_can_get_an_occluder_of_its_own():
-    still = dict(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.0, saturation_gain=0.0,
-                 value_gain=0.0, blur_probability=0.0, noise_probability=0.0)
-    height, width = 240, 320
-    image = np.full((height, width, 3), 200, np.uint8)
-    masks = np.zeros((2, height, width), bool)
-    masks[0, 20:80, 20:100] = masks[1, 140:220, 200:300] = True
-    image[masks[0]], image[masks[1]] = (255, 0, 0), (0, 0, 255)
-    frame = LabelledImage(image, [0, 1], masks)
-    plain = prepare(frame, (256, 320))
-    # the frame-level occluder lies anywhere (erase_object_share 0): each box still gets its own
-    augment = AugmentConfig(**still, erase_probability=1.0, erase_max=1, erase_area=(0.01, 0.02),
-                            erase_patch_share=0.0, erase_object_share=0.0, erase_each_instance=1.0,
-                            amodal_min_visible=1.0)
-    for seed in range(5):
-        sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment)
-        changed = np.any(sample.image.numpy() != plain.image.numpy(), axis=0)
-        assert changed[28:88, 20:100].any() and changed[148:228, 200:300].any()
-        assert (sample.masks.sum(axis=(1, 2)) < plain.masks.sum(axis=(1, 2))).all()
 
 
 def test_instances_pushed_out_of_view_are_dropped():

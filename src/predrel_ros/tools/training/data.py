@@ -102,16 +102,13 @@ class AugmentConfig:
     erase_patch_share: float = 0.5  # occluders filled with a patch of the frame itself (else a texture)
     erase_object_share: float = 0.5  # occluders placed inside a random instance's box (object-aware erasing)
     erase_object_area: tuple[float, float] = (0.15, 0.6)  # share of that box per object-aware occluder
-    # in a frame that is erased, each instance also gets an occluder of its own with this probability
-    # (a scene where every object is partly hidden at once, as behind a person's arm or clutter)
-    erase_each_instance: float = 0.5
     # an erased instance keeps its whole (amodal) mask while at least this share of it stays visible;
     # below it only its visible pixels (1.0: visible pixels only, the targets before the amodal fine-tune)
     amodal_min_visible: float = 0.3
 
     def __post_init__(self) -> None:
         for name in ("flip_probability", "blur_probability", "noise_probability", "erase_probability",
-                     "erase_patch_share", "erase_object_share", "erase_each_instance", "amodal_min_visible"):
+                     "erase_patch_share", "erase_object_share", "amodal_min_visible"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"AugmentConfig.{name} must lie in [0, 1], got {getattr(self, name)}")
         for name in ("scale_jitter", "translate", "hue_shift", "saturation_gain", "value_gain"):
@@ -182,9 +179,8 @@ def _photometric(image: np.ndarray, rng: np.random.Generator, augment: AugmentCo
 def _erase(image: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
            augment: AugmentConfig) -> tuple[np.ndarray, np.ndarray]:
     """Random erasing (Zhong et al., AAAI 2020) with textured, shaped occluders instead of flat or
-    noise boxes: 1..erase_max anywhere in the frame or, object-aware, inside one instance's box (so
-    the network sees partly hidden objects, not only occluders beside them), and one more inside
-    each instance's box with probability `erase_each_instance`. The target masks: see the module
+    noise boxes, anywhere in the frame or, object-aware, inside one instance's box (so the network
+    sees partly hidden objects, not only occluders beside them). The target masks: see the module
     docstring (amodal while `amodal_min_visible` of an instance stays visible)."""
     if rng.random() >= augment.erase_probability:
         return image, masks
@@ -193,18 +189,13 @@ def _erase(image: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
     covered = np.zeros((height, width), dtype=bool)
     boxes = boxes_from_masks(masks)
     boxes = boxes[(boxes[:, 2] - boxes[:, 0] >= 2) & (boxes[:, 3] - boxes[:, 1] >= 2)].astype(int)
-    regions = []  # (left, top, right, bottom, area) of each occluder to draw
     for _ in range(int(rng.integers(1, augment.erase_max + 1))):
         if len(boxes) and rng.random() < augment.erase_object_share:
             left, top, right, bottom = boxes[int(rng.integers(len(boxes)))]
-            regions.append((left, top, right, bottom, rng.uniform(*augment.erase_object_area) * (right - left)
-                            * (bottom - top)))
+            area = rng.uniform(*augment.erase_object_area) * (right - left) * (bottom - top)
         else:
-            regions.append((0, 0, width, height, rng.uniform(*augment.erase_area) * height * width))
-    for left, top, right, bottom in boxes[rng.random(len(boxes)) < augment.erase_each_instance]:
-        regions.append((left, top, right, bottom, rng.uniform(*augment.erase_object_area) * (right - left)
-                        * (bottom - top)))
-    for left, top, right, bottom, area in regions:
+            left, top, right, bottom = 0, 0, width, height
+            area = rng.uniform(*augment.erase_area) * height * width
         aspect = np.exp(rng.uniform(np.log(0.3), np.log(3.3)))
         h = int(np.clip(round(np.sqrt(area / aspect)), 2, bottom - top))
         w = int(np.clip(round(np.sqrt(area * aspect)), 2, right - left))

@@ -83,9 +83,7 @@ def _augmentation(augment: dict) -> list[str]:
             "with textured, shaped occluders",
             "  (procedural textures or patches of the frame; ellipses, blobs, arm-like shapes), "
             f"{augment.get('erase_object_share', 0):.0%} of them inside",
-            "  an instance's box" + (f", and in an erased frame one more inside each instance's box with probability "
-                                     f"{augment['erase_each_instance']:g}" if augment.get("erase_each_instance") else "")
-            + "; " + _erased_targets(augment.get("amodal_min_visible", 1.0)),
+            "  an instance's box; " + _erased_targets(augment.get("amodal_min_visible", 1.0)),
             "  None of the evaluation protocol's degradations is used; the `occlusion` kind",
             "  draws on the same texture generator (degradations/textures.py), with its own shapes and placement."]
 
