@@ -93,14 +93,18 @@ def test_object_aware_occluders_stay_inside_an_instance_box_and_hide_part_of_it(
     assert all(0 < share <= 0.4 + 0.01 for share in hidden) and 0.1 < np.mean(hidden) < 0.35, hidden
 
 
+def _one_occluder_inside_the_box(amodal_min_visible: float) -> AugmentConfig:
+    """No geometric or photometric change; one textured occluder hiding 20-40 % of an instance's box."""
+    return AugmentConfig(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.0, saturation_gain=0.0,
+                         value_gain=0.0, blur_probability=0.0, noise_probability=0.0, erase_probability=1.0,
+                         erase_max=1, erase_patch_share=0.0, erase_object_share=1.0, erase_object_area=(0.2, 0.4),
+                         amodal_min_visible=amodal_min_visible)
+
+
 def test_an_instance_partly_behind_an_occluder_keeps_its_whole_mask_and_box_as_target():
-    still = dict(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.0, saturation_gain=0.0,
-                 value_gain=0.0, blur_probability=0.0, noise_probability=0.0)
     frame = _frame(box=(20, 20, 120, 100))
     plain = prepare(frame, (256, 320))
-    amodal = AugmentConfig(**still, erase_probability=1.0, erase_max=1, erase_patch_share=0.0,
-                           erase_object_share=1.0, erase_object_area=(0.2, 0.4), amodal_min_visible=0.3)
-    visible_only = AugmentConfig(**{**amodal.__dict__, "amodal_min_visible": 1.0})
+    amodal, visible_only = _one_occluder_inside_the_box(0.3), _one_occluder_inside_the_box(1.0)
     for seed in range(6):
         sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=amodal)
         hidden = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=visible_only)
@@ -111,14 +115,10 @@ def test_an_instance_partly_behind_an_occluder_keeps_its_whole_mask_and_box_as_t
 
 
 def test_an_instance_hidden_beyond_the_amodal_bound_keeps_only_its_visible_pixels():
-    still = dict(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.0, saturation_gain=0.0,
-                 value_gain=0.0, blur_probability=0.0, noise_probability=0.0)
     frame = _frame(box=(20, 20, 120, 100))
     plain = prepare(frame, (256, 320))
     # each occluder hides up to 40 % of the instance; 85 % must stay visible for the whole mask to remain
-    augment = AugmentConfig(**still, erase_probability=1.0, erase_max=1, erase_patch_share=0.0,
-                            erase_object_share=1.0, erase_object_area=(0.2, 0.4), amodal_min_visible=0.85)
-    visible_only = AugmentConfig(**{**augment.__dict__, "amodal_min_visible": 1.0})
+    augment, visible_only = _one_occluder_inside_the_box(0.85), _one_occluder_inside_the_box(1.0)
     kept_whole = 0
     for seed in range(10):
         sample = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment)
