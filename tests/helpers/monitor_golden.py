@@ -8,7 +8,9 @@ evaluated predicates are the extractor's on the degraded entities, and in loop 3
 is dropped (the evaluated side never publishes it):
 - `self_model`: self mode with the entities, image sizes and image measures (`ImageQuality` of the
   episode's images), judged by the trust model `monitor_golden_trust_model.json` (a copy of the
-  model shipped when the reports were recorded, so that a refit does not change them);
+  model shipped when the reports were recorded, so that a refit does not change them; its risk part,
+  added later, is off: zero weights, bias -30, so no risk reaches its bound and the levels are those
+  of the expected agreement alone, as when recorded);
 - `self_profile`: self mode with the entities and the clean profile of the other two episodes
   (calibrated expected agreement, profile bounds), no trust model;
 - `clean_twin`: the extractor's predicates on the clean entities as reference, associated;

@@ -400,7 +400,8 @@ def scripted_frames(count=30):
 
 def flat_model(bias, window=20, groups=("contact", "static", "dynamic", "derived")):
     profile = EvidenceProfile.fit([dict.fromkeys(FEATURES, 0.0)])
-    group = GroupModel([np.zeros(0)] * len(INPUTS), np.zeros(0), bias, np.zeros(len(INPUTS)), warn=0.6, error=0.4)
+    group = GroupModel([np.zeros(0)] * len(INPUTS), np.zeros(0), bias, np.zeros(len(INPUTS)), warn=0.6, error=0.4,
+                      risk_weights=np.zeros(1), risk_bias=0.0, risk_warn=1.0)
     return TrustModel(profile, dict.fromkeys(groups, group), window)
 
 

@@ -158,12 +158,52 @@ def test_the_expected_agreement_never_falls_with_the_confidence(a, b):
 
 def test_a_group_model_checks_its_knots_and_weights():
     group = fitted().groups["contact"]
+    risk = (group.risk_weights, 0.0, 0.5)
     with pytest.raises(ValueError, match="ascending"):
-        GroupModel([np.array([1.0, 0.5])] + group.knots[1:], group.weights, 0.0, group.clean, 0.5, 0.4)
+        GroupModel([np.array([1.0, 0.5])] + group.knots[1:], group.weights, 0.0, group.clean, 0.5, 0.4, *risk)
     with pytest.raises(ValueError, match="ramps need as many weights"):
-        GroupModel(group.knots, group.weights[:-1], 0.0, group.clean, 0.5, 0.4)
+        GroupModel(group.knots, group.weights[:-1], 0.0, group.clean, 0.5, 0.4, *risk)
     with pytest.raises(ValueError, match="each of the"):
-        GroupModel(group.knots[:-1], group.weights, 0.0, group.clean, 0.5, 0.4)
+        GroupModel(group.knots[:-1], group.weights, 0.0, group.clean, 0.5, 0.4, *risk)
+    with pytest.raises(ValueError, match="risk weights"):
+        GroupModel(group.knots, group.weights, 0.0, group.clean, 0.5, 0.4, group.weights, 0.0, 0.5)
+
+
+def test_the_risk_flags_evidence_that_ruins_some_windows_though_the_expected_agreement_stays_up():
+    """Windows with unexplained births fail (true agreement 0.3) one time in five and agree better
+    than clean ones (0.95) otherwise: their mean agreement (0.82) is above the clean windows' 0.8,
+    so the expected agreement cannot flag them; the risk model sees that they fail and clean ones
+    never do, and WARNs, naming the risk."""
+    rng = np.random.default_rng(7)
+    rows, _, clean = synthetic(rng, 4000, False)
+    rows[:, CONFIDENCE] = 0.75
+    rows[:1000, BIRTHS], clean[:1000] = 0.0, True
+    rows[1000:, BIRTHS] = 1.0
+    truth = np.where(clean, 0.8, np.where(rng.random(len(rows)) < 0.2, 0.3, 0.95))
+    model = TrustModel.fit(clean_profile(), {"contact": (rows, truth, clean)}, window=30, l2=1e-6)
+    group = model.groups["contact"]
+    x = model.filled(rows.copy(), group.clean)
+    risk = group.risk(x, np.ones(len(x)))
+    assert risk[1000:].mean() == pytest.approx(0.2, abs=0.03) and risk[:1000].max() < 0.01
+    assert risk[1000:].min() > group.risk_warn and group.expected(x[1000:]).min() >= group.warn
+    signals = {"contact": {"confidence": 0.75, "tpc_s": 0.95, "unk_rate": 0.05}}
+    births = model.assess(signals, {"unexplained_birth_rate": 1.0, "count": 4.0})["contact"]
+    assert births.level == WARN and births.reason.startswith("risk of agreement < 0.6 0.2")
+    assert model.assess(signals, {"unexplained_birth_rate": 0.0, "count": 4.0})["contact"].level == OK
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(MODEL_DEVIATIONS), st.floats(-20, 20), st.floats(-20, 20), st.floats(0, 1), st.floats(0, 1))
+def test_the_risk_never_falls_away_from_clean_nor_as_fewer_frames_arrive(name, a, b, share_a, share_b):
+    model = fitted()
+    group = model.groups["contact"]
+    signals = {"contact": {"confidence": 0.75, "tpc_s": 0.95, "unk_rate": 0.05}}
+    near, far = sorted((a, b), key=abs)
+    fewer, more = sorted((share_a, share_b))
+    x_near, x_far = (model.filled(model.raw_inputs(signals["contact"], {name: value})[None, :], group.clean)
+                     for value in (near, far))
+    assert group.risk(x_far, np.array([more]))[0] >= group.risk(x_near, np.array([more]))[0] - 1e-12
+    assert group.risk(x_near, np.array([fewer]))[0] >= group.risk(x_near, np.array([more]))[0] - 1e-12
 
 
 def test_the_expected_agreement_is_scaled_by_the_delivered_share_and_fitted_on_the_delivered_frames():
@@ -242,16 +282,20 @@ def one_group_at_a_time(model, group_signals, features):
             continue
         x = model.filled(model.raw_inputs(signals, deviations)[None, :], group.clean)
         expected = delivered * float(group.expected(x)[0])
-        level = ERROR if expected < group.error else WARN if expected < group.warn else OK
+        risk = float(group.risk(x, np.array([delivered]))[0])
+        level = ERROR if expected < group.error else WARN if expected < group.warn or risk > group.risk_warn else OK
         reason = ""
         if level != OK:
             pull = (group.terms(x) - group.terms(group.clean[None, :]))[0]
             strongest = [f"{INPUTS[i]} {x[0, i]:+.2f}" if INPUTS[i] in MODEL_DEVIATIONS and INPUTS[i] != "score_shift"
                          else f"{INPUTS[i]} {x[0, i]:.2f}" for i in np.argsort(pull) if pull[i] < 0][:2]
             lost = [f"delivered_share {delivered:.2f}"] if delivered < 0.9 else []
-            bound = group.error if level == ERROR else group.warn
-            reason = f"expected agreement {expected:.2f} < {bound:.2f} ({level.lower()}): " + \
-                ", ".join((lost + (strongest or ["no single input stands out"]))[:2])
+            if level == ERROR or expected < group.warn:
+                bound = group.error if level == ERROR else group.warn
+                judged = f"expected agreement {expected:.2f} < {bound:.2f} ({level.lower()})"
+            else:
+                judged = f"risk of agreement < 0.6 {risk:.2f} > {group.risk_warn:.2f} (warn)"
+            reason = f"{judged}: " + ", ".join((lost + (strongest or ["no single input stands out"]))[:2])
         result[name] = (expected, level, reason)
     return result
 

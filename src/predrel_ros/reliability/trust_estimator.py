@@ -26,12 +26,25 @@ matter only past a point (a birth rate clean data also shows) or saturate (a con
 high enough), which one weight per input cannot. NaN inputs (no violation checks in the window, no
 image) count as the clean value.
 
-Levels come from the fit set, not from the worst clean window: a group is WARN when its expected
-agreement is below its `warn` bound and ERROR below `error` (or the WARN bound, when that is lower).
-`fit` sets each group's WARN bound at the `warn_percentile` percentile of the expected agreements
-of its clean training windows; `trust_fitting` can choose that percentile for a false-alarm budget
-instead. The reason names the expected agreement and the strongest evidence: the inputs that pull
-it down most against their clean value (f_i(x_i) - f_i(clean_i) most negative).
+Beside it each group has a **risk** model on the same ramps: the probability that the window's
+true agreement is below `LOW_AGREEMENT` (0.6),
+
+    risk = sigmoid(c + sum_i g_i(x_i) + u * (1 - delivered_share)),
+
+fitted by cross-entropy on that hard label, each g_i held to the opposite sign of f_i (risk never
+falls as evidence moves away from clean) and u >= 0. The expected agreement is calibrated on
+average, so where the same evidence comes with good and failed windows alike (a blur that ruins
+some scenes and not others) it predicts the mean and stays above its bound; the risk of such
+evidence is still far above that of clean windows, and that is what a robot asks: may I act on this?
+
+Levels come from the fit set, not from the worst clean window: a group is ERROR when its expected
+agreement is below `error` (or the WARN bound, when that is lower), WARN when it is below its `warn`
+bound or its risk is above its `risk_warn` bound. `fit` sets the WARN bound at the `warn_percentile`
+percentile of the expected agreements of the group's clean training windows and `risk_warn` at the
+(100 - `warn_percentile`) percentile of their risks; `trust_fitting` can choose that percentile for
+a false-alarm budget instead. The reason names the expected agreement (or the risk) and the
+strongest evidence: the inputs that pull the expected agreement down most against their clean value
+(f_i(x_i) - f_i(clean_i) most negative).
 
 Everything at run time is numpy: the model is a few knots and weights per group in a small JSON
 file (`TrustModel.save`; the default model's in `reliability/models/`).
@@ -56,6 +69,9 @@ DEFAULT_TRUST_MODEL_FILE = Path(__file__).resolve().parent / "models" / "default
 GROUP_SIGNALS = ("confidence", "tpc_s", "unk_rate", "violation_rate")
 #: the evidence feature the expected agreement is scaled by
 DELIVERED = "delivered_share"
+#: true agreement below which a group-window has failed: what the risk model predicts, and what
+#: trust.json's recall counts (`trust_measurement`)
+LOW_AGREEMENT = 0.6
 #: a delivered share below which it is named first among the reasons
 DELIVERED_REASON = 0.9
 #: deviations the model reads on one side only, as their part below the clean range (`deficit`):
@@ -99,10 +115,11 @@ def delivered_factor(shares: np.ndarray | float) -> np.ndarray:
 
 @dataclass
 class GroupModel:
-    """One group's model (see the module docstring) and its levels: WARN below `warn`, ERROR below
-    `error`. knots: per input its ascending knots (fewer than 2: the input is not used); weights: one
-    per ramp, input by input; clean: each input's clean value (the median of the clean windows), for
-    the reasons and for NaN."""
+    """One group's models (see the module docstring) and its levels: WARN below `warn` or at a risk
+    above `risk_warn`, ERROR below `error`. knots: per input its ascending knots (fewer than 2: the
+    input is not used); weights: one per ramp, input by input; clean: each input's clean value (the
+    median of the clean windows), for the reasons and for NaN; risk_weights: one per ramp, then the
+    undelivered share's."""
 
     knots: list[np.ndarray]
     weights: np.ndarray
@@ -110,6 +127,9 @@ class GroupModel:
     clean: np.ndarray
     warn: float
     error: float
+    risk_weights: np.ndarray
+    risk_bias: float
+    risk_warn: float
 
     def __post_init__(self) -> None:
         self.knots = [np.asarray(k, dtype=np.float64) for k in self.knots]
@@ -123,6 +143,9 @@ class GroupModel:
         self._width = np.concatenate([np.diff(k) for k in self.knots])
         if self.weights.shape != self._input.shape:
             raise ValueError(f"trust model: {len(self._input)} ramps need as many weights, got {self.weights.shape}")
+        if self.risk_weights.shape != (len(self._input) + 1,):
+            raise ValueError(f"trust model: {len(self._input)} ramps need as many risk weights and one for the "
+                             f"undelivered share, got {self.risk_weights.shape}")
 
     def ramps(self, x: np.ndarray) -> np.ndarray:
         """(N, ramps) values in [0, 1] of input rows x (N, len(INPUTS)), already filled and clipped."""
@@ -141,7 +164,18 @@ class GroupModel:
 
     def expected(self, x: np.ndarray) -> np.ndarray:
         """Expected agreement of input rows x (N, len(INPUTS)), already filled and clipped."""
-        return 1.0 / (1.0 + np.exp(-(self.ramps(x) @ self.weights + self.bias)))
+        return _sigmoid(self.ramps(x) @ self.weights + self.bias)
+
+    def risk(self, x: np.ndarray, delivered: np.ndarray) -> np.ndarray:
+        """Probability that the true agreement is below `LOW_AGREEMENT`, of input rows x (already
+        filled and clipped) and their windows' delivered shares (`delivered_factor`)."""
+        return _sigmoid(self.ramps(x) @ self.risk_weights[:-1] + self.risk_weights[-1] * (1.0 - delivered)
+                        + self.risk_bias)
+
+    def levels(self, expected: np.ndarray, risk: np.ndarray) -> np.ndarray:
+        """The level (OK / WARN / ERROR) of each window from its expected agreement and risk."""
+        return np.where(expected < self.error, ERROR,
+                        np.where((expected < self.warn) | (risk > self.risk_warn), WARN, OK))
 
 
 @dataclass(frozen=True)
@@ -154,7 +188,7 @@ class GroupTrust:
 class TrustModel:
     """Evidence profile + one `GroupModel` per group (see the module docstring)."""
 
-    FORMAT = "predrel-trust-model/4"
+    FORMAT = "predrel-trust-model/5"
 
     def __init__(self, profile: EvidenceProfile, groups: Mapping[str, GroupModel], window: int, clip: float = 5.0,
                  provenance: Mapping | None = None) -> None:
@@ -204,22 +238,29 @@ class TrustModel:
         x[:, len(GROUP_SIGNALS):] = np.concatenate([deviations[_MODEL_DEVIATIONS], deficit(deviations[_DEFICITS])])
         x = self.filled(x, tables.clean)
         delivered = float(delivered_factor(features.get(DELIVERED, math.nan)))
-        contributions = np.clip((x[tables.group, tables.input] - tables.low) / tables.width, 0.0, 1.0) * tables.weights
+        ramps = np.clip((x[tables.group, tables.input] - tables.low) / tables.width, 0.0, 1.0)
+        contributions = ramps * tables.weights
         logits = np.bincount(tables.group, weights=contributions, minlength=len(x)) + tables.bias
-        expected = delivered * (1.0 / (1.0 + np.exp(-logits)))
+        expected = delivered * _sigmoid(logits)
+        risks = _sigmoid(np.bincount(tables.group, weights=ramps * tables.risk_weights, minlength=len(x))
+                         + tables.risk_undelivered * (1.0 - delivered) + tables.risk_bias)
         terms = None
         result = {}
         for name in names:
             model, row = self.groups[name], tables.index[name]
-            value = float(expected[row])
-            level = ERROR if value < model.error else WARN if value < model.warn else OK
+            value, risk = float(expected[row]), float(risks[row])
+            level = str(model.levels(np.array([value]), np.array([risk]))[0])
             reason = ""
             if level != OK:
                 if terms is None:
                     terms = tables.terms(contributions)
-                bound = model.error if level == ERROR else model.warn
+                if level == ERROR or value < model.warn:
+                    bound = model.error if level == ERROR else model.warn
+                    judged = f"expected agreement {value:.2f} < {bound:.2f} ({level.lower()})"
+                else:
+                    judged = f"risk of agreement < {LOW_AGREEMENT} {risk:.2f} > {model.risk_warn:.2f} (warn)"
                 lost = [f"{DELIVERED} {delivered:.2f}"] if delivered < DELIVERED_REASON else []
-                reason = f"expected agreement {value:.2f} < {bound:.2f} ({level.lower()}): " + \
+                reason = f"{judged}: " + \
                     ", ".join((lost + _strongest(terms[row] - tables.clean_terms[row], x[row]))[:2])
             result[name] = GroupTrust(value, level, reason)
         return result
@@ -254,12 +295,18 @@ class TrustModel:
                                for column in rows[clean].T])
             x = shell.filled(rows.copy(), centre)
             knots = [_knots(column, segments) for column in x.T]
-            model = GroupModel(knots, np.zeros(sum(max(len(k) - 1, 0) for k in knots)), 0.0, centre, warn=1.0,
-                               error=error)
-            model.weights, model.bias = logistic_fit(model.ramps(x), np.clip(truth / delivered, 0.0, 1.0), l2,
+            ramps = sum(max(len(k) - 1, 0) for k in knots)
+            model = GroupModel(knots, np.zeros(ramps), 0.0, centre, warn=1.0, error=error,
+                               risk_weights=np.zeros(ramps + 1), risk_bias=0.0, risk_warn=1.0)
+            design = model.ramps(x)
+            model.weights, model.bias = logistic_fit(design, np.clip(truth / delivered, 0.0, 1.0), l2,
                                                      signs=model.signs())
+            model.risk_weights, model.risk_bias = logistic_fit(
+                np.hstack([design, (1.0 - delivered)[:, None]]), (truth < LOW_AGREEMENT).astype(float), l2,
+                signs=np.r_[-model.signs(), 1.0])
             model.warn = float(np.percentile(delivered[clean] * model.expected(x[clean]), warn_percentile))
             model.error = min(error, model.warn)
+            model.risk_warn = float(np.percentile(model.risk(x[clean], delivered[clean]), 100.0 - warn_percentile))
             groups[name] = model
         return cls(profile, groups, window, clip, provenance)
 
@@ -271,7 +318,10 @@ class TrustModel:
                 "groups": {name: {"knots": [[round(float(k), 6) for k in knots] for knots in g.knots],
                                   "weights": [round(float(w), 6) for w in g.weights], "bias": round(g.bias, 6),
                                   "clean": [round(float(c), 6) for c in g.clean], "warn": round(g.warn, 4),
-                                  "error": round(g.error, 4)} for name, g in self.groups.items()}}
+                                  "error": round(g.error, 4),
+                                  "risk_weights": [round(float(w), 6) for w in g.risk_weights],
+                                  "risk_bias": round(g.risk_bias, 6), "risk_warn": round(g.risk_warn, 4)}
+                           for name, g in self.groups.items()}}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "TrustModel":
@@ -282,7 +332,8 @@ class TrustModel:
             raise ValueError("trust model: its inputs are not this version's (fit it again with `predrel trust fit`)")
         groups = {name: GroupModel([np.array(k, float) for k in g["knots"]], np.array(g["weights"], float),
                                    float(g["bias"]), np.array(g["clean"], float),
-                                   float(g["warn"]), float(g["error"])) for name, g in data["groups"].items()}
+                                   float(g["warn"]), float(g["error"]), np.array(g["risk_weights"], float),
+                                   float(g["risk_bias"]), float(g["risk_warn"])) for name, g in data["groups"].items()}
         return cls(EvidenceProfile.from_dict(data["evidence_profile"]), groups, int(data["window"]),
                    float(data.get("clip", 5.0)), data.get("provenance"))
 
@@ -299,11 +350,11 @@ class TrustModel:
 
 class _AssessmentTables:
     """The ramps of all groups' models stacked into flat arrays, so that `TrustModel.assess` takes
-    every group in one pass: per ramp its group's row, input, lower knot, width and weight (each
+    every group in one pass: per ramp its group's row, input, lower knot, width, weight and risk weight (each
     group's ramps in its own order, so a group's terms add up as `GroupModel.terms` adds them); per
-    group its bias, clean values and the terms of its clean values (for the reasons). Built once from
-    the groups' knots, weights, bias and clean values; the levels (`warn`, `error`) are not in them
-    (a fit may set those later)."""
+    group its bias, its risk model's bias and undelivered weight, clean values and the terms of its
+    clean values (for the reasons). Built once from the groups' knots, weights, biases and clean
+    values; the levels (`warn`, `error`, `risk_warn`) are not in them (a fit may set those later)."""
 
     def __init__(self, groups: Mapping[str, GroupModel]) -> None:
         models = list(groups.values())
@@ -313,6 +364,9 @@ class _AssessmentTables:
         self.input, self.low, self.width, self.weights = (
             np.concatenate([getattr(m, part) for m in models] or [np.zeros(0)])
             for part in ("_input", "_low", "_width", "weights"))
+        self.risk_weights = np.concatenate([m.risk_weights[:-1] for m in models] or [np.zeros(0)])
+        self.risk_undelivered = np.array([m.risk_weights[-1] for m in models])
+        self.risk_bias = np.array([m.risk_bias for m in models])
         self.bias = np.array([m.bias for m in models])
         self.clean = np.array([m.clean for m in models]).reshape(len(models), len(INPUTS))
         self.clean_terms = np.array([m.terms(m.clean[None, :])[0] for m in models]).reshape(len(models), len(INPUTS))
@@ -386,3 +440,7 @@ def _newton(x: np.ndarray, y: np.ndarray, l2: float, iterations: int) -> tuple[n
         if np.abs(step).max() < 1e-8:
             break
     return theta[:-1], float(theta[-1])
+
+
+def _sigmoid(logits: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-logits))

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from predrel_ros.core.errors import UserError
+from predrel_ros.reliability.trust import OK
 from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, TrustModel
 from predrel_ros.tools.evaluation.config import NO_ACTION, EvaluationConfig
 from predrel_ros.tools.evaluation.sweep import run_sweep
-from predrel_ros.tools.evaluation.trust_fitting import evaluate, fit_model, load_runs, modelled
+from predrel_ros.tools.evaluation.trust_fitting import evaluate, fit_model, load_runs, modelled, modelled_values
 from predrel_ros.tools.evaluation.trust_measurement import GROUPS
 
 KINDS = ("occlusion", "detection_noise")
@@ -92,6 +93,7 @@ def test_bounds_for_a_false_alarm_budget_flag_at_most_that_share_of_the_clean_wi
     wider = fit_model(episodes, window=20, clean_false_alarms=min(budget + 0.2, 0.9))
     for name, group in model.groups.items():
         assert group.warn <= wider.groups[name].warn + 1e-12
+        assert group.risk_warn >= wider.groups[name].risk_warn - 1e-12
         assert group.error == min(0.4, group.warn)
     with pytest.raises(ValueError, match="clean_false_alarms"):
         fit_model(episodes, window=20, clean_false_alarms=1.0)
@@ -110,7 +112,8 @@ def test_a_group_the_monitor_gave_on_the_evidence_alone_is_judged_by_the_model(r
     values = modelled(model, blind)
     contact = model.groups["contact"]
     assert np.isfinite(values.expected[row, 10:]).all()
-    assert np.array_equal(values.flagged[row, 10:], values.expected[row, 10:] < contact.warn)
+    risk = modelled_values(model, blind)[1]
+    assert np.array_equal(values.flagged[row, 10:], contact.levels(values.expected[row, 10:], risk[row, 10:]) != OK)
     assert (values.expected[row, 10:] < modelled(model, series).expected[row, 10:].max()).all()
     blind.signals[row, 10:] = np.nan                                 # no group at all: nothing to judge
     values = modelled(model, blind)
@@ -132,6 +135,6 @@ def test_a_group_with_only_young_predicates_is_judged_where_the_evidence_covered
     young.evidence_covered[:] = series.evidence_covered
     values = modelled(model, young)
     covered = with_predicates & series.evidence_covered
-    flags = values.expected[row] < model.groups["contact"].warn
+    flags = model.groups["contact"].levels(values.expected[row], modelled_values(model, young)[1][row]) != OK
     assert covered.any() and np.array_equal(values.flagged[row, covered], flags[covered]) and flags[covered].any()
     assert not values.flagged[row, with_predicates & ~series.evidence_covered].any()

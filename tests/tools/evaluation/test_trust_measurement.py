@@ -140,7 +140,8 @@ def test_self_trust_records_the_evidence_and_takes_levels_from_a_trust_model():
     profile = EvidenceProfile.fit([dict(zip(FEATURES, row)) for row in plain.features])
 
     def model(bias):
-        group = GroupModel([np.zeros(0)] * len(INPUTS), np.zeros(0), bias, np.zeros(len(INPUTS)), warn=0.6, error=0.4)
+        group = GroupModel([np.zeros(0)] * len(INPUTS), np.zeros(0), bias, np.zeros(len(INPUTS)), warn=0.6, error=0.4,
+                      risk_weights=np.zeros(1), risk_bias=0.0, risk_warn=1.0)
         return TrustModel(profile, {name: group for name in GROUPS}, window=20)
     doubtful = self_trust(frames, 40, window=20, image_size=(160, 120), model=model(-2.0))
     trusted = self_trust(frames, 40, window=20, image_size=(160, 120), model=model(2.0))

@@ -72,11 +72,12 @@ def _fit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=int, default=30, help="rolling window in frames, as in the runs (default 30)")
     parser.add_argument("--l2", type=float, default=1e-3, help="L2 penalty of the logistic models (default 0.001)")
     parser.add_argument("--warn-percentile", type=float, default=2.0,
-                        help="WARN below this percentile of the clean windows' expected agreement (default 2)")
+                        help="WARN below this percentile of the clean windows' expected agreement or above 100 "
+                             "minus it of their risk of agreement < 0.6 (default 2)")
     parser.add_argument("--error", type=float, default=0.4, help="ERROR below this expected agreement (default 0.4)")
     parser.add_argument("--clean-false-alarms", type=float, default=None, metavar="SHARE",
                         help="WARN bounds for this share of the fit set's clean windows flagged in any group (the "
-                             "same percentile of each group's clean expected agreement), instead of --warn-percentile")
+                             "same percentile of each group's clean windows), instead of --warn-percentile")
     parser.add_argument("--segments", type=int, default=1,
                         help="linear pieces per input between quantile knots of its fit values, flat outside them "
                              "(default 1: linear in each input; 2 or 4 generalised worse from 4 fit episodes, "

@@ -9,7 +9,7 @@ agreement's ingredients (`sequences/<episode>.npz`) and the estimator's inputs a
   monotone additive logistic model of the true agreement of every judged group-window (`TrustModel.fit`), optionally
   without the conditions of some degradation kinds;
 - `modelled`: the series the model gives on saved inputs (expected agreement, flagged), equal to
-  what `self_trust(model=...)` gives live on the same frames;
+  what `self_trust(model=...)` gives live on the same frames (`modelled_values`: with the risk);
 - `evaluate`: trust.json of the model on runs (`trust_measurement.trust_document`); with
   `leave_one_kind_out`, per kind the recall of a model fitted without that kind, judged on it
   (`summary.lok_recall_by_kind`, `summary.lok_recall_min`).
@@ -28,7 +28,6 @@ import numpy as np
 from predrel_ros.core.errors import UserError
 from predrel_ros.degradations import NONE
 from predrel_ros.reliability.evidence_profile import EvidenceProfile
-from predrel_ros.reliability.trust import ERROR, OK, WARN
 from predrel_ros.reliability.trust_estimator import (
     DELIVERED,
     GROUP_SIGNALS,
@@ -106,41 +105,45 @@ def fit_model(episodes: Sequence[Episode], window: int, without_kinds: Iterable[
 
 def budget_bounds(model: TrustModel, episodes: Sequence[Episode], clean_false_alarms: float,
                   error: float = 0.4) -> float:
-    """Sets every group's WARN bound at the same percentile of its clean windows' expected agreement
-    on `episodes`, the highest one with at most `clean_false_alarms` of the clean windows (frames)
-    flagged in any group there (ERROR: below `error` or the WARN bound, whichever is lower); returns
-    that percentile. The false alarms are counted as `trust_document` counts them."""
+    """Sets every group's WARN bounds at the same percentile p of its clean windows on `episodes`
+    (`warn` at p of their expected agreement, `risk_warn` at 100 - p of their risk), the highest p
+    with at most `clean_false_alarms` of the clean windows (frames) flagged in any group there
+    (ERROR: below `error` or the WARN bound, whichever is lower); returns that percentile. The false
+    alarms are counted as `trust_document` counts them."""
     if not 0.0 <= clean_false_alarms < 1.0:
         raise ValueError(f"clean_false_alarms must be in [0, 1), got {clean_false_alarms}")
-    expected = []          # per clean series: (G, T) expected agreement, NaN where not judged
+    expected, risk = [], []          # per clean series: (G, T), NaN where not judged
     for sequences, series, _ in episodes:
         for condition, s in zip(sequences.conditions, series):
             if condition.kind == NONE:
-                values = modelled(model, s)
-                expected.append(np.where(values.judged, values.expected, np.nan))
-    stacked = np.concatenate(expected, axis=1)
-    judged = ~np.isnan(stacked).all(axis=0)
-    groups = [(row, group) for row, group in enumerate(GROUPS) if group in model.groups]
+                values, risks = modelled_values(model, s)
+                judged = np.array([_judged_by_model(s, row) for row in range(len(GROUPS))])
+                expected.append(np.where(judged, values, np.nan))
+                risk.append(np.where(judged, risks, np.nan))
+    expected, risk = np.concatenate(expected, axis=1), np.concatenate(risk, axis=1)
+    judged = ~np.isnan(expected).all(axis=0)
+    groups = [(row, group) for row, group in enumerate(GROUPS) if group in model.groups
+              and (~np.isnan(expected[row])).any()]
 
-    def bounds(percentile: float) -> dict[str, float]:
-        return {group: float(np.nanpercentile(stacked[row], percentile)) for row, group in groups
-                if (~np.isnan(stacked[row])).any()}
+    def bounds(percentile: float) -> dict[str, tuple[float, float]]:
+        return {group: (float(np.nanpercentile(expected[row], percentile)),
+                        float(np.nanpercentile(risk[row], 100.0 - percentile))) for row, group in groups}
 
     def alarms(percentile: float) -> float:
-        flagged = np.zeros(stacked.shape[1], dtype=bool)
-        levels = bounds(percentile)
-        for row, group in groups:
-            if group in levels:
-                flagged |= np.nan_to_num(stacked[row], nan=np.inf) < levels[group]
+        flagged = np.zeros(expected.shape[1], dtype=bool)
+        for (row, _), (warn, risk_warn) in zip(groups, bounds(percentile).values()):
+            flagged |= (np.nan_to_num(expected[row], nan=np.inf) < warn) | (np.nan_to_num(risk[row], nan=-np.inf)
+                                                                            > risk_warn)
         return float(flagged[judged].mean()) if judged.any() else 0.0
 
     low, high = 0.0, 100.0
     for _ in range(40):                                  # bisection: alarms rise with the percentile
         middle = 0.5 * (low + high)
         low, high = (middle, high) if alarms(middle) <= clean_false_alarms else (low, middle)
-    for group, bound in bounds(low).items():
-        model.groups[group].warn = bound
-        model.groups[group].error = min(error, bound)
+    for group, (warn, risk_warn) in bounds(low).items():
+        model.groups[group].warn = warn
+        model.groups[group].error = min(error, warn)
+        model.groups[group].risk_warn = risk_warn
     return low
 
 
@@ -167,21 +170,33 @@ def _delivered(series: TrustSeries) -> np.ndarray:
     return delivered_factor(series.features[:, FEATURES.index(DELIVERED)])
 
 
-def modelled(model: TrustModel, series: TrustSeries) -> TrustSeries:
-    """The series with the model's expected agreement and flags on the saved inputs (judged kept)."""
+def modelled_values(model: TrustModel, series: TrustSeries) -> tuple[np.ndarray, np.ndarray]:
+    """(G, T) expected agreement and risk of each group's windows on the saved inputs (NaN: the
+    model has no such group, or the monitor did not have it at that frame)."""
     expected = np.full_like(series.expected, np.nan)
-    flagged = np.zeros_like(series.flagged)
+    risk = np.full_like(series.expected, np.nan)
     deviations = _deviations(model.profile, series)
+    delivered = _delivered(series)
     for row, group in enumerate(GROUPS):
         group_model = model.groups.get(group)
         if group_model is None:
             continue
         inputs = model.filled(np.hstack([series.signals[row], deviations]), group_model.clean)
-        values = _delivered(series) * group_model.expected(inputs)
-        levels = np.where(values < group_model.error, ERROR, np.where(values < group_model.warn, WARN, OK))
         defined = ~np.isnan(series.signals[row]).all(axis=1)     # the monitor had the group at that frame
-        expected[row] = np.where(defined, values, np.nan)
-        flagged[row] = _judged_by_model(series, row) & np.isin(levels, FLAGGED)
+        expected[row] = np.where(defined, delivered * group_model.expected(inputs), np.nan)
+        risk[row] = np.where(defined, group_model.risk(inputs, delivered), np.nan)
+    return expected, risk
+
+
+def modelled(model: TrustModel, series: TrustSeries) -> TrustSeries:
+    """The series with the model's expected agreement and flags on the saved inputs (judged kept)."""
+    expected, risk = modelled_values(model, series)
+    flagged = np.zeros_like(series.flagged)
+    for row, group in enumerate(GROUPS):
+        group_model = model.groups.get(group)
+        if group_model is not None:
+            levels = group_model.levels(np.nan_to_num(expected[row], nan=np.inf), np.nan_to_num(risk[row], nan=0.0))
+            flagged[row] = _judged_by_model(series, row) & np.isin(levels, FLAGGED)
     return dataclasses.replace(series, expected=expected, flagged=flagged)
 
 

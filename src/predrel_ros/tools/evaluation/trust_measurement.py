@@ -34,15 +34,13 @@ from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.estimate import PredicateEstimate
 from predrel_ros.reliability.monitor import SELF, MonitorConfig, ReliabilityMonitor
 from predrel_ros.reliability.trust import ERROR, STALE, WARN, CleanProfile, TrustConfig
-from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, TrustModel
+from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, LOW_AGREEMENT, TrustModel
 from predrel_ros.reliability.trust_evidence import FEATURES
 from predrel_ros.tools.evaluation.rolling_agreement import rolling_agreement, rolling_agreement_of
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences, save_atomically
 from predrel_ros.tools.evaluation.tables import shown
 
 GROUPS = vocabulary.GROUPS
-#: true agreement below which a group-window should be flagged
-LOW_AGREEMENT = 0.6
 FLAGGED = (WARN, ERROR)
 #: the severity switching schedules switch to
 SWITCH_SEVERITY = 3
