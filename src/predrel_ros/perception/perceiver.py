@@ -6,8 +6,12 @@ mask quality) [+ MediaPipe hands] [+ model-free surfaces and objects from depth]
 visibility (visible size against the track's typical size) -> 3D point (median of masked depth).
 Confirmed tracks not detected in this frame are reported for `report_lost_frames` frames with their
 predicted box, no mask, score 0 and visibility 0, so predicates about them become UNK instead of
-vanishing. Frame indices must increase within a sequence (gaps are fine: dropped frames keep their
-indices); call `reset()` between sequences.
+vanishing. A detection whose mask the threshold leaves empty (the few visible pixels of an object
+mostly hidden in a hand are below the prototypes' resolution) is passed on as a box-only detection
+(no mask, visibility from its box area): its box still says where it is, and an empty mask would
+make it invisible and every predicate about it UNK while it is held. Frame indices must increase
+within a sequence (gaps are fine: dropped frames keep their indices); call `reset()` between
+sequences.
 """
 from __future__ import annotations
 
@@ -199,7 +203,7 @@ class Perceiver:
                      depth_m: np.ndarray | None, K: np.ndarray | None) -> Entity:
         index = obj.detection
         box = detections.boxes[index]
-        mask = None if detections.masks is None else detections.masks[index]
+        mask = None if detections.masks is None or not detections.masks[index].any() else detections.masks[index]
         point = None if depth_m is None else entity_point(depth_m, K, box, mask, self.config.depth)
         area = float(np.count_nonzero(mask)) if mask is not None else float((box[2] - box[0]) * (box[3] - box[1]))
         visibility = self.visibility.estimate(obj.track_id, area, None if point is None else point[2])
@@ -212,7 +216,7 @@ class Perceiver:
         return Entity(id=obj.track_id, label=self.labels[obj.class_id], role=role, box=box, mask=mask,
                       score=float(np.clip(detections.scores[index], 0, 1)), visibility=visibility,
                       track_quality=obj.quality.value,
-                      mask_quality=float(detections.mask_quality[index]) if mask is not None else 1.0,
+                      mask_quality=float(detections.mask_quality[index]) if detections.masks is not None else 1.0,
                       centroid=centroid, point3d=point, frame_index=frame_index,
                       attributes={"track_state": "tracked", "class_id": obj.class_id,
                                   "track_quality": obj.quality.as_dict()})

@@ -108,19 +108,24 @@ def test_run_against_labels(scene_model_dir, tmp_path, capsys):
                                           "object": {"labelled": 14, "found_share": 1.0},
                                           "surface": {"labelled": 7, "found_share": 0.0}}
     assert compared["hand_sides"] == {"hands": 0, "agreement": None}       # no side labelled
-    assert compared["predicates"]["grasp"] == {"reference_streams": 14, "found_share": 1.0, "agreement": 0.0}
+    # no hand holds anything, and the pipeline says so (its hand, without mask pixels, is a box-only detection)
+    assert compared["predicates"]["grasp"] == {"reference_streams": 14, "found_share": 1.0, "agreement": 1.0}
     assert set(compared["groups"]) == {"contact", "static", "derived"}      # the labels give no dynamic relation
     contact = compared["groups"]["contact"]
     # per frame contact(hand, cube), contact(hand, bowl) found; contact(cube, table) not
     assert contact["reference_streams"] == 21 and contact["found_share"] == pytest.approx(2 / 3)
-    # the hand's empty mask makes its pairs UNK, and the table was not found: nothing agrees
-    assert contact["agreement"] == 0.0
+    # the hand's two pairs agree (no contact, as labelled); contact(cube, table) is lost with the table
+    assert contact["agreement"] == pytest.approx(2 / 3)
     assert contact["windows"] == result["groups"]["contact"]["judged_frames"] > 0    # a labelled frame in every window
-    assert contact["true_agreement"] == 0.0 and contact["mae"] == pytest.approx(contact["expected_agreement"])
-    assert contact["low_windows"] == contact["windows"] and contact["flagged_share_low"] == contact["flagged_share"]
+    assert contact["true_agreement"] == pytest.approx(2 / 3)
+    assert contact["mae"] == pytest.approx(abs(contact["expected_agreement"] - 2 / 3))
+    assert contact["low_windows"] == 0 and contact["flagged_share_low"] is None
+    static = compared["groups"]["static"]                     # on(cube, table): lost with the table, never agrees
+    assert static["true_agreement"] == 0.0 and static["mae"] == pytest.approx(static["expected_agreement"])
+    assert static["low_windows"] == static["windows"] > 0 and static["flagged_share_low"] == static["flagged_share"]
     printed = capsys.readouterr().out
     assert "against the labels (7 labelled frames, window 30; found 100 % of 7 hands" in printed
-    assert "side right on n/a of 0 found hands" in printed and "agreement contact 0 % of 21" in printed
+    assert "side right on n/a of 0 found hands" in printed and "agreement contact 67 % of 21" in printed
     assert "| contact | 21 (0.67) |" in printed
 
 
