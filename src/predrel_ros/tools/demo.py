@@ -189,8 +189,9 @@ def sweep_schedule(kinds: list[str], period: int) -> str:
 
 
 def format_summary(summary: dict) -> str:
-    """The per-condition table printed at the end: agreement and PRS per group, the share of each
-    report topic's group entries at WARN / ERROR, the action's accuracy and trust."""
+    """The per-condition table printed at the end: agreement and PRS per group, the degraded entities
+    without a clean partner per frame, the share of each report topic's group entries at WARN / ERROR,
+    the action's accuracy and trust."""
     from predrel_ros.predicates.vocabulary import GROUPS
 
     def number(value) -> str:
@@ -200,7 +201,7 @@ def format_summary(summary: dict) -> str:
         return "-" if value is None else f"{value:.2f}"
 
     labels = sorted({label for row in summary["conditions"] for label in row["trust"]})
-    header = ("condition        frames  " + "  ".join(f"{g[:11]:>11}" for g in GROUPS)
+    header = ("condition        frames  " + "  ".join(f"{g[:11]:>11}" for g in GROUPS) + "  extra/f"
               + "".join(f"  {label[:16] + ' W/E':>20}" for label in labels) + "   action acc  trusted  acc|trusted")
     lines = [header, "-" * len(header)]
     for row in summary["conditions"]:
@@ -213,11 +214,13 @@ def format_summary(summary: dict) -> str:
             warn, error = (sum(c[level] for c in counts) for level in ("WARN", "ERROR"))
             shares += f"  {'-' if not total else f'{warn / total:.0%}/{error / total:.0%}':>20}"
         action = row["action"]
-        lines.append(f"{condition:<16} {row['frames']['degraded']:>6}  {prs}{shares}   "
+        extra = row.get("entities", {}).get("extra_per_frame")
+        lines.append(f"{condition:<16} {row['frames']['degraded']:>6}  {prs}  {number(extra):>7}{shares}   "
                      f"{number(action['accuracy'])}      {number(action['trusted_fraction'])}  "
                      f"{number(action['accuracy_trusted'])}")
     lines.append("agreement/PRS: degraded predicates against the clean twin (entities associated per frame), "
-                 "pooled per group, unweighted / confidence-weighted; W/E: share of each report topic's group "
-                 "entries at WARN / ERROR; action: accuracy against ground truth, trusted fraction, accuracy when "
-                 "trusted")
+                 "pooled per group, unweighted / confidence-weighted; extra/f: degraded entities per frame with no "
+                 "clean partner (false detections, e.g. occluders taken for objects); W/E: share of each report "
+                 "topic's group entries at WARN / ERROR; action: accuracy against ground truth, trusted fraction, "
+                 "accuracy when trusted")
     return "\n".join(lines)

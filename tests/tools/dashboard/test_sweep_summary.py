@@ -68,6 +68,22 @@ def test_prs_and_agreement_per_group_and_condition_against_the_clean_twin(record
     assert rows[-1]["frames"] == {"degraded": 10, "matched": 9, "without_clean_twin": 1, "without_entities": 0}
 
 
+def test_entities_without_a_partner_on_the_other_side_are_counted_per_frame(recorder):
+    """From severity 4 the degraded pipeline also detects an occluder patch as a cube (no clean partner)
+    and loses the bowl (a clean entity without a degraded partner)."""
+    for index, frame in recorder.frames["degraded"].items():
+        if frame.condition.severity >= 4:
+            degraded = [e for e in recorder.entities["degraded"][index] if e.label != "bowl"]
+            patch = Entity(id=99, label="cube", role="manipulated_object", box=np.array([200.0, 100, 230, 130]))
+            recorder.entities["degraded"][index] = degraded + [patch]
+    rows = recorder.summary()["conditions"]
+    assert rows[0]["entities"] == {"per_frame": 4.0, "extra_per_frame": 0.0, "missed_per_frame": 0.0}
+    assert rows[4]["entities"] == rows[5]["entities"] == {"per_frame": 4.0, "extra_per_frame": 1.0,
+                                                          "missed_per_frame": 1.0}
+    recorder.associate = False
+    assert recorder.summary()["conditions"][0]["entities"] == {}
+
+
 def test_without_association_only_shared_ids_meet(recorder):
     recorder.associate = False
     rows = recorder.summary()["conditions"]

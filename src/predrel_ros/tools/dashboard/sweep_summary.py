@@ -18,7 +18,11 @@ severity, in order of appearance):
 - `action`: frames with a recognised action, accuracy against ground truth overall, on the frames
   the action was trusted and on the ones it was not, and the trusted fraction;
 - `frames`: degraded frames seen, clean twins matched, degraded frames without a clean twin (or,
-  when associating, without both sides' entities).
+  when associating, without both sides' entities);
+- `entities` (when associating): per compared frame, the degraded entities, those with no clean
+  partner (`extra_per_frame`: false detections against the clean twin, e.g. an occluder taken for
+  an object; an upper bound on those) and the clean entities with no degraded partner
+  (`missed_per_frame`).
 It also holds `frame_accounting` (each node's outcome counters, last /diagnostics; what the dashboard
 itself received and each stream's first frame index, which bounds what a late listener missed) and a
 `timeline` (per report: frame, condition, trust per group) for plots and tests.
@@ -104,8 +108,9 @@ class SweepRecorder:
             seen.setdefault(self.frames[DEGRADED_SIDE][index].condition, None)
         return list(seen)
 
-    def _comparison(self, condition: Condition) -> tuple[dict[str, dict[str, float | None]], dict[str, int]]:
-        """{"prs": per group, "agreement": per group}, and the frame counts, of one condition."""
+    def _comparison(self, condition: Condition) -> tuple[dict[str, dict[str, float | None]], dict[str, int],
+                                                         dict[str, float | None]]:
+        """{"prs": per group, "agreement": per group}, the frame counts and the entity counts of one condition."""
         degraded, clean = self.frames[DEGRADED_SIDE], self.frames[CLEAN_SIDE]
         indices = sorted(i for i, frame in degraded.items() if frame.condition == condition)
         twins = [i for i in indices if i in clean]
@@ -117,16 +122,22 @@ class SweepRecorder:
         else:
             compared = twins
         rolling = RollingReliability(window=max(len(compared), 1), mode=REFERENCE)
+        seen = extra = missed = 0
         for index in compared:
             estimates = degraded[index].estimates
             if self.associate:
                 ids = associate(entities[DEGRADED_SIDE][index], entities[CLEAN_SIDE][index], self.match_iou)
                 estimates, _ = renamed(estimates, ids)
+                seen += len(entities[DEGRADED_SIDE][index])
+                extra += len(entities[DEGRADED_SIDE][index]) - len(ids)
+                missed += len(entities[CLEAN_SIDE][index]) - len(ids)
             rolling.update(index, estimates, clean[index].estimates)
         pooled = rolling.by_group(with_tpc=False) if compared else {}
         values = {metric: {group: _plain(pooled[group][metric]) if group in pooled else None for group in GROUPS}
                   for metric in ("prs", "agreement")}
-        return values, frames
+        counts = {"per_frame": _ratio(seen, len(compared)), "extra_per_frame": _ratio(extra, len(compared)),
+                  "missed_per_frame": _ratio(missed, len(compared))} if self.associate else {}
+        return values, frames, counts
 
     def _trust(self, condition: Condition) -> dict[str, dict[str, dict[str, int]]]:
         counts: dict[str, dict[str, Counter]] = {}
@@ -187,9 +198,10 @@ class SweepRecorder:
         trust = trust or TrustConfig()
         conditions = []
         for condition in self.conditions():
-            values, frames = self._comparison(condition)
+            values, frames, counts = self._comparison(condition)
             conditions.append({"kind": condition.kind, "severity": condition.severity, "frames": frames,
-                               **values, "trust": self._trust(condition), "action": self._action(condition)})
+                               **values, "entities": counts, "trust": self._trust(condition),
+                               "action": self._action(condition)})
         return {"conditions": conditions, "frame_accounting": self.frame_accounting(),
                 "agreement_limits": {"warn": trust.agreement.warn, "error": trust.agreement.error},
                 "timeline": self.timeline()}
