@@ -162,9 +162,10 @@ PARAMETERS = (
                   "confidence, TPC-S, UNK and violation rates of clean windows, and the calibration; trust then judges "
                   "what is worse than clean data gets. Empty: absolute bounds only" + REBUILT, runtime=True),
     ParameterSpec("trust_model", DEFAULT_TRUST_MODEL, "self mode: the trust estimator (`predrel trust fit`, JSON, "
-                  "fitted with this window) whose expected agreement sets each group's trust; `default`: the one "
-                  "fitted for the embedded default perception model (not used without `skip_replaced_tracks`, which "
-                  "brings the entities); empty: none, the trust bounds and clean profile alone",
+                  "fitted with this window) whose expected agreement and risk set each group's trust; `default`: "
+                  "the one fitted for the embedded default perception model (not used without "
+                  "`skip_replaced_tracks`, which brings the entities); empty: none, the trust bounds and clean "
+                  "profile alone",
                   fixed_because=SUBSCRIPTIONS_FIXED),
     ParameterSpec("image_quality", True, "self mode with a trust model: measure the camera images (`image`) the "
                   "entities come from as trust evidence (paired by stamp)", fixed_because=SUBSCRIPTIONS_FIXED),
