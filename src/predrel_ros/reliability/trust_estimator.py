@@ -174,8 +174,7 @@ class GroupModel:
 
     def levels(self, expected: np.ndarray, risk: np.ndarray) -> np.ndarray:
         """The level (OK / WARN / ERROR) of each window from its expected agreement and risk."""
-        return np.where(expected < self.error, ERROR,
-                        np.where((expected < self.warn) | (risk > self.risk_warn), WARN, OK))
+        return _levels(expected, risk, self.error, self.warn, self.risk_warn)
 
 
 @dataclass(frozen=True)
@@ -244,12 +243,14 @@ class TrustModel:
         expected = delivered * _sigmoid(logits)
         risks = _sigmoid(np.bincount(tables.group, weights=ramps * tables.risk_weights, minlength=len(x))
                          + tables.risk_undelivered * (1.0 - delivered) + tables.risk_bias)
+        models = self.groups.values()          # the levels are read at each call (a fit may set them later)
+        levels = _levels(expected, risks, np.array([m.error for m in models]), np.array([m.warn for m in models]),
+                         np.array([m.risk_warn for m in models])).tolist()
         terms = None
         result = {}
         for name in names:
             model, row = self.groups[name], tables.index[name]
-            value, risk = float(expected[row]), float(risks[row])
-            level = str(model.levels(np.array([value]), np.array([risk]))[0])
+            value, risk, level = float(expected[row]), float(risks[row]), levels[row]
             reason = ""
             if level != OK:
                 if terms is None:
@@ -432,7 +433,7 @@ def _newton(x: np.ndarray, y: np.ndarray, l2: float, iterations: int) -> tuple[n
     mean = float(np.clip(y.mean(), 1e-3, 1 - 1e-3))
     theta[-1] = math.log(mean / (1 - mean))
     for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-(design @ theta)))
+        p = _sigmoid(design @ theta)
         gradient = design.T @ (p - y) / len(y) + penalty * theta
         hessian = (design * (p * (1 - p))[:, None]).T @ design / len(y) + np.diag(penalty) + 1e-9 * np.eye(len(theta))
         step = np.linalg.solve(hessian, gradient)
@@ -444,3 +445,8 @@ def _newton(x: np.ndarray, y: np.ndarray, l2: float, iterations: int) -> tuple[n
 
 def _sigmoid(logits: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-logits))
+
+
+def _levels(expected: np.ndarray, risk: np.ndarray, error, warn, risk_warn) -> np.ndarray:
+    """OK / WARN / ERROR of windows (`GroupModel.levels`); the bounds are scalars or one per window."""
+    return np.where(expected < error, ERROR, np.where((expected < warn) | (risk > risk_warn), WARN, OK))
