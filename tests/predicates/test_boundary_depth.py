@@ -26,8 +26,13 @@ def scene(depth_hand, depth_obj):
     return hand, obj, depth
 
 
-def gap(a, b, depth, radius=2.0):
+def boundary(a, b, depth, radius=2.0):
     return boundary_depth_gap_m(EntityGeometry(a), EntityGeometry(b), depth, radius)
+
+
+def gap(a, b, depth, radius=2.0):
+    found = boundary(a, b, depth, radius)
+    return None if found is None else found.gap_m
 
 
 def contact(entities, depth):
@@ -55,6 +60,27 @@ def test_a_surface_receding_behind_the_object_touches_it_and_a_lifted_object_doe
     depth[standing.mask] = 1.30                                         # lifted, 20 cm nearer than the table there
     assert gap(standing, table, depth) > 0.1
     assert contact([standing, table], depth)[("contact", OBJ, TABLE)] == "N"
+
+
+def test_a_hand_inside_a_box_lies_within_its_depths_but_touches_none_of_them():
+    """The box's rim is in front of the hand and its far wall behind (dev seed 1403 `ep0001_insert`):
+    the gap to that range is 0, but no box depth next to the hand comes within 3 cm of the hand's."""
+    from predrel_ros.core.entities import CONTAINER
+    box = rect(4, CONTAINER, 30, 30, 80, 60)
+    hand = rect(HAND, RIGHT_HAND, 55, 10, 30, 40)       # reaching in from above: half of it in the box's image box
+    box.mask[hand.mask] = False
+    depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+    wall = np.zeros((HEIGHT, WIDTH), bool)
+    wall[:, ::2] = True                                # every other column of the box: the far wall, 4 cm behind
+    depth[box.mask], depth[box.mask & wall] = 0.80, 0.88   # the others: the rim, 4 cm in front of the hand
+    depth[hand.mask] = 0.84
+    found = boundary(hand, box, depth)
+    assert found.gap_m == pytest.approx(0.0, abs=1e-6)
+    assert found.proximity_m == pytest.approx(0.04, abs=1e-4)
+    assert contact([hand, box], depth)[("contact", HAND, 4)] == "N"
+    depth[hand.mask] = 0.875                           # against the far wall: contact again
+    assert boundary(hand, box, depth).proximity_m < 0.01
+    assert contact([hand, box], depth)[("contact", HAND, 4)] == "T"
 
 
 def test_depth_holes_and_one_bad_edge_pixel_do_not_decide():
@@ -155,3 +181,38 @@ def test_dynamic_relations_come_from_3d_velocities_with_depth_and_intrinsics():
         image_only = {e.key: e.value for e in without.update(t, [hand, obj], depth_m=depth)}
     assert image_only[("dynamic", HAND, OBJ)] == "S"
     assert got[("dynamic", HAND, OBJ)] == "MA"
+
+
+def carry_then_pause(put_down: bool) -> list[str]:
+    """contact(hand, object) per frame: the hand carries the object to the right (masks side by side,
+    the object 16 mm behind the hand where they meet: within carried_gap_m, beyond boundary_exit_gap_m),
+    then both stand still; put_down: a table under the object from the pause on."""
+    from predrel_ros.core.package_files import config_path
+    from predrel_ros.predicates import PredicateConfig
+
+    extractor = PredicateExtractor(PredicateConfig.load(config_path("predicates.yaml"), section="predicates"))
+    values = []
+    for t in range(20):
+        shift = 3 * min(t, 10)
+        hand = rect(HAND, RIGHT_HAND, 60 + shift, 40, 20, 20)
+        obj = rect(OBJ, MANIPULATED_OBJECT, 40 + shift, 40, 20, 20)
+        depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+        depth[hand.mask], depth[obj.mask] = 0.80, 0.816
+        entities = [hand, obj]
+        if put_down and t >= 10:
+            table = rect(TABLE, SURFACE, 0, 60, WIDTH, 60)
+            depth[table.mask] = 0.816
+            entities.append(table)
+        found = {e.key: e.value for e in extractor.update(t, entities, depth_m=depth, camera=CAMERA)}
+        values.append(found[("contact", HAND, OBJ)])
+    return values
+
+
+def test_a_carry_that_pauses_in_the_air_keeps_its_contact_and_one_put_down_ends_it():
+    in_the_air = carry_then_pause(put_down=False)
+    assert in_the_air[0] == "N"                        # not yet seen moving together: 16 mm is beyond 1 cm
+    assert set(in_the_air[3:]) == {"T"}                # carried, then still from frame 10 on: the grip holds
+    put_down = carry_then_pause(put_down=True)
+    assert put_down[:11] == in_the_air[:11]
+    assert put_down[-1] == "N"                         # resting on the table: the smaller gap decides again
+    assert put_down.index("N", 1) <= 15                # once the window no longer sees them move

@@ -43,13 +43,22 @@ def test_margins_of_tests_and_chains():
 
 def test_contact_rule_with_depth():
     config = ContactConfig()
-    assert rules.contact_rule(1.5, None, config) == (T, pytest.approx(0.5))
+    assert rules.contact_rule(1.5, [], config) == (T, pytest.approx(0.5))
     gap = config.depth_gap
-    assert rules.contact_rule(1.5, (0.14, gap), config) == (N, pytest.approx(1.0))       # |0.14-0.06|/0.04 capped
-    assert rules.contact_rule(1.5, (0.05, gap), config) == (T, pytest.approx(0.25))      # depth margin 0.01/0.04
-    assert rules.contact_rule(9.0, (0.0, gap), config) == (N, 1.0)
+    assert rules.contact_rule(1.5, [(0.14, gap)], config) == (N, pytest.approx(1.0))     # |0.14-0.06|/0.04 capped
+    assert rules.contact_rule(1.5, [(0.05, gap)], config) == (T, pytest.approx(0.25))    # depth margin 0.01/0.04
+    assert rules.contact_rule(9.0, [(0.0, gap)], config) == (N, 1.0)
     boundary = config.boundary_depth_gap_m                                              # 0.01 m, eta 0.01
-    assert rules.contact_rule(1.5, (0.02, boundary), config) == (N, pytest.approx(1.0))
+    assert rules.contact_rule(1.5, [(0.02, boundary)], config) == (N, pytest.approx(1.0))
+
+
+def test_contact_rule_needs_every_depth_test():
+    config = ContactConfig()
+    boundary, proximity = config.boundary_depth_gap_m, config.boundary_proximity_m   # 1 cm, eta 1 cm / 3 cm, eta 5 mm
+    # the gap passes, the proximity fails: no contact (margin of the failing test, 0.0025 / 0.005)
+    assert rules.contact_rule(1.5, [(0.0, boundary), (0.0325, proximity)], config) == (N, pytest.approx(0.5))
+    # both pass: the weakest margin (the gap's 0.002 / 0.01)
+    assert rules.contact_rule(1.5, [(0.008, boundary), (0.01, proximity)], config) == (T, pytest.approx(0.2))
 
 
 def static(**fields):

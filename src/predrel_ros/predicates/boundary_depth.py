@@ -15,6 +15,18 @@ the masks touch in space when some stretch of their common boundary does. Robust
 (NaN or <= 0: not sampled) and to mask edges (samples come from each mask eroded by one pixel, as
 edge pixels of a perceived mask often carry the depth of what lies behind it).
 
+The gap alone is fooled where the other mask's depths around a pixel span a wide range with
+nothing in between: a hand lowering an object into a box has the box's near rim in front of it and
+its far wall behind, so its depth lies within the box's range and the gap is 0 while the hand is 3-4
+cm from every wall (dev seed 1403 `ep0001_insert`: 12 frames of contact, then a grasp of the box and
+a release). So the result also carries the proximity:
+
+    proximity(p) = distance of depth(p) from the nearest depth of the other mask's pixels in p's neighbourhood
+
+(`PROXIMITY_QUANTILE` over the same pixels): a surface that recedes behind a cup has some depth
+next to the cup's, a box's rim and far wall do not. Unlike a 3D distance it does not grow with the
+pixel footprint, so its threshold holds at any resolution.
+
 `boundary_separation_m` measures, with the camera intrinsics, the 3D distance between the two
 masks' depth samples near their common boundary: the contact test of an object inside a hand's
 image box (`predicates.enclosed_contact`), where the gripping hand hides the contact itself.
@@ -22,7 +34,7 @@ image box (`predicates.enclosed_contact`), where the gripping hand hides the con
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import cv2
 import numpy as np
@@ -36,6 +48,8 @@ if TYPE_CHECKING:                     # core.frame imports predicates.estimate
 
 #: share of the boundary samples that must lie within the returned gap
 TOUCHING_QUANTILE = 0.1
+#: share of the boundary samples that must lie within the returned proximity
+PROXIMITY_QUANTILE = 0.05
 #: share of i's boundary samples that must lie within the returned 3D separation of j
 SEPARATION_QUANTILE = 0.25
 
@@ -58,15 +72,32 @@ def _samples(mask: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return inner & valid
 
 
-def _gaps(depth: np.ndarray, own: np.ndarray, other: np.ndarray, kernel: np.ndarray) -> np.ndarray:
-    """gap(p) (see the module docstring) of every `own` pixel with `other` pixels in its neighbourhood."""
+def _gaps(depth: np.ndarray, own: np.ndarray, other: np.ndarray, kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(gap(p), proximity(p)) (see the module docstring) of every `own` pixel with `other` pixels in its
+    neighbourhood (the kernel, a square)."""
     low = cv2.erode(np.where(other, depth, np.inf).astype(np.float32), kernel, borderType=cv2.BORDER_CONSTANT,
                     borderValue=np.inf)
     high = cv2.dilate(np.where(other, depth, -np.inf).astype(np.float32), kernel, borderType=cv2.BORDER_CONSTANT,
                       borderValue=-np.inf)
     near = own & np.isfinite(low)
     values = depth[near]
-    return np.maximum(0.0, np.maximum(low[near] - values, values - high[near]))
+    gaps = np.maximum(0.0, np.maximum(low[near] - values, values - high[near]))
+    return gaps, _nearest_differences(depth, near, other, kernel.shape[0] // 2)
+
+
+def _nearest_differences(depth: np.ndarray, pixels: np.ndarray, other: np.ndarray, reach: int) -> np.ndarray:
+    """|depth(p) - depth(q)| minimised over the `other` pixels q within `reach` (a square) of each of
+    `pixels` (in the order of np.nonzero), inf where none; gathered for these pixels only (a strip
+    along the boundary)."""
+    rows, columns = np.nonzero(pixels)
+    height, width = depth.shape
+    offsets = np.arange(-reach, reach + 1)
+    around_rows = rows[:, None, None] + offsets[None, :, None]
+    around_columns = columns[:, None, None] + offsets[None, None, :]
+    inside = (around_rows >= 0) & (around_rows < height) & (around_columns >= 0) & (around_columns < width)
+    around_rows, around_columns = np.clip(around_rows, 0, height - 1), np.clip(around_columns, 0, width - 1)
+    around = np.where(inside & other[around_rows, around_columns], depth[around_rows, around_columns], np.inf)
+    return np.abs(around - depth[rows, columns][:, None, None]).min(axis=(1, 2))
 
 
 class _Zone:
@@ -97,18 +128,26 @@ class _Zone:
         return own & (cv2.dilate(other.view(np.uint8), self.kernel) != 0)
 
 
+class BoundaryDepth(NamedTuple):
+    """What the depth says where two masks meet (see the module docstring), metres."""
+
+    gap_m: float
+    proximity_m: float
+
+
 def boundary_depth_gap_m(geo_i: EntityGeometry, geo_j: EntityGeometry, depth_m: np.ndarray,
-                         radius_px: float) -> float | None:
-    """Depth gap in metres where masks i and j meet (see the module docstring), or None when no
-    pixel with a valid depth lies within `radius_px` (image pixels) of the other mask."""
+                         radius_px: float) -> BoundaryDepth | None:
+    """Depth gap and proximity in metres where masks i and j meet (see the module docstring), or None
+    when no pixel with a valid depth lies within `radius_px` (image pixels) of the other mask."""
     zone = _Zone(geo_i, geo_j, depth_m, math.ceil(radius_px) + 1)   # + 1: samples start one pixel inside the edges
     if zone.depth is None:
         return None
-    gaps = np.concatenate((_gaps(zone.depth, zone.samples_i, zone.samples_j, zone.kernel),
-                           _gaps(zone.depth, zone.samples_j, zone.samples_i, zone.kernel)))
-    if not gaps.size:
+    gaps_i, proximities_i = _gaps(zone.depth, zone.samples_i, zone.samples_j, zone.kernel)
+    gaps_j, proximities_j = _gaps(zone.depth, zone.samples_j, zone.samples_i, zone.kernel)
+    if not (gaps_i.size or gaps_j.size):
         return None
-    return quantile(gaps, TOUCHING_QUANTILE)
+    return BoundaryDepth(quantile(np.concatenate((gaps_i, gaps_j)), TOUCHING_QUANTILE),
+                         quantile(np.concatenate((proximities_i, proximities_j)), PROXIMITY_QUANTILE))
 
 
 def boundary_separation_m(geo_i: EntityGeometry, geo_j: EntityGeometry, depth_m: np.ndarray,

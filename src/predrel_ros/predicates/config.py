@@ -72,9 +72,12 @@ class ContactConfig:
     - with a depth image (`PredicateExtractor.update(..., depth_m=...)`): the depth gap where the
       masks meet (`predicates.boundary_depth`) <= boundary_depth_gap_m.value (metres), surfaces
       included; for a hand and what it touched on the previous frame <= boundary_exit_gap_m
-      (hysteresis: where fingers rest on an object the gap hovers about the threshold); not for an
-      entity inside a container's or a hand's image box (the walls or the gripping hand hide the
-      contact);
+      (hysteresis: where fingers rest on an object the gap hovers about the threshold); and the
+      proximity there (the distance to the nearest depth of the other mask next to each boundary
+      pixel, `boundary_depth`) <= boundary_proximity_m.value (metres: a hand inside a container
+      lies within the range of the container's depths, its rim in front and its walls behind, but 3-4
+      cm from either); not for an entity inside a container's or a hand's image box (the walls or the
+      gripping hand hide the contact);
     - for an object inside a hand's image box, with a depth image and the camera intrinsics: the 3D
       separation where the masks meet (`boundary_depth.boundary_separation_m`) judged against its
       level during the contact (`predicates.enclosed_contact`): contact ends when it rises more than
@@ -95,7 +98,8 @@ class ContactConfig:
       dynamic.moving_speed_mps, the object's 3D velocity within carried_relative_speed of the hand's
       speed; None: never) are carried: an enclosed object's separation is then not judged against its
       level (only against hold_separation_max_m, and it begins a contact at any separation up to
-      it), and a boundary gap up to carried_gap_m (m) is contact;
+      it), and a boundary gap up to carried_gap_m (m) is contact, for as long as that contact lasts
+      (a carry that pauses keeps its grip);
     - else, or where no pixel of the boundary has a valid depth, when both entities carry a depth
       (point3d or a 3-element centroid) and neither has a role in `depth_ignored_roles`:
       |z_i - z_j| <= depth_gap.value (metres). Surfaces are ignored by default: one depth value
@@ -106,6 +110,7 @@ class ContactConfig:
 
     distance: Threshold = field(default_factory=lambda: Threshold(3.0, 3.0))
     boundary_depth_gap_m: Threshold | None = field(default_factory=lambda: Threshold(0.01, 0.01))
+    boundary_proximity_m: Threshold | None = field(default_factory=lambda: Threshold(0.03, 0.005))
     depth_gap: Threshold | None = field(default_factory=lambda: Threshold(0.06, 0.04))
     depth_ignored_roles: tuple[str, ...] = (SURFACE,)
     hold_separation_rise_m: Threshold | None = field(default_factory=lambda: Threshold(0.004, 0.002))
@@ -142,7 +147,7 @@ class ContactConfig:
             raise ValueError(f"hold_exit_fraction must lie in (0, 1] or be None, got {self.hold_exit_fraction}")
         if not self.separation_band >= 1.0:
             raise ValueError(f"separation_band must be >= 1 reference px, got {self.separation_band}")
-        for name in ("boundary_depth_gap_m", "depth_gap", "hold_separation_rise_m"):
+        for name in ("boundary_depth_gap_m", "boundary_proximity_m", "depth_gap", "hold_separation_rise_m"):
             threshold = getattr(self, name)
             if threshold is not None and threshold.value < 0:
                 raise ValueError(f"{name}.value must be >= 0 m, got {threshold.value}")

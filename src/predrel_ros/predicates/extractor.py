@@ -279,6 +279,8 @@ class PredicateExtractor:
         self._enclosed_contacts: dict[tuple[str, int, int], EnclosedContact] = {}
         self._touching: set[tuple[int, int]] = set()        # (subject, object) of the contacts T last frame
         self._touching_now: set[tuple[int, int]] = set()
+        self._carrying: set[tuple[int, int]] = set()        # the contacts of last frame carried since they began
+        self._carrying_now: set[tuple[int, int]] = set()
         self._together: dict[tuple[int, int], int] = {}     # evaluated pair (ids ascending) -> last frame together
         self._layout: _PairLayout | None = None
         self.dropped_entities: tuple[int, ...] = ()
@@ -363,6 +365,7 @@ class PredicateExtractor:
         self._points = points           # the entities' depth samples, shared by position and extent
         self._enclosed_now: set[tuple[str, int, int]] = set()
         self._touching, self._touching_now = self._touching_now, set()
+        self._carrying, self._carrying_now = self._carrying_now, set()
         self._present = present
         self._geometries = geometries
         hand_evidence: dict[int, list[tuple[rules.Truth, rules.Truth]]] = {
@@ -522,11 +525,12 @@ class PredicateExtractor:
         sps[observed] = contact.distance.margins(distances)
         geometries = self._frame_geometry.geometries
         for k in np.flatnonzero(distances <= limit * self._to_ref).tolist():
-            depth_test = self._depth_test(geometries[subject_rows[k]], geometries[object_rows[k]], limit)
-            if depth_test is not None:
-                codes[observed[k]], sps[observed[k]] = rules.contact_rule(float(distances[k]), depth_test, contact)
+            depth_tests = self._depth_tests(geometries[subject_rows[k]], geometries[object_rows[k]], limit)
+            if depth_tests:
+                codes[observed[k]], sps[observed[k]] = rules.contact_rule(float(distances[k]), depth_tests, contact)
         for k in np.flatnonzero(codes == _T).tolist():
             self._touching_now.add((int(layout.subjects[k]), int(layout.objects[k])))
+        self._carrying_now &= self._touching_now
         return codes, sps
 
     def _statics(self, table: _PairTable, contacts: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -682,19 +686,23 @@ class PredicateExtractor:
             if code != UNK:
                 known[key] = (frame, code)
 
-    def _depth_test(self, geo_i: EntityGeometry, geo_j: EntityGeometry, radius_px: float
-                    ) -> tuple[float, Threshold] | None:
-        """(depth gap or 3D separation in m, its threshold) of a pair whose masks meet, where there is a
-        depth image: for an object inside a hand's image box the 3D separation against its hold level
-        (`enclosed_contact`), for a pair without such an enclosure the gap at the touching boundary;
-        else from the entities' depths; None when depth cannot tell."""
+    def _depth_tests(self, geo_i: EntityGeometry, geo_j: EntityGeometry, radius_px: float
+                     ) -> list[tuple[float, Threshold]]:
+        """The depth tests (value in m, its threshold; contact needs all to pass) of a pair whose masks
+        meet, where there is a depth image: for an object inside a hand's image box the 3D separation
+        against its hold level (`enclosed_contact`), for a pair without such an enclosure the gap at
+        the touching boundary and the proximity there; else from the
+        entities' depths; none when depth cannot tell."""
         contact = self.config.contact
         if self._depth_m is not None:
             enclosure = self._enclosure(geo_i, geo_j)
             if enclosure is None and contact.boundary_depth_gap_m is not None:
-                gap = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
-                if gap is not None:
-                    return gap, self._boundary_gap_threshold(geo_i, geo_j)
+                boundary = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
+                if boundary is not None:
+                    tests = [(boundary.gap_m, self._boundary_gap_threshold(geo_i, geo_j))]
+                    if contact.boundary_proximity_m is not None:
+                        tests.append((boundary.proximity_m, contact.boundary_proximity_m))
+                    return tests
             elif enclosure is not None and enclosure[1].entity.role in HAND_ROLES and self._camera is not None \
                     and contact.hold_separation_rise_m is not None:
                 inner, hand = enclosure
@@ -706,17 +714,17 @@ class PredicateExtractor:
                     if state is None:
                         state = self._enclosed_contacts[key] = EnclosedContact(contact.hold_separation_frames)
                     self._enclosed_now.add(key)
-                    return state.test(separation, inner.area, contact, self._standing_still(inner, hand),
-                                      self._carried(hand, inner))
+                    return [state.test(separation, inner.area, contact, self._standing_still(inner, hand),
+                                       self._carried(hand, inner))]
         if contact.depth_gap is None:
-            return None
+            return []
         entity_i, entity_j = geo_i.entity, geo_j.entity
         if entity_i.role in contact.depth_ignored_roles or entity_j.role in contact.depth_ignored_roles:
-            return None
+            return []
         depth_i, depth_j = entity_i.depth, entity_j.depth
         if depth_i is None or depth_j is None:
-            return None
-        return abs(depth_i - depth_j), contact.depth_gap
+            return []
+        return [(abs(depth_i - depth_j), contact.depth_gap)]
 
     def _standing_still(self, *geometries: EntityGeometry) -> bool:
         """Whether every one of these entities moves slower than the 3D rule's moving speed over the
@@ -741,18 +749,29 @@ class PredicateExtractor:
 
     def _boundary_gap_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> Threshold:
         """boundary_depth_gap_m; for a hand and what it touched on the previous frame the larger
-        boundary_exit_gap_m (hysteresis); for a hand and what it carries the larger carried_gap_m."""
+        boundary_exit_gap_m (hysteresis); for a hand and what it carries, or carried since their
+        contact began while nothing else held the object up on the previous frame (a carry that pauses
+        in the air, the grip unchanged: seed 1403 `ep0006_stack` lost 10 frames of a carry and began a
+        second hold; an object put down is resting, and the fingers opening beside it must end the
+        contact at the smaller gap), the larger carried_gap_m."""
         contact = self.config.contact
         threshold = contact.boundary_depth_gap_m
         hand, other = (geo_i, geo_j) if geo_i.entity.role in HAND_ROLES else (geo_j, geo_i)
         if hand.entity.role not in HAND_ROLES:
             return threshold
         bound = threshold.value
-        if contact.boundary_exit_gap_m is not None and (geo_i.entity.id, geo_j.entity.id) in self._touching:
+        pair = (geo_i.entity.id, geo_j.entity.id)
+        if contact.boundary_exit_gap_m is not None and pair in self._touching:
             bound = max(bound, contact.boundary_exit_gap_m)
-        if self._carried(hand, other):
+        if (pair in self._carrying and not self._resting(other.entity.id)) or self._carried(hand, other):
+            self._carrying_now.add(pair)
             bound = max(bound, contact.carried_gap_m)
         return Threshold(bound, threshold.eta)
+
+    def _resting(self, track_id: int) -> bool:
+        """Whether the entity touched something other than a hand on the previous frame."""
+        return any(track_id in pair and self._tracks[pair[1] if pair[0] == track_id else pair[0]].role not in HAND_ROLES
+                   for pair in self._touching)
 
     def _enclosure(self, geo_i: EntityGeometry, geo_j: EntityGeometry
                    ) -> tuple[EntityGeometry, EntityGeometry] | None:

@@ -85,13 +85,12 @@ def decide(chain: Sequence[tuple[int, Callable[[], tuple[bool, float]] | None]],
 
 # ------------------------------------------------------------------------------------------- contact
 
-def contact_rule(distance: float, depth_test: tuple[float, Threshold] | None, config: ContactConfig
+def contact_rule(distance: float, depth_tests: Sequence[tuple[float, Threshold]], config: ContactConfig
                  ) -> tuple[int, float]:
     """contact = T iff the boundary distance (reference px) <= theta_C and, when depth is used,
-    the depth gap (m) <= its threshold; depth_test: (gap, threshold) or None."""
-    test = at_most(distance, config.distance)
-    if depth_test is not None:
-        test = conjunction(test, at_most(*depth_test))
+    every depth test's value (m) <= its threshold; depth_tests: (value, threshold) pairs, none
+    without depth."""
+    test = conjunction(at_most(distance, config.distance), *(at_most(*depth_test) for depth_test in depth_tests))
     return (T if test[0] else N), test[1]
 
 
