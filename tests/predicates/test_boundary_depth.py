@@ -27,7 +27,7 @@ def scene(depth_hand, depth_obj):
 
 
 def boundary(a, b, depth, radius=2.0):
-    return boundary_depth_gap_m(EntityGeometry(a), EntityGeometry(b), depth, radius)
+    return boundary_depth_gap_m(EntityGeometry(a), EntityGeometry(b), depth, radius, proximity_within_m=0.01)
 
 
 def gap(a, b, depth, radius=2.0):

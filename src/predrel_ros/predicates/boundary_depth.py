@@ -23,9 +23,10 @@ a release). So the result also carries the proximity:
 
     proximity(p) = distance of depth(p) from the nearest depth of the other mask's pixels in p's neighbourhood
 
-(`PROXIMITY_QUANTILE` over the same pixels): a surface that recedes behind a cup has some depth
-next to the cup's, a box's rim and far wall do not. Unlike a 3D distance it does not grow with the
-pixel footprint, so its threshold holds at any resolution.
+(`PROXIMITY_QUANTILE` over at most `PROXIMITY_PIXELS` of the same pixels per mask, evenly spread
+along the boundary; only where the gap passes, as contact needs both): a surface that recedes
+behind a cup has some depth next to the cup's, a box's rim and far wall do not. Unlike a 3D
+distance it does not grow with the pixel footprint, so its threshold holds at any resolution.
 
 `boundary_separation_m` measures, with the camera intrinsics, the 3D distance between the two
 masks' depth samples near their common boundary: the contact test of an object inside a hand's
@@ -50,6 +51,8 @@ if TYPE_CHECKING:                     # core.frame imports predicates.estimate
 TOUCHING_QUANTILE = 0.1
 #: share of the boundary samples that must lie within the returned proximity
 PROXIMITY_QUANTILE = 0.05
+#: the most boundary pixels of each mask the proximity looks at (each one gathers a whole neighbourhood)
+PROXIMITY_PIXELS = 64
 #: share of i's boundary samples that must lie within the returned 3D separation of j
 SEPARATION_QUANTILE = 0.25
 
@@ -73,23 +76,25 @@ def _samples(mask: np.ndarray, valid: np.ndarray) -> np.ndarray:
 
 
 def _gaps(depth: np.ndarray, own: np.ndarray, other: np.ndarray, kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(gap(p), proximity(p)) (see the module docstring) of every `own` pixel with `other` pixels in its
-    neighbourhood (the kernel, a square)."""
+    """(gap(p) of every `own` pixel with `other` pixels in its neighbourhood (the kernel, a square; see
+    the module docstring), the mask of those pixels)."""
     low = cv2.erode(np.where(other, depth, np.inf).astype(np.float32), kernel, borderType=cv2.BORDER_CONSTANT,
                     borderValue=np.inf)
     high = cv2.dilate(np.where(other, depth, -np.inf).astype(np.float32), kernel, borderType=cv2.BORDER_CONSTANT,
                       borderValue=-np.inf)
     near = own & np.isfinite(low)
     values = depth[near]
-    gaps = np.maximum(0.0, np.maximum(low[near] - values, values - high[near]))
-    return gaps, _nearest_differences(depth, near, other, kernel.shape[0] // 2)
+    return np.maximum(0.0, np.maximum(low[near] - values, values - high[near])), near
 
 
-def _nearest_differences(depth: np.ndarray, pixels: np.ndarray, other: np.ndarray, reach: int) -> np.ndarray:
-    """|depth(p) - depth(q)| minimised over the `other` pixels q within `reach` (a square) of each of
-    `pixels` (in the order of np.nonzero), inf where none; gathered for these pixels only (a strip
-    along the boundary)."""
+def _proximities(depth: np.ndarray, pixels: np.ndarray, other: np.ndarray, reach: int) -> np.ndarray:
+    """proximity(p) (see the module docstring): |depth(p) - depth(q)| minimised over the `other` pixels q
+    within `reach` (a square) of each of at most PROXIMITY_PIXELS of `pixels`, evenly spread in the
+    order of np.nonzero; gathered for these pixels only."""
     rows, columns = np.nonzero(pixels)
+    if rows.size > PROXIMITY_PIXELS:
+        keep = np.linspace(0, rows.size - 1, PROXIMITY_PIXELS).astype(np.intp)
+        rows, columns = rows[keep], columns[keep]
     height, width = depth.shape
     offsets = np.arange(-reach, reach + 1)
     around_rows = rows[:, None, None] + offsets[None, :, None]
@@ -129,25 +134,32 @@ class _Zone:
 
 
 class BoundaryDepth(NamedTuple):
-    """What the depth says where two masks meet (see the module docstring), metres."""
+    """What the depth says where two masks meet (see the module docstring), metres; proximity None
+    where it was not measured."""
 
     gap_m: float
-    proximity_m: float
+    proximity_m: float | None
 
 
-def boundary_depth_gap_m(geo_i: EntityGeometry, geo_j: EntityGeometry, depth_m: np.ndarray,
-                         radius_px: float) -> BoundaryDepth | None:
-    """Depth gap and proximity in metres where masks i and j meet (see the module docstring), or None
-    when no pixel with a valid depth lies within `radius_px` (image pixels) of the other mask."""
+def boundary_depth_gap_m(geo_i: EntityGeometry, geo_j: EntityGeometry, depth_m: np.ndarray, radius_px: float,
+                         proximity_within_m: float | None = None) -> BoundaryDepth | None:
+    """Depth gap in metres where masks i and j meet (see the module docstring) and, when the gap is
+    within `proximity_within_m`, the proximity; None when no pixel with a valid depth lies within
+    `radius_px` (image pixels) of the other mask."""
     zone = _Zone(geo_i, geo_j, depth_m, math.ceil(radius_px) + 1)   # + 1: samples start one pixel inside the edges
     if zone.depth is None:
         return None
-    gaps_i, proximities_i = _gaps(zone.depth, zone.samples_i, zone.samples_j, zone.kernel)
-    gaps_j, proximities_j = _gaps(zone.depth, zone.samples_j, zone.samples_i, zone.kernel)
+    gaps_i, near_i = _gaps(zone.depth, zone.samples_i, zone.samples_j, zone.kernel)
+    gaps_j, near_j = _gaps(zone.depth, zone.samples_j, zone.samples_i, zone.kernel)
     if not (gaps_i.size or gaps_j.size):
         return None
-    return BoundaryDepth(quantile(np.concatenate((gaps_i, gaps_j)), TOUCHING_QUANTILE),
-                         quantile(np.concatenate((proximities_i, proximities_j)), PROXIMITY_QUANTILE))
+    gap = quantile(np.concatenate((gaps_i, gaps_j)), TOUCHING_QUANTILE)
+    if proximity_within_m is None or gap > proximity_within_m:
+        return BoundaryDepth(gap, None)
+    reach = zone.kernel.shape[0] // 2
+    proximities = np.concatenate((_proximities(zone.depth, near_i, zone.samples_j, reach),
+                                  _proximities(zone.depth, near_j, zone.samples_i, reach)))
+    return BoundaryDepth(gap, quantile(proximities, PROXIMITY_QUANTILE))
 
 
 def boundary_separation_m(geo_i: EntityGeometry, geo_j: EntityGeometry, depth_m: np.ndarray,

@@ -691,16 +691,18 @@ class PredicateExtractor:
         """The depth tests (value in m, its threshold; contact needs all to pass) of a pair whose masks
         meet, where there is a depth image: for an object inside a hand's image box the 3D separation
         against its hold level (`enclosed_contact`), for a pair without such an enclosure the gap at
-        the touching boundary and the proximity there; else from the
+        the touching boundary and, where that passes, the proximity there; else from the
         entities' depths; none when depth cannot tell."""
         contact = self.config.contact
         if self._depth_m is not None:
             enclosure = self._enclosure(geo_i, geo_j)
             if enclosure is None and contact.boundary_depth_gap_m is not None:
-                boundary = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px)
+                threshold = self._boundary_gap_threshold(geo_i, geo_j)
+                boundary = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px,
+                                                None if contact.boundary_proximity_m is None else threshold.value)
                 if boundary is not None:
-                    tests = [(boundary.gap_m, self._boundary_gap_threshold(geo_i, geo_j))]
-                    if contact.boundary_proximity_m is not None:
+                    tests = [(boundary.gap_m, threshold)]
+                    if boundary.proximity_m is not None:
                         tests.append((boundary.proximity_m, contact.boundary_proximity_m))
                     return tests
             elif enclosure is not None and enclosure[1].entity.role in HAND_ROLES and self._camera is not None \
