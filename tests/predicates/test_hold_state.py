@@ -39,6 +39,14 @@ def test_a_touch_without_motion_is_no_grasp_and_ends_without_release():
     assert all(g == N for g, _ in out) and all(r == N for _, r in out)
 
 
+def test_an_object_the_other_hand_holds_is_taken_without_motion():
+    """A handover: the receiving hand closes on the object while both hands hold still (seed 1393
+    `ep0009_handover`: 20 frames of S, the grasp found 24 frames late when it waited for motion)."""
+    hold = HoldState()
+    out = [hold.update((T, 0.8), (S, 0.5), CONFIG, CODES, handed_over=True)[0][0] for _ in range(5)]
+    assert out == [N, N, T, T, T]                               # onset_frames (3) after the first contact
+
+
 def test_unk_contact_is_unk_and_keeps_the_state():
     out = run([(T, MT)] * 3 + [(UNK, UNK), (T, S), (UNK, UNK), (N, S)])
     assert out == [(N, N), (N, N), (T, N), (UNK, UNK), (T, N), (UNK, UNK), (N, T)]

@@ -388,8 +388,9 @@ class PredicateExtractor:
         rows.push()                         # the contact windows, this frame included, for the dynamic rule
         self._dynamics(table, rows)
         rows.evaluate()                     # the base predicates' reported values, for the derived ones
+        held = {(subject, obj) for (_, subject, obj), hold in self._holds.items() if hold.holding}  # last frame
         for pair in self._hand_pairs(table):
-            self._derived(pair, rows, hand_evidence)
+            self._derived(pair, rows, hand_evidence, held)
         self._onsets(table, rows)
         for index, (hand_id, evidence) in enumerate(hand_evidence.items()):
             self._active_hand(len(pairs) * _PAIR_SLOTS + index, hand_id, evidence, rows)
@@ -648,16 +649,24 @@ class PredicateExtractor:
         table.dynamic_rows = rows.add_many(layout.dynamic_orders, _DYNAMIC, layout.subjects, layout.objects, codes,
                                            margins, table.factors, layout.streams[_DYNAMIC])
 
-    def _derived(self, pair: _PairRows, rows: FrameRows, hand_evidence: dict[int, list[rules.Truth]]) -> None:
+    def _derived(self, pair: _PairRows, rows: FrameRows, hand_evidence: dict[int, list[rules.Truth]],
+                 held: set[tuple[int, int]]) -> None:
         """Add a hand pair's grasp and release rows from its base predicates' reported values (rows
-        evaluated), and its evidence for active_hand."""
+        evaluated), and its evidence for active_hand; held: the (hand, object) pairs holding on the
+        previous frame (an object the other hand holds is being handed over, `hold_state`, to a hand
+        that holds nothing else: one inserting what it holds into a box the other hand holds is not
+        taking the box; a second track of the same hand, as perception makes, is not the other hand)."""
         subject, obj = pair.subject, pair.object
         contact, dynamic = rows.output(pair.contact), rows.output(pair.dynamic)
         key = (_GRASP, subject, obj)
         hold = self._holds.get(key)
         if hold is None:
             hold = self._holds[key] = HoldState()
-        grasp, release = hold.update(contact, dynamic, self.config.grasp, self._motion_codes)
+        role = self._tracks[subject].role
+        handed_over = not any(holder == subject and held_object != obj for holder, held_object in held) and any(
+            held_object == obj and holder in self._tracks and self._tracks[holder].role != role
+            for holder, held_object in held)
+        grasp, release = hold.update(contact, dynamic, self.config.grasp, self._motion_codes, handed_over)
         rows.add(pair.order, _GRASP, subject, obj, *grasp, pair.factors)
         rows.add(pair.order + 1, _RELEASE, subject, obj, *release, pair.factors)
         hand_evidence[subject].append((contact, dynamic))

@@ -8,6 +8,11 @@ shape while carrying: GC / MA), until contact turns N; release is T on that fram
 contact (missing or weak evidence) gives UNK grasp and release and leaves the state as it was: a
 short occlusion neither ends a hold nor fires a release.
 
+An object the other hand holds is being handed over, and its contact with a hand that holds nothing
+else counts from its first frame as if moving: in a handover the receiving hand closes while both
+hands hold still (seed 1393 `ep0009_handover`: 20 frames without motion, the grasp found 24 frames
+late), where a hand inserting what it holds into a box the other hand holds does not take the box.
+
 Counting from the motion, not from the first touch, is what tells a grip from a touch: a hand that
 rests against one thing (a container it inserts into, an object it reaches past) while it moves
 shows motion for a frame or two at the end of the touch, and counted from the first touch such a
@@ -32,9 +37,10 @@ class HoldState:
         self.holding = False
         self.moving_frames = 0       # consecutive contact-T frames since the contact's first `motion` value
 
-    def update(self, contact: Truth, dynamic: Truth, config: GraspConfig, motion_codes: frozenset[int]
-               ) -> tuple[Truth, Truth]:
-        """(grasp, release) of this frame from the pair's reported contact and dynamic values.
+    def update(self, contact: Truth, dynamic: Truth, config: GraspConfig, motion_codes: frozenset[int],
+               handed_over: bool = False) -> tuple[Truth, Truth]:
+        """(grasp, release) of this frame from the pair's reported contact and dynamic values;
+        handed_over: another hand holds the object (its contact counts as if moving).
 
         Margins: those of the contact value the decision rests on."""
         code, margin = contact
@@ -44,7 +50,7 @@ class HoldState:
             released = self.holding
             self.holding, self.moving_frames = False, 0
             return (N, margin), ((T if released else N), margin)
-        if self.moving_frames or dynamic[0] in motion_codes:
+        if self.moving_frames or handed_over or dynamic[0] in motion_codes:
             self.moving_frames += 1
         if not self.holding and self.moving_frames >= config.onset_frames:
             self.holding = True
