@@ -95,14 +95,13 @@ def _proximities(depth: np.ndarray, pixels: np.ndarray, other: np.ndarray, reach
     if rows.size > PROXIMITY_PIXELS:
         keep = np.linspace(0, rows.size - 1, PROXIMITY_PIXELS).astype(np.intp)
         rows, columns = rows[keep], columns[keep]
-    height, width = depth.shape
-    offsets = np.arange(-reach, reach + 1)
-    around_rows = rows[:, None, None] + offsets[None, :, None]
-    around_columns = columns[:, None, None] + offsets[None, None, :]
-    inside = (around_rows >= 0) & (around_rows < height) & (around_columns >= 0) & (around_columns < width)
-    around_rows, around_columns = np.clip(around_rows, 0, height - 1), np.clip(around_columns, 0, width - 1)
-    around = np.where(inside & other[around_rows, around_columns], depth[around_rows, around_columns], np.inf)
-    return np.abs(around - depth[rows, columns][:, None, None]).min(axis=(1, 2))
+    # the other mask's depths, inf elsewhere and in a border of `reach`, gathered as one flat index array
+    others = np.pad(np.where(other, depth, np.inf), reach, constant_values=np.inf).ravel()
+    width = depth.shape[1] + 2 * reach
+    offsets = (np.arange(-reach, reach + 1)[:, None] * width + np.arange(-reach, reach + 1)[None, :]).ravel()
+    centres = (rows + reach) * width + (columns + reach)
+    around = others[centres[:, None] + offsets[None, :]]
+    return np.abs(around - depth[rows, columns][:, None]).min(axis=1)
 
 
 class _Zone:
