@@ -764,7 +764,8 @@ class PredicateExtractor:
         contact began while nothing else held the object up on the previous frame (a carry that pauses
         in the air, the grip unchanged: seed 1403 `ep0006_stack` lost 10 frames of a carry and began a
         second hold; an object put down is resting, and the fingers opening beside it must end the
-        contact at the smaller gap), the larger carried_gap_m."""
+        contact at the smaller gap), the larger carried_gap_m; such a pair is remembered as carried
+        for the next frame (kept only if its contact is T, `_contacts`)."""
         contact = self.config.contact
         threshold = contact.boundary_depth_gap_m
         hand, other = (geo_i, geo_j) if geo_i.entity.role in HAND_ROLES else (geo_j, geo_i)
