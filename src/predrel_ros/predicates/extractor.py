@@ -726,7 +726,7 @@ class PredicateExtractor:
                         state = self._enclosed_contacts[key] = EnclosedContact(contact.hold_separation_frames)
                     self._enclosed_now.add(key)
                     return [state.test(separation, inner.area, contact, self._standing_still(inner, hand),
-                                       self._carried(hand, inner))]
+                                       self._still_carried(hand, inner, (geo_i.entity.id, geo_j.entity.id)))]
         if contact.depth_gap is None:
             return []
         entity_i, entity_j = geo_i.entity, geo_j.entity
@@ -764,8 +764,7 @@ class PredicateExtractor:
         contact began while nothing else held the object up on the previous frame (a carry that pauses
         in the air, the grip unchanged: seed 1403 `ep0006_stack` lost 10 frames of a carry and began a
         second hold; an object put down is resting, and the fingers opening beside it must end the
-        contact at the smaller gap), the larger carried_gap_m; such a pair is remembered as carried
-        for the next frame (kept only if its contact is T, `_contacts`)."""
+        contact at the smaller gap; `_still_carried`), the larger carried_gap_m."""
         contact = self.config.contact
         threshold = contact.boundary_depth_gap_m
         hand, other = (geo_i, geo_j) if geo_i.entity.role in HAND_ROLES else (geo_j, geo_i)
@@ -775,10 +774,19 @@ class PredicateExtractor:
         pair = (geo_i.entity.id, geo_j.entity.id)
         if contact.boundary_exit_gap_m is not None and pair in self._touching:
             bound = max(bound, contact.boundary_exit_gap_m)
-        if (pair in self._carrying and not self._resting(other.entity.id)) or self._carried(hand, other):
-            self._carrying_now.add(pair)
+        if self._still_carried(hand, other, pair):
             bound = max(bound, contact.carried_gap_m)
         return Threshold(bound, threshold.eta)
+
+    def _still_carried(self, hand: EntityGeometry, other: EntityGeometry, pair: tuple[int, int]) -> bool:
+        """Whether `hand` carries `other` (`_carried`), or carried it since their contact began while
+        nothing but a hand held it up on the previous frame (a carry that pauses keeps its grip); such a
+        pair (subject, object) is remembered for the next frame, kept only if its contact is T
+        (`_contacts`)."""
+        carried = self._carried(hand, other) or (pair in self._carrying and not self._resting(other.entity.id))
+        if carried:
+            self._carrying_now.add(pair)
+        return carried
 
     def _resting(self, track_id: int) -> bool:
         """Whether the entity touched something other than a hand on the previous frame."""
