@@ -653,23 +653,28 @@ class PredicateExtractor:
                  held: set[tuple[int, int]]) -> None:
         """Add a hand pair's grasp and release rows from its base predicates' reported values (rows
         evaluated), and its evidence for active_hand; held: the (hand, object) pairs holding on the
-        previous frame (an object the other hand holds is being handed over, `hold_state`, to a hand
-        that holds nothing else: one inserting what it holds into a box the other hand holds is not
-        taking the box; a second track of the same hand, as perception makes, is not the other hand)."""
+        previous frame (`_handed_over`)."""
         subject, obj = pair.subject, pair.object
         contact, dynamic = rows.output(pair.contact), rows.output(pair.dynamic)
         key = (_GRASP, subject, obj)
         hold = self._holds.get(key)
         if hold is None:
             hold = self._holds[key] = HoldState()
-        role = self._tracks[subject].role
-        handed_over = not any(holder == subject and held_object != obj for holder, held_object in held) and any(
-            held_object == obj and holder in self._tracks and self._tracks[holder].role != role
-            for holder, held_object in held)
-        grasp, release = hold.update(contact, dynamic, self.config.grasp, self._motion_codes, handed_over)
+        grasp, release = hold.update(contact, dynamic, self.config.grasp, self._motion_codes,
+                                     self._handed_over(subject, obj, held))
         rows.add(pair.order, _GRASP, subject, obj, *grasp, pair.factors)
         rows.add(pair.order + 1, _RELEASE, subject, obj, *release, pair.factors)
         hand_evidence[subject].append((contact, dynamic))
+
+    def _handed_over(self, hand: int, obj: int, held: set[tuple[int, int]]) -> bool:
+        """Whether `obj` is being handed over to `hand` (`hold_state`): the other hand held it on the
+        previous frame (held: the (hand, object) pairs then holding) and `hand` held nothing else. A
+        hand inserting what it holds into a box the other hand holds is not taking the box, and a
+        second track with the same hand role, as perception makes, is not the other hand."""
+        role = self._tracks[hand].role
+        if any(holder == hand and thing != obj for holder, thing in held):
+            return False
+        return any(thing == obj and self._tracks[holder].role != role for holder, thing in held)
 
     def _onsets(self, table: _PairTable, rows: FrameRows) -> None:
         """Add the containment and support events of every static orientation whose rule allows In / Sup
@@ -790,8 +795,12 @@ class PredicateExtractor:
 
     def _resting(self, track_id: int) -> bool:
         """Whether the entity touched something other than a hand on the previous frame."""
-        return any(track_id in pair and self._tracks[pair[1] if pair[0] == track_id else pair[0]].role not in HAND_ROLES
-                   for pair in self._touching)
+        for subject, obj in self._touching:
+            if track_id in (subject, obj):
+                other = obj if subject == track_id else subject
+                if self._tracks[other].role not in HAND_ROLES:
+                    return True
+        return False
 
     def _enclosure(self, geo_i: EntityGeometry, geo_j: EntityGeometry
                    ) -> tuple[EntityGeometry, EntityGeometry] | None:

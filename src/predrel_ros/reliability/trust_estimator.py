@@ -447,6 +447,7 @@ def _sigmoid(logits: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-logits))
 
 
-def _levels(expected: np.ndarray, risk: np.ndarray, error, warn, risk_warn) -> np.ndarray:
+def _levels(expected: np.ndarray, risk: np.ndarray, error: float | np.ndarray, warn: float | np.ndarray,
+            risk_warn: float | np.ndarray) -> np.ndarray:
     """OK / WARN / ERROR of windows (`GroupModel.levels`); the bounds are scalars or one per window."""
     return np.where(expected < error, ERROR, np.where((expected < warn) | (risk > risk_warn), WARN, OK))
