@@ -183,23 +183,23 @@ def test_dynamic_relations_come_from_3d_velocities_with_depth_and_intrinsics():
     assert got[("dynamic", HAND, OBJ)] == "MA"
 
 
-def carry_then_pause(put_down: bool) -> list[str]:
+def carry_then_pause(put_down: bool, frames=range(20)) -> list[str]:
     """contact(hand, object) per frame: the hand carries the object to the right (masks side by side,
     the object 16 mm behind the hand where they meet: within carried_gap_m, beyond boundary_exit_gap_m),
-    then both stand still; put_down: a table under the object from the pause on."""
+    then both stand still; put_down: a table under the object from the pause on (frames 10-19)."""
     from predrel_ros.core.package_files import config_path
     from predrel_ros.predicates import PredicateConfig
 
     extractor = PredicateExtractor(PredicateConfig.load(config_path("predicates.yaml"), section="predicates"))
     values = []
-    for t in range(20):
+    for t in frames:
         shift = 3 * min(t, 10)
         hand = rect(HAND, RIGHT_HAND, 60 + shift, 40, 20, 20)
         obj = rect(OBJ, MANIPULATED_OBJECT, 40 + shift, 40, 20, 20)
         depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
         depth[hand.mask], depth[obj.mask] = 0.80, 0.816
         entities = [hand, obj]
-        if put_down and t >= 10:
+        if put_down and 10 <= t < 20:
             table = rect(TABLE, SURFACE, 0, 60, WIDTH, 60)
             depth[table.mask] = 0.816
             entities.append(table)
@@ -216,3 +216,10 @@ def test_a_carry_that_pauses_in_the_air_keeps_its_contact_and_one_put_down_ends_
     assert put_down[:11] == in_the_air[:11]
     assert put_down[-1] == "N"                         # resting on the table: the smaller gap decides again
     assert put_down.index("N", 1) <= 15                # once the window no longer sees them move
+
+
+def test_a_remembered_carry_survives_a_gap_that_forgot_what_the_object_rested_on():
+    """Frames 12-39 missing (beyond track_memory, 15): the table the carried object touched last is
+    forgotten and gone, and hand and object come back under the same ids."""
+    values = carry_then_pause(put_down=True, frames=[*range(12), 40])
+    assert values[-1] in ("T", "N")

@@ -794,11 +794,12 @@ class PredicateExtractor:
         return carried
 
     def _resting(self, track_id: int) -> bool:
-        """Whether the entity touched something other than a hand on the previous frame."""
+        """Whether the entity touched something other than a hand on the previous frame (a track
+        forgotten since, after a gap in the frames, touches nothing)."""
         for subject, obj in self._touching:
             if track_id in (subject, obj):
-                other = obj if subject == track_id else subject
-                if self._tracks[other].role not in HAND_ROLES:
+                other = self._tracks.get(obj if subject == track_id else subject)
+                if other is not None and other.role not in HAND_ROLES:
                     return True
         return False
 
