@@ -299,6 +299,42 @@ def test_agreement_json_equals_the_clean_condition_of_the_saved_sequences(oracle
     assert {"found_within_3", "extra_per_event", "median_abs_offset"} <= set(record["events"]["release"])
 
 
+def test_agreement_json_splits_each_disagreement_into_absent_unk_and_wrong_value(oracle_run):
+    out, summary = oracle_run
+    record = json.loads((out / "agreement.json").read_text())
+    absent, unk, known = {}, {}, {}
+    for episode in summary["episodes"]:
+        sequences = EpisodeSequences.load(out / "sequences" / f"{episode['name']}.npz")
+        clean = sequences.condition_index(CLEAN)
+        episode_known = {}
+        for row, (name, _, _) in enumerate(sequences.keys):
+            group, y_ref = vocabulary.group_of(name), sequences.y_ref[row]
+            frames = y_ref != vocabulary.UNK
+            present = sequences.present[clean][row]
+            absent[group] = absent.get(group, 0) + int((frames & ~present).sum())
+            unk[group] = unk.get(group, 0) + int((frames & present & (sequences.y[clean][row] == vocabulary.UNK)).sum())
+            known[group] = known.get(group, 0) + int(frames.sum())
+            episode_known[group] = episode_known.get(group, 0) + int(frames.sum())
+        assert {g: v["n"] for g, v in record["episodes"][episode["name"]].items()} == \
+            {g: n for g, n in episode_known.items() if n}
+    for group, n in known.items():
+        entry = record["groups"][group]
+        assert entry["absent"] == pytest.approx(absent[group] / n)
+        assert entry["unk"] == pytest.approx(unk[group] / n)
+        assert entry["agreement"] + entry["absent"] + entry["unk"] + entry["wrong_value"] == pytest.approx(1.0)
+        assert entry["wrong_value"] >= -1e-12
+
+
+def test_agreement_summary_line_names_the_groups_and_the_lowest_episodes():
+    from predrel_ros.tools.evaluation.agreement import summary_line
+
+    record = {"groups": {"contact": {"agreement": 0.5, "absent": 0.25, "n": 8}, "static": {"agreement": None, "n": 0}},
+              "episodes": {"a": {"contact": {"agreement": 0.9, "absent": 0.0, "n": 4}},
+                           "b": {"contact": {"agreement": 0.1, "absent": 0.5, "n": 4}}}}
+    line = summary_line(record, worst=1)
+    assert line == "clean agreement: contact 0.500 (absent 0.25); lowest episodes: b 0.10 (absent 0.50)"
+
+
 def test_kinds_none_runs_the_clean_condition_alone(controlled_dataset, predicate_file, tmp_path):
     config = EvaluationConfig(perception="oracle", predicate_config=predicate_file, kinds=(), action_model="none")
     summary = run_sweep(config, controlled_dataset, tmp_path / "clean", progress=False, log=quiet)

@@ -30,7 +30,8 @@ EXAMPLES = """examples:
   predrel eval --rebuild runs/eval                      (tables, plots, report again from the saved sequences)
 
 outputs in --out: report.html (everything on one page), tables.md (Tables 8-15 and the findings),
-agreement.json (the clean condition's agreement by group, value and event; docs/predicates.md),
+agreement.json (the clean condition's agreement by group, value, event and episode, and why it
+disagrees; docs/predicates.md),
 summary.json / summary.csv (every cell with std and 95 % CI), rows.csv (per episode), action.csv and
 dis.csv (recognizer), plots/*.png, sequences/*.npz (the per-frame sequences every number comes
 from), predicates.selected.yaml (reusable with --predicate-config), action-models/, timing.json,

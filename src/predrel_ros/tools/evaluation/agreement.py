@@ -2,15 +2,20 @@
 
 The yardstick of the predicate rules (issue 13), the same for oracle and model perception:
 
-    {"groups": {GROUP: {"agreement": a, "prs": p, "n": frames}},
+    {"groups": {GROUP: {"agreement": a, "prs": p, "n": frames, "absent": s, "unk": s, "wrong_value": s}},
      "values": {"NAME/VALUE": {"agreement": a, "n": frames}},
      "events": {"grasp": {"found_within_3": f, "extra_per_event": e, "median_abs_offset": m, ...},
-                "release": {...}}}
+                "release": {...}},
+     "episodes": {EPISODE: {GROUP: {"agreement": a, "absent": s, "n": frames}}}}
 
 Frames count where the reference is known (an UNK prediction there is a disagreement). A group
 pools the frames of all its predicates' streams; "NAME/VALUE" takes the frames whose reference is
-VALUE. Events are the onsets of T runs (`event_score`): for grasp the frame a grasp begins, for
-release the release frame.
+VALUE. Why a group disagrees, as shares of its frames (agreement + absent + unk + wrong_value = 1):
+`absent`, the stream had no estimate (an entity perception missed, or detected under another
+class, so that no evaluated entity stands for the reference's); `unk`, an estimate below the
+confidence floor; `wrong_value`, an estimate of another value. Per episode the same for agreement
+and absence, to find the episodes perception fails. Events are the onsets of T runs
+(`event_score`): for grasp the frame a grasp begins, for release the release frame.
 """
 from __future__ import annotations
 
@@ -31,30 +36,55 @@ EVENTS = (vocabulary.GRASP, vocabulary.RELEASE)
 
 def clean_agreement(sequences: Iterable[EpisodeSequences], tolerance: int = EVENT_TOLERANCE) -> dict:
     """The agreement record (see the module docstring) of the clean condition of `sequences`."""
-    groups = {g: np.zeros(3) for g in vocabulary.GROUPS}      # correct, confidence-weighted correct, n
+    # per group: correct, confidence-weighted correct, n, absent, unk
+    groups = {g: np.zeros(5) for g in vocabulary.GROUPS}
+    per_episode: dict[str, dict] = {}
     values = {(name, label): np.zeros(2) for name in vocabulary.PREDICATES for label in vocabulary.values_of(name)}
     events = {name: EventScore(tolerance) for name in EVENTS}
     for episode in sequences:
         clean = episode.condition_index(CLEAN)
-        y, c = episode.y[clean], episode.c[clean]
+        y, c, present = episode.y[clean], episode.c[clean], episode.present[clean]
+        counts = {g: np.zeros(3) for g in vocabulary.GROUPS}      # correct, n, absent
         for row, (name, _, _) in enumerate(episode.keys):
             y_ref = episode.y_ref[row]
             known = y_ref != vocabulary.UNK
             if not known.any():
                 continue
             correct = (y[row] == y_ref) & known
-            groups[vocabulary.group_of(name)] += (correct.sum(), (c[row] * correct).sum(), known.sum())
+            absent = known & ~present[row]
+            unk = known & present[row] & (y[row] == vocabulary.UNK)
+            group = vocabulary.group_of(name)
+            groups[group] += (correct.sum(), (c[row] * correct).sum(), known.sum(), absent.sum(), unk.sum())
+            counts[group] += (correct.sum(), known.sum(), absent.sum())
             for code, label in enumerate(vocabulary.values_of(name)):
                 selected = y_ref == code
                 values[(name, label)] += (correct[selected].sum(), selected.sum())
             if name in events:
                 events[name].add(y[row], y_ref)
+        per_episode[episode.episode] = {g: {"agreement": _ratio(a, n), "absent": _ratio(m, n), "n": int(n)}
+                                        for g, (a, n, m) in counts.items() if n}
     return {
-        "groups": {g: {"agreement": _ratio(a, n), "prs": _ratio(p, n), "n": int(n)} for g, (a, p, n) in groups.items()},
+        "groups": {g: {"agreement": _ratio(a, n), "prs": _ratio(p, n), "n": int(n), "absent": _ratio(m, n),
+                       "unk": _ratio(u, n), "wrong_value": _ratio(n - a - m - u, n)}
+                   for g, (a, p, n, m, u) in groups.items()},
         "values": {f"{name}/{label}": {"agreement": _ratio(a, n), "n": int(n)}
                    for (name, label), (a, n) in values.items()},
         "events": {name: score.summary() for name, score in events.items()},
+        "episodes": per_episode,
     }
+
+
+def summary_line(record: dict, worst: int = 3) -> str:
+    """One line for the log: each group's agreement with its absent share, and the `worst` episodes
+    by mean group agreement (where perception failed, absence says so)."""
+    groups = ", ".join(f"{g} {v['agreement']:.3f} (absent {v['absent']:.2f})"
+                       for g, v in record["groups"].items() if v["n"])
+    means = {name: (np.mean([v["agreement"] for v in by_group.values()]),
+                    np.mean([v["absent"] for v in by_group.values()]))
+             for name, by_group in record["episodes"].items() if by_group}
+    lowest = sorted(means, key=lambda name: means[name][0])[:worst]
+    episodes = ", ".join(f"{name} {means[name][0]:.2f} (absent {means[name][1]:.2f})" for name in lowest)
+    return f"clean agreement: {groups}; lowest episodes: {episodes or 'none'}"
 
 
 def _ratio(numerator: float, count: float) -> float | None:

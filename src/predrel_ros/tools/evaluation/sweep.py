@@ -328,6 +328,7 @@ def run_sweep(config: EvaluationConfig, data_path: str | Path, out_dir: str | Pa
     if perception > 0:
         log(f"perception {perception:.1f} s, evaluator overhead {overhead:.1f} s "
             f"({100 * overhead / perception:.1f} % of perception)")
+    log(agreement.summary_line(json.loads((out / "agreement.json").read_text())))
     log(f"wrote {out / 'report.html'}, {out / 'tables.md'}, {out / 'summary.json'}")
     return summary
 
