@@ -44,7 +44,7 @@ def clean_agreement(sequences: Iterable[EpisodeSequences], tolerance: int = EVEN
     for episode in sequences:
         clean = episode.condition_index(CLEAN)
         y, c, present = episode.y[clean], episode.c[clean], episode.present[clean]
-        counts = {g: np.zeros(3) for g in vocabulary.GROUPS}      # correct, n, absent
+        counts = {g: np.zeros(5) for g in vocabulary.GROUPS}      # this episode's, as `groups`
         for row, (name, _, _) in enumerate(episode.keys):
             y_ref = episode.y_ref[row]
             known = y_ref != vocabulary.UNK
@@ -54,15 +54,16 @@ def clean_agreement(sequences: Iterable[EpisodeSequences], tolerance: int = EVEN
             absent = known & ~present[row]
             unk = known & present[row] & (y[row] == vocabulary.UNK)
             group = vocabulary.group_of(name)
-            groups[group] += (correct.sum(), (c[row] * correct).sum(), known.sum(), absent.sum(), unk.sum())
-            counts[group] += (correct.sum(), known.sum(), absent.sum())
+            counts[group] += (correct.sum(), (c[row] * correct).sum(), known.sum(), absent.sum(), unk.sum())
             for code, label in enumerate(vocabulary.values_of(name)):
                 selected = y_ref == code
                 values[(name, label)] += (correct[selected].sum(), selected.sum())
             if name in events:
                 events[name].add(y[row], y_ref)
+        for group, count in counts.items():
+            groups[group] += count
         per_episode[episode.episode] = {g: {"agreement": _ratio(a, n), "absent": _ratio(m, n), "n": int(n)}
-                                        for g, (a, n, m) in counts.items() if n}
+                                        for g, (a, _, n, m, _) in counts.items() if n}
     return {
         "groups": {g: {"agreement": _ratio(a, n), "prs": _ratio(p, n), "n": int(n), "absent": _ratio(m, n),
                        "unk": _ratio(u, n), "wrong_value": _ratio(n - a - m - u, n)}
