@@ -58,6 +58,7 @@ def test_controlled_set_classes_roles_and_recipe(controlled_dataset):
     command = generation_command(dataset)
     assert command.startswith(f"predrel dataset generate --episodes {len(dataset)} --seed 0 --out {controlled_dataset}")
     assert "--size 128x96" in command
+    assert command.endswith(" --templates insert,handover,stack")   # the fixture's subset, in its order
     sample = next(labelled_frames(dataset.episodes(), classes))
     assert sample.image.shape == (96, 128, 3) and sample.masks.shape[1:] == (96, 128)
     assert classes.index("table") in sample.labels.tolist()

@@ -8,7 +8,8 @@ Layout of DIR (see `predrel_ros.sources.dataset` for the episode folder format):
     DIR/bags/<name>/                rosbag2 bag of each episode (formats "mcap" / "sqlite3")
 
 Episode i uses template `plan[i].template` and seed `episode_seed(S, i)`; templates cycle through a
-seeded permutation, so every template appears once before any appears twice. The manifest is
+seeded permutation, so every template appears once before any appears twice (a template listed twice
+in `templates` appears twice per cycle; the manifest keeps the list as `template_cycle`). The manifest is
 enough to regenerate any single episode (`generate_episode(template, seed, config)`).
 """
 from __future__ import annotations
@@ -144,6 +145,8 @@ def generate_dataset(out: Path | str, episodes: int, seed: int, config: Generati
         "generator": "predrel_ros.tools.simulator", "version": __version__, "seed": int(seed),
         "renderer": summaries[0]["renderer"], "config": _config_dict(config),
         "templates": {name: group for name, (group, _) in TEMPLATES.items()},
+        # the --templates list as given (repeats weight a template), absent when all cycle once
+        **({"template_cycle": list(templates)} if templates else {}),
         "classes": list(CLASS_LABELS), "primitive_labels": list(PRIMITIVE_LABELS),
         "episodes": summaries,
         "predicate_counts": {name: dict(sorted(c.items())) for name, c in sorted(totals.items())},

@@ -45,6 +45,8 @@ def generation_command(dataset: Dataset) -> str | None:
     for key in ("fps", "frames", "camera"):
         if key in config:
             parts.append(f"--{key} {config[key]}")
+    if manifest.get("template_cycle"):
+        parts.append("--templates " + ",".join(manifest["template_cycle"]))
     return " ".join(parts)
 
 
