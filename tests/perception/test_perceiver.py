@@ -88,6 +88,21 @@ def test_role_map_in_config_wins_and_side_labels_are_hand_roles(make_yoloseg_onn
     assert roles == {"left_hand": LEFT_HAND, "mug": "tool"}  # names from the ONNX metadata
 
 
+def test_an_object_read_as_another_class_keeps_its_track_and_voted_label(make_yoloseg_onnx, tmp_path, yolo):
+    """The tracker's class families: cube and cylinder are objects, the hand is not."""
+    def rows(object_class):
+        return [(100, 108, 40, 60, {object_class: 0.9}, {}), (110, 108, 40, 60, {2: 0.9}, {})]
+    make_yoloseg_onnx(yolo.output0(rows(0), 3), yolo.protos(64, 80, {}), names={0: "cube", 1: "cylinder", 2: "hand"})
+    with perceiver(tmp_path) as p:
+        assert [p._family(label) for label in p.labels] == [2, 2, 0]
+        seen = []
+        for t, object_class in enumerate([0, 0, 1, 0, 1, 0, 0]):
+            outputs = {"output0": yolo.output0(rows(object_class), 3), "output1": yolo.protos(64, 80, {})}
+            p.backend.run = lambda batch, outputs=outputs: outputs
+            seen.append(sorted((e.id, e.label) for e in p.process(frame(), t)))
+    assert seen == [[(1, "cube"), (2, "hand")]] * 7
+
+
 def test_boxes_only_when_masks_are_off(scene_model_dir):
     with perceiver(scene_model_dir, masks=False) as p:
         assert all(e.mask is None for e in p.process(frame(), 0))

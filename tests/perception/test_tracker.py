@@ -79,11 +79,53 @@ def test_low_score_detections_keep_a_track_alive():
 
 
 def test_classes_never_share_an_id_even_when_boxes_overlap():
-    tracker = ByteTracker()
+    tracker = ByteTracker(class_families=[2, 0])
     for t in range(10):  # a hand (class 1) passes over a cube (class 0)
         objects = tracker.update(t, dets(box_at(100, 100) + [0.9, 0], box_at(60 + 8 * t, 100) + [0.9, 1]))
         by_class = {o.class_id: o.track_id for o in objects if o.detection is not None}
         assert by_class == {0: 1, 1: 2}
+
+
+def test_a_class_flicker_within_a_family_keeps_one_track_and_the_voted_class():
+    tracker = ByteTracker(class_families=[0, 2, 2])   # class 0 a hand, 1 cube and 2 cylinder: objects
+    flicker = [1, 1, 2, 1, 2, 1, 1, 2, 2, 1]          # a cube read as a cylinder on 4 of 10 frames
+    for t, detected in enumerate(flicker):
+        objects = tracker.update(t, dets(box_at(100 + t, 100) + [0.8, detected]))
+        assert [(o.track_id, o.class_id) for o in objects] == [(1, 1)]
+
+
+def test_a_sustained_relabel_takes_over_the_track_after_its_votes():
+    tracker = ByteTracker(TrackerConfig(class_memory=5.0), class_families=[2, 2])
+    classes = [tracker.update(t, dets(box_at(100, 100) + [0.8, 0 if t < 5 else 1]))[0].class_id for t in range(12)]
+    assert classes[:6] == [0] * 6            # one frame of the other class does not outvote five
+    assert classes[-1] == 1 and classes.index(1) < 9
+    assert {o.track_id for o in tracker.update(12, dets(box_at(100, 100) + [0.8, 1]))} == {1}
+
+
+def test_a_lost_track_is_never_relabelled_onto_another_object():
+    tracker = ByteTracker(class_families=[2, 2])
+    for t in range(3):
+        tracker.update(t, dets(box_at(100, 100) + [0.8, 0]))
+    assert [o.detection for o in tracker.update(3, dets())] == [None]         # the cylinder is hidden
+    tracker.update(4, dets(box_at(100, 100) + [0.8, 1]))                       # a cube where it was
+    objects = tracker.update(5, dets(box_at(100, 100) + [0.8, 1]))
+    assert sorted((o.track_id, o.class_id, o.detection) for o in objects) == [(1, 0, None), (2, 1, 0)]
+
+
+def test_without_families_or_with_relabel_off_ids_stay_class_consistent():
+    for tracker in (ByteTracker(), ByteTracker(TrackerConfig(relabel_cost=None), class_families=[2, 2])):
+        tracker.update(0, dets(box_at(100, 100) + [0.8, 0]))
+        tracker.update(1, dets(box_at(100, 100) + [0.8, 0]))
+        assert [(o.track_id, o.detection) for o in tracker.update(2, dets(box_at(100, 100) + [0.8, 1]))] == [(1, None)]
+        objects = tracker.update(3, dets(box_at(100, 100) + [0.8, 1]))   # a new track, confirmed on its second hit
+        assert sorted((o.track_id, o.class_id, o.detection) for o in objects) == [(1, 0, None), (2, 1, 0)]
+
+
+def test_a_same_class_detection_wins_over_a_relabel_of_the_same_overlap():
+    tracker = ByteTracker(class_families=[2, 2])
+    tracker.update(0, dets(box_at(100, 100) + [0.8, 0]))
+    objects = tracker.update(1, dets(box_at(101, 100) + [0.8, 1], box_at(101, 100) + [0.8, 0]))
+    assert ids_by_detection(objects) == {1: 1}
 
 
 def test_dropped_frames_are_predicted_over_and_lower_continuity():
@@ -172,7 +214,9 @@ def test_track_history_by_hand():
 
 @pytest.mark.parametrize("kwargs, message", [({"high_threshold": 1.2}, "high_threshold"),
                                              ({"low_threshold": 0.7}, "must not exceed"),
-                                             ({"lost_buffer": -1}, "lost_buffer")])
+                                             ({"lost_buffer": -1}, "lost_buffer"),
+                                             ({"relabel_cost": 1.5}, "relabel_cost"),
+                                             ({"class_memory": 0.5}, "class_memory")])
 def test_tracker_config_is_validated(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TrackerConfig(**kwargs)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from predrel_ros.core.boxes import box_iou, class_aware_nms
-from predrel_ros.core.entities import Entity, RoleMap
+from predrel_ros.core.entities import HAND_ROLES, SURFACE, Entity, RoleMap
 from predrel_ros.core.errors import UserError
 from predrel_ros.core.masks import mask_centroid
 from predrel_ros.perception import letterbox
@@ -76,13 +76,21 @@ class Perceiver:
         mapping = config.role_mapping(self.model_file)
         self.role_map = RoleMap(mapping, config.default_role)
         self._generic_hands = {label for label in config.hands.generic_labels if label not in mapping}
-        self.tracker = ByteTracker(config.tracker)
+        self.tracker = ByteTracker(config.tracker, [self._family(label) for label in self.labels])
         self.visibility = VisibilityEstimator(config.visibility)
         self.hand_sides = HandSideAssigner(config.hands)
         self._geometry: dict[tuple[int, int], letterbox.Letterbox] = {}
         if self.backend is not None:
             self.backend.load(self.model_file, None)
             log.info("perception: %s", self.backend.describe().as_dict())
+
+    def _family(self, label: str) -> int:
+        """The tracker's class family of a label: hands, surfaces, everything else (objects, tools,
+        containers: the classes a detector confuses with one another)."""
+        role = self.role_map.role_of(label)
+        if label in self._generic_hands or role in HAND_ROLES:
+            return 0
+        return 1 if role == SURFACE else 2
 
     # --- detection -----------------------------------------------------------------------------
     def detect(self, image: np.ndarray, bgr: bool = True, depth_m: np.ndarray | None = None,
