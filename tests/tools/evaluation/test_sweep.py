@@ -297,6 +297,12 @@ def test_agreement_json_equals_the_clean_condition_of_the_saved_sequences(oracle
         assert record["groups"][group]["agreement"] == pytest.approx(sum(correct.get(key, 0) for key in keys) / n)
     assert set(record["events"]) == {"grasp", "release"}
     assert {"found_within_3", "extra_per_event", "median_abs_offset"} <= set(record["events"]["release"])
+    for event in ("grasp", "release"):   # the listed frames are the events the score counts
+        listed = [stream for streams in record["event_frames"].values() for stream in streams
+                  if stream["event"] == event]
+        assert listed and all(stream["true"] or stream["predicted"] for stream in listed)
+        assert sum(len(stream["true"]) for stream in listed) == record["events"][event]["true_events"]
+        assert sum(len(stream["predicted"]) for stream in listed) == record["events"][event]["predicted_events"]
 
 
 def test_agreement_json_splits_each_disagreement_into_absent_unk_and_wrong_value(oracle_run):

@@ -6,7 +6,9 @@ The yardstick of the predicate rules (issue 13), the same for oracle and model p
      "values": {"NAME/VALUE": {"agreement": a, "n": frames}},
      "events": {"grasp": {"found_within_3": f, "extra_per_event": e, "median_abs_offset": m, ...},
                 "release": {...}},
-     "episodes": {EPISODE: {GROUP: {"agreement": a, "absent": s, "n": frames}}}}
+     "episodes": {EPISODE: {GROUP: {"agreement": a, "absent": s, "n": frames}}},
+     "event_frames": {EPISODE: [{"event": "release", "subject": i, "object": j, "true": [t, ...],
+                                 "predicted": [t, ...]}, ...]}}
 
 Frames count where the reference is known (an UNK prediction there is a disagreement). A group
 pools the frames of all its predicates' streams; "NAME/VALUE" takes the frames whose reference is
@@ -15,7 +17,9 @@ VALUE. Why a group disagrees, as shares of its frames (agreement + absent + unk 
 class, so that no evaluated entity stands for the reference's); `unk`, an estimate below the
 confidence floor; `wrong_value`, an estimate of another value. Per episode the same for agreement
 and absence, to find the episodes perception fails. Events are the onsets of T runs
-(`event_score`): for grasp the frame a grasp begins, for release the release frame.
+(`event_score`): for grasp the frame a grasp begins, for release the release frame. `event_frames`
+lists them per stream (reference entity ids) where either side has one, so that a release found
+late, early or where there was none can be looked up frame by frame.
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ import numpy as np
 
 from predrel_ros.degradations import CLEAN
 from predrel_ros.predicates import vocabulary
-from predrel_ros.tools.evaluation.event_score import EventScore
+from predrel_ros.tools.evaluation.event_score import EventScore, onsets
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences
 
 EVENT_TOLERANCE = 3
@@ -41,11 +45,12 @@ def clean_agreement(sequences: Iterable[EpisodeSequences], tolerance: int = EVEN
     per_episode: dict[str, dict] = {}
     values = {(name, label): np.zeros(2) for name in vocabulary.PREDICATES for label in vocabulary.values_of(name)}
     events = {name: EventScore(tolerance) for name in EVENTS}
+    event_frames: dict[str, list[dict]] = {}
     for episode in sequences:
         clean = episode.condition_index(CLEAN)
         y, c, present = episode.y[clean], episode.c[clean], episode.present[clean]
         counts = {g: np.zeros(5) for g in vocabulary.GROUPS}      # this episode's, as `groups`
-        for row, (name, _, _) in enumerate(episode.keys):
+        for row, (name, subject, obj) in enumerate(episode.keys):
             y_ref = episode.y_ref[row]
             known = y_ref != vocabulary.UNK
             if not known.any():
@@ -60,6 +65,11 @@ def clean_agreement(sequences: Iterable[EpisodeSequences], tolerance: int = EVEN
                 values[(name, label)] += (correct[selected].sum(), selected.sum())
             if name in events:
                 events[name].add(y[row], y_ref)
+                true, predicted = onsets(y_ref), onsets(y[row])
+                if true.size or predicted.size:
+                    event_frames.setdefault(episode.episode, []).append(
+                        {"event": name, "subject": int(subject), "object": int(obj),
+                         "true": true.tolist(), "predicted": predicted.tolist()})
         for group, count in counts.items():
             groups[group] += count
         per_episode[episode.episode] = {g: {"agreement": _ratio(a, n), "absent": _ratio(m, n), "n": int(n)}
@@ -72,6 +82,7 @@ def clean_agreement(sequences: Iterable[EpisodeSequences], tolerance: int = EVEN
                    for (name, label), (a, n) in values.items()},
         "events": {name: score.summary() for name, score in events.items()},
         "episodes": per_episode,
+        "event_frames": event_frames,
     }
 
 
