@@ -131,6 +131,7 @@ class ByteTracker:
         self.config = config or TrackerConfig()
         self.class_families = None if class_families is None or self.config.relabel_cost is None \
             else np.asarray(class_families, dtype=np.int64)
+        self._vote_fade = math.exp(-1.0 / self.config.class_memory)   # per observation
         self.kalman = BoxKalmanFilter(self.config.kalman)
         #: every frame out of order starts a new sequence (a tracker returns tracks for every frame)
         self.order = StreamOrder(restart_after=1)
@@ -242,12 +243,12 @@ class ByteTracker:
         track.score = float(detections.scores[index])
         track.last_frame = frame_index
         track.detection = index
-        self._vote(track, int(detections.class_ids[index]), track.score)
+        if self.class_families is not None:   # else only its own class ever continues a track
+            self._vote(track, int(detections.class_ids[index]), track.score)
 
     def _vote(self, track: Track, class_id: int, score: float) -> None:
-        fade = math.exp(-1.0 / self.config.class_memory)
         for key in track.votes:
-            track.votes[key] *= fade
+            track.votes[key] *= self._vote_fade
         track.votes[class_id] = track.votes.get(class_id, 0.0) + score
         track.class_id = max(track.votes, key=track.votes.__getitem__)
 

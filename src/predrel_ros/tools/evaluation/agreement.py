@@ -31,7 +31,7 @@ import numpy as np
 
 from predrel_ros.degradations import CLEAN
 from predrel_ros.predicates import vocabulary
-from predrel_ros.tools.evaluation.event_score import EventScore, onsets
+from predrel_ros.tools.evaluation.event_score import EventScore
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences
 
 EVENT_TOLERANCE = 3
@@ -64,8 +64,7 @@ def clean_agreement(sequences: Iterable[EpisodeSequences], tolerance: int = EVEN
                 selected = y_ref == code
                 values[(name, label)] += (correct[selected].sum(), selected.sum())
             if name in events:
-                events[name].add(y[row], y_ref)
-                true, predicted = onsets(y_ref), onsets(y[row])
+                true, predicted = events[name].add(y[row], y_ref)
                 if true.size or predicted.size:
                     event_frames.setdefault(episode.episode, []).append(
                         {"event": name, "subject": int(subject), "object": int(obj),

@@ -48,12 +48,14 @@ class EventScore:
     predicted_events: int = 0
     offsets: list[int] = field(default_factory=list)
 
-    def add(self, y: np.ndarray, y_ref: np.ndarray) -> None:
-        """One stream's predicted and reference codes over the same frames."""
+    def add(self, y: np.ndarray, y_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One stream's predicted and reference codes over the same frames; returns its (true,
+        predicted) onsets."""
         true, predicted = onsets(y_ref), onsets(y)
         self.true_events += len(true)
         self.predicted_events += len(predicted)
         self.offsets += match_onsets(true, predicted, self.tolerance)
+        return true, predicted
 
     def summary(self) -> dict:
         found, n = len(self.offsets), self.true_events
