@@ -4,6 +4,7 @@ import pytest
 from predrel_ros.core.entities import MANIPULATED_OBJECT, RIGHT_HAND, SURFACE, Entity
 from predrel_ros.core.frame import CameraIntrinsics
 from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m, boundary_separation_m
+from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.extractor import PredicateExtractor
 from predrel_ros.predicates.geometry import EntityGeometry
 
@@ -146,9 +147,12 @@ def test_boundary_separation_is_the_3d_distance_where_the_masks_meet():
 def test_a_held_object_is_released_on_the_frame_the_fingers_open():
     """The object stays in the hand's image box while the hand lets go: its 3D separation from the
     hand rises, and contact ends (release T) on that frame; without intrinsics the image contact stays.
-    (A rise of more than hold_separation_jump_m, 6 mm, in one frame would read as the view changing.)"""
+    (A rise of more than hold_separation_jump_m, 6 mm, in one frame would read as the view changing.)
+    The hand's mask moves by a pixel a frame, too little for its steady position to move, so the 3D rule
+    sees no carry: every hold releases here (still_hold_frames None; the gate is tested in test_hold_state)."""
     depths = [0.71] * 8 + [0.717, 0.73]                # frame 8: the separation rises by 5.5 mm
-    with_camera, without = PredicateExtractor(), PredicateExtractor()
+    config = PredicateConfig().replace("grasp.still_hold_frames", None)
+    with_camera, without = PredicateExtractor(config), PredicateExtractor(config)
     for t, object_depth in enumerate(depths):
         hand, obj, depth = held_scene(object_depth)
         hand.centroid = obj.centroid = None

@@ -16,14 +16,14 @@ CREEP = dataclasses.replace(CONFIG, hold_separation_creep_m=0.0025)
 BEGIN = dataclasses.replace(CONFIG, hold_separation_begin_m=0.025)
 
 
-def decisions(separations, areas=None, config=CONFIG, still=False, carried=False):
+def decisions(separations, areas=None, config=CONFIG, still=False, carried=False, put_down=False):
     state = EnclosedContact(config.hold_separation_frames)
     out = []
     stills = still if isinstance(still, list) else [still] * len(separations)
     carries = carried if isinstance(carried, list) else [carried] * len(separations)
     for separation, area, standing_still, carry in zip(separations, areas or [100.0] * len(separations), stills,
                                                        carries):
-        value, threshold = state.test(separation, area, config, standing_still, carry)
+        value, threshold = state.test(separation, area, config, standing_still, carry, put_down and standing_still)
         out.append(value <= threshold.value)
     return out
 
@@ -126,3 +126,27 @@ def test_carrying_only_ever_adds_contact_frames_where_carried(separations, carri
     assert all(value <= CONFIG.hold_separation_max_m for value, touching in zip(separations, with_carry) if touching)
     assert all(touching for touching, carry, value in zip(with_carry, carried, separations)
                if carry and value <= CONFIG.hold_separation_max_m)
+
+
+def test_an_object_put_down_ends_its_contact_at_the_smaller_creep():
+    """Seed 1453 ep0020_remove: the placed cylinder's separation rose 1.6 mm on the release's third frame,
+    and the 2.5 mm creep found it one frame later (4 late)."""
+    separations = [0.0221, 0.0221, 0.0221, 0.0221, 0.0237, 0.0253]
+    put_down = dataclasses.replace(CREEP, hold_separation_put_down_creep_m=0.0015)
+    assert decisions(separations, config=put_down, still=True, put_down=True) == [True] * 4 + [False, False]
+    assert decisions(separations, config=put_down, still=True) == [True] * 5 + [False]      # not put down
+    no_bound = dataclasses.replace(CREEP, hold_separation_put_down_creep_m=None)
+    assert decisions(separations, config=no_bound, still=True, put_down=True) == [True] * 5 + [False]
+
+
+def test_an_object_put_down_judges_a_jump_or_a_new_view_against_its_level():
+    """Seed 1453 ep0007_remove: the fingers opening beside a placed object raised the separation by 8 mm
+    in one frame, which in a moving hand is a view that jumped (a new level)."""
+    separations = [0.0172, 0.0172, 0.0172, 0.0252, 0.0234]
+    keeps = dataclasses.replace(JUMP, hold_separation_put_down_keeps_level=True)
+    assert decisions(separations, config=keeps, still=True, put_down=True) == [True] * 3 + [False, False]
+    assert decisions(separations, config=keeps, still=True) == [True] * 5                  # not put down
+    new_view = [100, 100, 100, 115, 116]                                                    # 15 % more in view
+    assert decisions(separations, new_view, config=keeps, still=True, put_down=True) == [True] * 3 + [False] * 2
+    moves = dataclasses.replace(keeps, hold_separation_put_down_keeps_level=False)
+    assert decisions(separations, config=moves, still=True, put_down=True) == [True] * 5

@@ -76,3 +76,40 @@ def test_every_release_ends_a_grasp_and_grasp_implies_contact(frames):
             assert contact == N and previous_grasp in (T, UNK)
         if grasp != UNK:
             previous_grasp = grasp
+
+
+def hold_frames(carried, frames, still_hold_frames=5):
+    """(grasp, release) codes of a contact with motion held `frames` frames, then ended; carried: the
+    per-frame carry (True / False / None: cannot be told)."""
+    config = GraspConfig(onset_frames=1, still_hold_frames=still_hold_frames)
+    hold = HoldState()
+    out = [tuple(v[0] for v in hold.update((T, 0.8), (FMT, 0.5), config, CODES, carried=carried))
+           for _ in range(frames)]
+    return out + [tuple(v[0] for v in hold.update((N, 0.8), (S, 0.5), config, CODES))]
+
+
+def test_a_short_hold_that_never_carried_the_object_ends_without_a_release():
+    """Seed 1453: a hand touching a box the other hand holds, or an object it reaches past, read as a
+    hold of 2-16 frames that never moved the object; a box held still for the other hand: 98-105."""
+    assert hold_frames(False, 4)[-1] == (N, N)
+    assert [g for g, _ in hold_frames(False, 4)][:4] == [T] * 4          # the grasp itself is unchanged
+    assert hold_frames(False, 5)[-1] == (N, T)                            # held still_hold_frames: a grip
+    assert hold_frames(True, 2)[-1] == (N, T)                             # carried: a grip
+    assert hold_frames(None, 2)[-1] == (N, T)                             # no 3D motion: every hold
+    assert hold_frames(False, 2, still_hold_frames=None)[-1] == (N, T)
+
+
+def test_a_carry_counts_from_the_contacts_first_frame_and_is_forgotten_with_it():
+    config = GraspConfig(onset_frames=3, still_hold_frames=50)
+    hold = HoldState()
+    steps = [((T, 0.8), (S, 0.5), True), ((T, 0.8), (MT, 0.5), False), ((T, 0.8), (S, 0.5), False),
+             ((T, 0.8), (S, 0.5), False), ((N, 0.8), (S, 0.5), False),          # carried before the hold
+             ((T, 0.8), (MT, 0.5), False), ((T, 0.8), (S, 0.5), False), ((T, 0.8), (S, 0.5), False),
+             ((N, 0.8), (S, 0.5), False)]                                        # a new contact, never carried
+    out = [tuple(v[0] for v in hold.update(c, d, config, CODES, carried=k)) for c, d, k in steps]
+    assert [r for _, r in out] == [N, N, N, N, T, N, N, N, N]
+
+
+def test_still_hold_frames_must_be_positive():
+    with pytest.raises(ValueError, match="still_hold_frames"):
+        GraspConfig(still_hold_frames=0)

@@ -87,7 +87,11 @@ class ContactConfig:
       rose by more than hold_separation_jump_m (m; None: never) since the previous frame, starts a
       new level; while hand and object stand still (slower than dynamic.moving_speed_mps), contact
       also ends once the separation has risen on consecutive frames by more than
-      hold_separation_creep_m (m; None: never) in all; the separation is measured over the masks'
+      hold_separation_creep_m (m; None: never) in all, or by more than hold_separation_put_down_creep_m
+      (m; None: hold_separation_creep_m) when the object was put down (it touched something other than
+      a hand on the previous frame), and for such an object a reseen or jumped frame is judged against
+      the level instead of starting a new one when hold_separation_put_down_keeps_level is set (the
+      fingers opening beside a placed object); the separation is measured over the masks'
       pixels within separation_band reference px of each other; an enclosure's first contact needs a
       separation within hold_separation_begin_m (m; None: hold_separation_max_m);
       once in contact, the object stays enclosed while at least hold_exit_fraction of it lies in the
@@ -119,6 +123,8 @@ class ContactConfig:
     hold_separation_area_change: float = 0.1
     hold_separation_jump_m: float | None = 0.006
     hold_separation_creep_m: float | None = 0.0025
+    hold_separation_put_down_creep_m: float | None = 0.0015
+    hold_separation_put_down_keeps_level: bool = True
     separation_band: float = 15.0
     hold_exit_fraction: float | None = 0.5
     boundary_exit_gap_m: float | None = 0.0125
@@ -138,6 +144,7 @@ class ContactConfig:
         if not self.carried_gap_m > 0:
             raise ValueError(f"carried_gap_m must be > 0 m, got {self.carried_gap_m}")
         for name, unit in (("hold_separation_jump_m", " m"), ("hold_separation_creep_m", " m"),
+                           ("hold_separation_put_down_creep_m", " m"),
                            ("hold_separation_begin_m", " m"), ("carried_relative_speed", ""),
                            ("boundary_exit_gap_m", " m")):             # settings that None switches off
             value = getattr(self, name)
@@ -270,14 +277,21 @@ class GraspConfig:
         onset_frames of that motion is no hold.
     motion: dynamic values that start the count (the object carried: MT; the hand moving on what it
         touches: FMT; both halting: HT).
+    still_hold_frames: a hold in which the object never moved with the hand (`predicates.co_motion`,
+        told only with 3D positions) ends with a release only once it lasted this many frames (a hand
+        holding a box still for the other to insert into holds it for seconds; a touch read as a hold
+        lasts under a second); None: every hold ends with a release.
     """
 
     onset_frames: int = 4
     motion: tuple[str, ...] = ("MT", "FMT", "HT")
+    still_hold_frames: int | None = 30
 
     def __post_init__(self) -> None:
         if self.onset_frames < 1:
             raise ValueError(f"onset_frames must be >= 1 frame, got {self.onset_frames}")
+        if self.still_hold_frames is not None and self.still_hold_frames < 1:
+            raise ValueError(f"still_hold_frames must be >= 1 frame or None, got {self.still_hold_frames}")
         unknown = [value for value in self.motion if value not in vocabulary.DYNAMIC_VALUES]
         if unknown:
             raise ValueError(f"motion: unknown dynamic value(s) {unknown}; expected some of "

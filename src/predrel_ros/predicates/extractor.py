@@ -661,10 +661,19 @@ class PredicateExtractor:
         if hold is None:
             hold = self._holds[key] = HoldState()
         grasp, release = hold.update(contact, dynamic, self.config.grasp, self._motion_codes,
-                                     self._handed_over(subject, obj, held))
+                                     self._handed_over(subject, obj, held), self._carried_now(subject, obj))
         rows.add(pair.order, _GRASP, subject, obj, *grasp, pair.factors)
         rows.add(pair.order + 1, _RELEASE, subject, obj, *release, pair.factors)
         hand_evidence[subject].append((contact, dynamic))
+
+    def _carried_now(self, hand: int, obj: int) -> bool | None:
+        """Whether `hand` carries `obj` on this frame (`_still_carried`); None when that cannot be told
+        (no 3D motion of either track, or no 3D dynamic rule)."""
+        if self._dynamic_3d is None or self.config.contact.carried_relative_speed is None:
+            return None
+        if self._tracks[hand].motion3d is None or self._tracks[obj].motion3d is None:
+            return None
+        return (hand, obj) in self._carrying_now or (obj, hand) in self._carrying_now
 
     def _handed_over(self, hand: int, obj: int, held: set[tuple[int, int]]) -> bool:
         """Whether `obj` is being handed over to `hand` (`hold_state`): the other hand held it on the
@@ -730,8 +739,10 @@ class PredicateExtractor:
                     if state is None:
                         state = self._enclosed_contacts[key] = EnclosedContact(contact.hold_separation_frames)
                     self._enclosed_now.add(key)
-                    return [state.test(separation, inner.area, contact, self._standing_still(inner, hand),
-                                       self._still_carried(hand, inner, (geo_i.entity.id, geo_j.entity.id)))]
+                    still = self._standing_still(inner, hand)
+                    return [state.test(separation, inner.area, contact, still,
+                                       self._still_carried(hand, inner, (geo_i.entity.id, geo_j.entity.id)),
+                                       still and self._resting(inner.entity.id))]
         if contact.depth_gap is None:
             return []
         entity_i, entity_j = geo_i.entity, geo_j.entity

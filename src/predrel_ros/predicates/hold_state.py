@@ -13,6 +13,13 @@ else counts from its first frame as if moving: in a handover the receiving hand 
 hands hold still (seed 1393 `ep0009_handover`: 20 frames without motion, the grasp found 24 frames
 late), where a hand inserting what it holds into a box the other hand holds does not take the box.
 
+A hold in which the object never moved with the hand (with 3D positions: `co_motion`, the carry
+the extractor tells) ends with a release only once it lasted `still_hold_frames` (30): on seed 1453
+(ground-truth entities, depth) the holds never carried that ended with no release in the reference
+lasted 2-16 frames (a hand touching a box the other hand holds, an object it reaches past) and the
+true ones 98-105 (a hand holding a box still while the other inserts into it). Without 3D positions
+a carry cannot be told, and every hold ends with a release.
+
 Counting from the motion, not from the first touch, is what tells a grip from a touch: a hand that
 rests against one thing (a container it inserts into, an object it reaches past) while it moves
 shows motion for a frame or two at the end of the touch, and counted from the first touch such a
@@ -31,29 +38,37 @@ from predrel_ros.predicates.rules import UNK, N, T, Truth
 class HoldState:
     """The hold state of one hand-object pair over its stream."""
 
-    __slots__ = ("holding", "moving_frames")
+    __slots__ = ("holding", "moving_frames", "carried", "held_frames")
 
     def __init__(self) -> None:
         self.holding = False
         self.moving_frames = 0       # consecutive contact-T frames since the contact's first `motion` value
+        self.carried = False         # the object moved with the hand (or could not be told) since the contact began
+        self.held_frames = 0         # frames of the current hold
 
     def update(self, contact: Truth, dynamic: Truth, config: GraspConfig, motion_codes: frozenset[int],
-               handed_over: bool = False) -> tuple[Truth, Truth]:
+               handed_over: bool = False, carried: bool | None = None) -> tuple[Truth, Truth]:
         """(grasp, release) of this frame from the pair's reported contact and dynamic values;
-        handed_over: another hand holds the object (its contact counts as if moving).
+        handed_over: another hand holds the object (its contact counts as if moving); carried: the hand
+        carries it on this frame (None: cannot be told, counted as carried).
 
         Margins: those of the contact value the decision rests on."""
         code, margin = contact
         if code == UNK:
             return (UNK, 0.0), (UNK, 0.0)
         if code == N:
-            released = self.holding
-            self.holding, self.moving_frames = False, 0
+            released = self.holding and (self.carried or config.still_hold_frames is None
+                                         or self.held_frames >= config.still_hold_frames)
+            self.holding, self.moving_frames, self.carried, self.held_frames = False, 0, False, 0
             return (N, margin), ((T if released else N), margin)
+        if carried is None or carried:
+            self.carried = True
         if self.moving_frames or handed_over or dynamic[0] in motion_codes:
             self.moving_frames += 1
         if not self.holding and self.moving_frames >= config.onset_frames:
             self.holding = True
+        if self.holding:
+            self.held_frames += 1
         return ((T if self.holding else N), margin), (N, margin)
 
 

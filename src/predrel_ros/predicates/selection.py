@@ -65,6 +65,7 @@ DEFAULT_GRID: dict[str, tuple[float, ...]] = {
     "contact.boundary_exit_gap_m": (0.01, 0.0125, 0.015),
     "contact.hold_separation_jump_m": (0.004, 0.006, 0.008),
     "contact.hold_separation_creep_m": (0.002, 0.0025, 0.003),
+    "contact.hold_separation_put_down_creep_m": (0.001, 0.0015, 0.002),
     "contact.hold_separation_begin_m": (0.02, 0.025, 0.03),
     "contact.carried_relative_speed": (0.3, 0.5, 0.7),
     "contact.carried_gap_m": (0.015, 0.02, 0.025),
