@@ -97,8 +97,8 @@ class EnclosedContact:
                 if self.rise_base is None:
                     self.rise_base = self.recent[-1]
                 put_down_creep = config.hold_separation_put_down_creep_m
-                limit = min(limit, self.rise_base + (put_down_creep if put_down and put_down_creep is not None
-                                                     else creep))
+                bound = put_down_creep if put_down and put_down_creep is not None else creep
+                limit = min(limit, self.rise_base + bound)
         elif carried:
             limit = cap
         elif self.left_level is None:

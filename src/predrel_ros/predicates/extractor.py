@@ -667,11 +667,9 @@ class PredicateExtractor:
         hand_evidence[subject].append((contact, dynamic))
 
     def _carried_now(self, hand: int, obj: int) -> bool | None:
-        """Whether `hand` carries `obj` on this frame (`_still_carried`); None when that cannot be told
-        (no 3D motion of either track, or no 3D dynamic rule)."""
-        if self._dynamic_3d is None or self.config.contact.carried_relative_speed is None:
-            return None
-        if self._tracks[hand].motion3d is None or self._tracks[obj].motion3d is None:
+        """Whether `hand` carries `obj` on this frame (`_still_carried`); None where a carry cannot be
+        told (`_carry_motions`)."""
+        if self._carry_motions(hand, obj) is None:
             return None
         return (hand, obj) in self._carrying_now or (obj, hand) in self._carrying_now
 
@@ -762,17 +760,23 @@ class PredicateExtractor:
         motions = [self._tracks[geometry.entity.id].motion3d for geometry in geometries]
         return all(motion is not None and motion.speed < bound for motion in motions)
 
+    def _carry_motions(self, hand: int, obj: int) -> tuple | None:
+        """The 3D window motions of both tracks, where a carry can be told (the 3D dynamic rule,
+        carried_relative_speed set, both tracks with 3D positions), else None."""
+        if self._dynamic_3d is None or self.config.contact.carried_relative_speed is None:
+            return None
+        motions = self._tracks[hand].motion3d, self._tracks[obj].motion3d
+        return None if motions[0] is None or motions[1] is None else motions
+
     def _carried(self, hand: EntityGeometry, other: EntityGeometry) -> bool:
-        """Whether `hand` carries `other`: both move together in 3D (`co_motion`; False without 3D
-        positions, without the 3D dynamic rule or with carried_relative_speed None)."""
-        share = self.config.contact.carried_relative_speed
-        if self._dynamic_3d is None or share is None:
-            return False
-        motions = [self._tracks[geometry.entity.id].motion3d for geometry in (hand, other)]
-        if motions[0] is None or motions[1] is None:
+        """Whether `hand` carries `other`: both move together in 3D (`co_motion`; False where a carry
+        cannot be told, `_carry_motions`)."""
+        motions = self._carry_motions(hand.entity.id, other.entity.id)
+        if motions is None:
             return False
         bound = self._dynamic_3d.moving_speed.value / self.config.dynamic.frame_rate_hz
-        return moving_together(motions[0].velocity, motions[1].velocity, bound, share)
+        return moving_together(motions[0].velocity, motions[1].velocity, bound,
+                               self.config.contact.carried_relative_speed)
 
     def _boundary_gap_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> Threshold:
         """boundary_depth_gap_m; for a hand and what it touched on the previous frame the larger

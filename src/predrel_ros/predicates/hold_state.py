@@ -38,13 +38,12 @@ from predrel_ros.predicates.rules import UNK, N, T, Truth
 class HoldState:
     """The hold state of one hand-object pair over its stream."""
 
-    __slots__ = ("holding", "moving_frames", "carried", "held_frames")
+    __slots__ = ("holding", "moving_frames", "carried")
 
     def __init__(self) -> None:
         self.holding = False
         self.moving_frames = 0       # consecutive contact-T frames since the contact's first `motion` value
         self.carried = False         # the object moved with the hand (or could not be told) since the contact began
-        self.held_frames = 0         # frames of the current hold
 
     def update(self, contact: Truth, dynamic: Truth, config: GraspConfig, motion_codes: frozenset[int],
                handed_over: bool = False, carried: bool | None = None) -> tuple[Truth, Truth]:
@@ -57,9 +56,10 @@ class HoldState:
         if code == UNK:
             return (UNK, 0.0), (UNK, 0.0)
         if code == N:
+            held_frames = self.moving_frames - config.onset_frames + 1       # the hold began at onset_frames
             released = self.holding and (self.carried or config.still_hold_frames is None
-                                         or self.held_frames >= config.still_hold_frames)
-            self.holding, self.moving_frames, self.carried, self.held_frames = False, 0, False, 0
+                                         or held_frames >= config.still_hold_frames)
+            self.holding, self.moving_frames, self.carried = False, 0, False
             return (N, margin), ((T if released else N), margin)
         if carried is None or carried:
             self.carried = True
@@ -67,8 +67,6 @@ class HoldState:
             self.moving_frames += 1
         if not self.holding and self.moving_frames >= config.onset_frames:
             self.holding = True
-        if self.holding:
-            self.held_frames += 1
         return ((T if self.holding else N), margin), (N, margin)
 
 
