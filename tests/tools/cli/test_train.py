@@ -24,6 +24,7 @@ def test_fit_writes_the_run_record_and_export_the_model_folder(trained):
     run = json.loads((run_dir / "run.json").read_text())
     assert run["class_names"] == ["bar", "box", "disc"] and run["data"]["train_frames"] == 8
     assert run["command"].startswith("predrel ") and run["wall_seconds"] > 0
+    assert "--erase-probability 0.5" in run["command"] and run["config"]["augment"]["erase_probability"] == 0.5
     assert {p.name for p in model.iterdir()} == {"model.onnx", "model.pt2", "labels.txt", "roles.yaml",
                                                  "metrics.json", "MODEL_CARD.md"}
     metadata = {p.key: p.value for p in onnx.load(str(model / "model.onnx")).metadata_props}
@@ -105,6 +106,13 @@ def test_fit_from_an_exported_model_starts_from_its_weights(trained, synthetic_d
     assert main(["train", "fit", "--data", str(synthetic_dataset), "--init", str(tmp_path / "nothing.onnx"),
                  "--out", str(tmp_path / "other")]) == 1
     assert "expected a training checkpoint" in capsys.readouterr().err
+
+
+def test_fit_refuses_an_erase_probability_outside_0_1(synthetic_dataset, tmp_path, capsys):
+    assert main(["train", "fit", "--data", str(synthetic_dataset), "--out", str(tmp_path / "run"),
+                 "--erase-probability", "1.5", "--no-progress"]) == 1
+    assert "erase_probability must lie in [0, 1]" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
 
 
 def test_fit_refuses_a_missing_dataset(tmp_path, capsys):

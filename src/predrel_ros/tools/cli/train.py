@@ -64,6 +64,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fit.add_argument("--threads", type=int, default=2, help="CPU threads of PyTorch")
     fit.add_argument("--train-frame-step", type=int, default=2, help="use every k-th frame of train episodes")
     fit.add_argument("--val-frame-step", type=int, default=5, help="use every k-th frame of val episodes")
+    fit.add_argument("--erase-probability", type=float, default=0.5,
+                     help="share of training frames that get 1..3 textured, shaped occluders (random erasing)")
+    fit.add_argument("--erase-object-share", type=float, default=0.5,
+                     help="share of those occluders placed inside an instance's box (partly hidden objects)")
     fit.add_argument("--classes", help="comma-separated class names; unset: the sorted labels of the train split")
     fit.add_argument("--init", type=Path, help="start from these weights instead of random ones (fine-tuning): a "
                                                "model folder, its model.pt2 or a training checkpoint, same classes")
@@ -126,7 +130,8 @@ def _fit_command(args: argparse.Namespace) -> str:
     parts = ["predrel", "train", "fit", "--data", str(args.data), "--out", str(args.out), "--epochs", str(args.epochs),
              "--batch-size", str(args.batch_size), "--learning-rate", str(args.learning_rate), "--seed", str(args.seed),
              "--threads", str(args.threads), "--train-frame-step", str(args.train_frame_step),
-             "--val-frame-step", str(args.val_frame_step)]
+             "--val-frame-step", str(args.val_frame_step), "--erase-probability", f"{args.erase_probability:g}",
+             "--erase-object-share", f"{args.erase_object_share:g}"]
     if args.classes:
         parts += ["--classes", args.classes]
     if getattr(args, "init", None):
@@ -271,6 +276,7 @@ def _fit(args: argparse.Namespace) -> int:
 
     from predrel_ros.core.errors import UserError
     from predrel_ros.tools.benchmarks.report import hardware
+    from predrel_ros.tools.training.data import AugmentConfig
     from predrel_ros.tools.training.dataset_frames import dataset_classes, generation_command
     from predrel_ros.tools.training.network import NetworkConfig
     from predrel_ros.tools.training.trainer import TrainConfig, initial_weights, train
@@ -299,8 +305,10 @@ def _fit(args: argparse.Namespace) -> int:
             raise UserError(f"--init {args.init} has the classes {init_classes}, the data {list(class_names)}: "
                             f"fine-tuning needs the same classes in the same order (--classes)")
     try:
+        augment = AugmentConfig(erase_probability=args.erase_probability,
+                                erase_object_share=args.erase_object_share)
         config = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
-                             seed=args.seed, threads=args.threads)
+                             seed=args.seed, threads=args.threads, augment=augment)
     except ValueError as error:
         raise UserError(str(error)) from None
     progress = not args.no_progress
