@@ -35,6 +35,40 @@ def test_each_target_is_covered_by_the_table_share_nested_in_severity(box, seed,
         assert np.all(higher[lower])                        # nested: coverage only grows with severity
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(0, 60), st.integers(0, 40))
+def test_an_occluder_never_covers_a_smaller_target_so_an_object_on_the_table_keeps_its_own_share(
+        seed, severity, x, y):
+    """The table's occluder hides part of the table, not the cube on it: the cube is covered by its
+    own occluder alone, the table's share of its box to the pixel, and the table's occluder skips it."""
+    cube_mask = np.zeros(SHAPE[:2], bool)
+    cube_mask[30 + y:50 + y, 40 + x:60 + x] = True
+    cube = Entity(4, "cube", "manipulated_object", [40 + x, 30 + y, 60 + x, 50 + y], mask=cube_mask)
+    table_mask = np.zeros(SHAPE[:2], bool)
+    table_mask[20:120, 0:160] = True
+    table = Entity(1, "table", "surface", [0, 20, 160, 120], mask=table_mask & ~cube_mask)
+    degrader = Degrader("occlusion", severity, seed)
+    ratio = DEFAULT_TABLE.row("occlusion", severity)["area_ratio"]
+    together = degrader.occluder_mask(SHAPE, [table, cube])
+    cube_alone = degrader.occluder_mask(SHAPE, [cube])
+    np.testing.assert_array_equal(together & cube_mask, cube_alone & cube_mask)
+    assert (together & cube_mask).sum() == round(ratio * cube_mask.sum())
+    table_alone = degrader.occluder_mask(SHAPE, [table])
+    np.testing.assert_array_equal(together & ~cube_mask, table_alone & ~cube_mask)
+
+
+def test_boxes_without_masks_keep_the_smaller_box_free_and_equal_boxes_both_cover():
+    big, small = [0, 0, 160, 120], [50, 40, 90, 80]
+    degrader = Degrader("occlusion", 5, seed=3)
+    mask = degrader.occluder_mask(SHAPE, np.array([big, small], float))
+    own = degrader.occluder_mask(SHAPE, [_entity(1, small)])      # the small box's own occluder: key 1
+    inside = np.zeros(SHAPE[:2], bool)
+    inside[40:80, 50:90] = True
+    np.testing.assert_array_equal(mask & inside, own & inside)
+    same = degrader.occluder_mask(SHAPE, np.array([small, small], float))
+    assert same.sum() > own.sum()                                 # neither leaves the other out
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(0, 10**6), st.integers(0, 10**6))
 def test_same_seed_same_occluders_at_any_frame_other_seed_other_occluders(seed, severity, frame, other_frame):

@@ -32,6 +32,23 @@ def target_regions(targets: Sequence[Entity] | np.ndarray | None) -> tuple[np.nd
     return boxes, keys
 
 
+def target_footprints(targets: Sequence[Entity] | np.ndarray, image_shape: tuple[int, ...]) -> np.ndarray:
+    """Each target's pixels (N x H x W bool): an Entity's mask when it has one of the image's size, else its
+    box (x2, y2 exclusive, clipped to the image)."""
+    height, width = image_shape[:2]
+    boxes, _ = target_regions(targets)
+    out = np.zeros((len(boxes), height, width), bool)
+    for index, box in enumerate(boxes):
+        mask = getattr(targets[index], "mask", None)
+        if mask is not None and mask.shape == (height, width):
+            out[index] = mask
+            continue
+        x1, y1 = max(int(np.floor(box[0])), 0), max(int(np.floor(box[1])), 0)
+        x2, y2 = min(int(np.ceil(box[2])), width), min(int(np.ceil(box[3])), height)
+        out[index, y1:y2, x1:x2] = True
+    return out
+
+
 def random_zones(image_shape: tuple[int, ...], seed: int, options: DegradationOptions) -> np.ndarray:
     """The seed's random zones (N x 4 boxes) of a frame, used when no targets are given."""
     height, width = image_shape[:2]
