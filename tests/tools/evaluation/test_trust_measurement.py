@@ -68,16 +68,16 @@ def profile_file(controlled_dataset, tmp_path_factory):
 
 
 def test_the_sweep_writes_trust_json_its_table_and_plot(controlled_dataset, predicate_file, profile_file, tmp_path):
-    config = EvaluationConfig(perception="oracle", predicate_config=predicate_file, kinds=("occlusion",),
+    config = EvaluationConfig(perception="oracle", predicate_config=predicate_file, kinds=("detection_noise",),
                               severities=(3, 5), action_model=NO_ACTION, test_split="train", max_episodes=1,
                               trust_profile=profile_file)
     run_sweep(config, controlled_dataset, tmp_path, progress=False, log=lambda _: None)
     document = json.loads((tmp_path / "trust.json").read_text())
-    assert [(c["kind"], c["severity"]) for c in document["conditions"]] == [("none", 0), ("occlusion", 3),
-                                                                            ("occlusion", 5)]
+    assert [(c["kind"], c["severity"]) for c in document["conditions"]] == [("none", 0), ("detection_noise", 3),
+                                                                            ("detection_noise", 5)]
     summary = document["summary"]
     assert 0.0 <= summary["mae"] <= 1.0 and summary["group_windows"] > 100
-    assert summary["switch_series"] >= 1            # occlusion 3 brings some group below 0.6
+    assert summary["switch_series"] >= 1            # detection noise 3 brings some group below 0.6
     clean = document["conditions"][0]
     assert set(clean["true"]) <= set(GROUPS) and all(0.0 <= v <= 1.0 for v in clean["expected"].values())
     assert "## Trust" in (tmp_path / "tables.md").read_text()
