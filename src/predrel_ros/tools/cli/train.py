@@ -65,7 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fit.add_argument("--train-frame-step", type=int, default=2, help="use every k-th frame of train episodes")
     fit.add_argument("--val-frame-step", type=int, default=5, help="use every k-th frame of val episodes")
     fit.add_argument("--erase-probability", type=float, default=0.5,
-                     help="share of training frames that get 1..3 textured, shaped occluders (random erasing)")
+                     help="share of training frames given 1..--erase-max textured, shaped occluders (random erasing)")
+    fit.add_argument("--erase-max", type=int, default=3, help="most occluders per erased frame")
     fit.add_argument("--erase-object-share", type=float, default=0.5,
                      help="share of those occluders placed inside an instance's box (partly hidden objects)")
     fit.add_argument("--classes", help="comma-separated class names; unset: the sorted labels of the train split")
@@ -131,7 +132,7 @@ def _fit_command(args: argparse.Namespace) -> str:
              "--batch-size", str(args.batch_size), "--learning-rate", str(args.learning_rate), "--seed", str(args.seed),
              "--threads", str(args.threads), "--train-frame-step", str(args.train_frame_step),
              "--val-frame-step", str(args.val_frame_step), "--erase-probability", f"{args.erase_probability:g}",
-             "--erase-object-share", f"{args.erase_object_share:g}"]
+             "--erase-max", str(args.erase_max), "--erase-object-share", f"{args.erase_object_share:g}"]
     if args.classes:
         parts += ["--classes", args.classes]
     if getattr(args, "init", None):
@@ -305,7 +306,7 @@ def _fit(args: argparse.Namespace) -> int:
             raise UserError(f"--init {args.init} has the classes {init_classes}, the data {list(class_names)}: "
                             f"fine-tuning needs the same classes in the same order (--classes)")
     try:
-        augment = AugmentConfig(erase_probability=args.erase_probability,
+        augment = AugmentConfig(erase_probability=args.erase_probability, erase_max=args.erase_max,
                                 erase_object_share=args.erase_object_share)
         config = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                              seed=args.seed, threads=args.threads, augment=augment)

@@ -79,8 +79,8 @@ def _origin(run: dict) -> list[str]:
 def _augmentation(augment: dict) -> list[str]:
     if not augment.get("erase_probability"):
         return ["  and sensor noise as augmentation (none of the evaluation protocol's degradations is used)."]
-    return [f"  and sensor noise as augmentation; random erasing (probability {augment['erase_probability']:g}) "
-            "with textured, shaped occluders",
+    return [f"  and sensor noise as augmentation; random erasing (probability {augment['erase_probability']:g}, "
+            f"1-{augment.get('erase_max', 3)} per frame) with textured, shaped occluders",
             "  (procedural textures or patches of the frame; ellipses, blobs, arm-like shapes), "
             f"{augment.get('erase_object_share', 0):.0%} of them inside",
             "  an instance's box; " + _erased_targets(augment.get("amodal_min_visible", 1.0)),
