@@ -53,7 +53,7 @@ REGISTRY: dict[str, KindInfo] = {info.name: info for info in (
     KindInfo(NONE, NONE, "clean reference (identity)"),
     KindInfo(BLUR, IMAGE, "Gaussian defocus + linear motion blur along a per-frame direction"),
     KindInfo(OCCLUSION, IMAGE, "textured, shaped occluders (arms, blobs, ellipses) over a growing share of "
-                               "target boxes or random zones"),
+                               "target boxes (never over a smaller target) or random zones"),
     KindInfo(OCCLUSION_FLAT, IMAGE, "for comparison: solid rectangles in muted colours over the same shares"),
     KindInfo(ILLUMINATION, IMAGE, "low light, overexposure or contrast reduction (per seed)"),
     KindInfo(LOW_RESOLUTION, IMAGE, "downsample and resize back to the original resolution"),
