@@ -14,6 +14,13 @@ def box_area(boxes: np.ndarray) -> np.ndarray:
     return (boxes[:, 2] - boxes[:, 0]).clip(0) * (boxes[:, 3] - boxes[:, 1]).clip(0)
 
 
+def pixel_span(box, height: int, width: int) -> tuple[int, int, int, int]:
+    """The integer pixel rectangle [x1, x2) x [y1, y2) a box (x1, y1, x2, y2) touches, clipped to a
+    height x width image (empty when x2 <= x1 or y2 <= y1)."""
+    return (max(int(np.floor(box[0])), 0), max(int(np.floor(box[1])), 0),
+            min(int(np.ceil(box[2])), width), min(int(np.ceil(box[3])), height))
+
+
 def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(N, M) intersection over union of x1, y1, x2, y2 boxes; 0 where the union is empty, except
     that two identical boxes have IoU 1 also when they are empty (an entity hidden entirely, its box

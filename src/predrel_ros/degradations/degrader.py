@@ -178,7 +178,7 @@ class Degrader:
     def _occluders(self, image_shape: tuple[int, ...],
                    targets: Sequence[Entity] | np.ndarray | None) -> list[occlusion.Occluder]:
         regions, keys = occluded_regions(targets, image_shape, self.seed, self.options)
-        footprints = target_footprints(targets, image_shape) if targets is not None and len(targets) else None
+        footprints = None if targets is None else target_footprints(targets, regions, image_shape)
         return occlusion.occluders(regions, keys, self._row["area_ratio"], self.seed, image_shape, footprints)
 
     def _flat_occluders(self, image_shape: tuple[int, ...],

@@ -25,6 +25,7 @@ from typing import Sequence
 import cv2
 import numpy as np
 
+from predrel_ros.core.boxes import pixel_span
 from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import draws
 from predrel_ros.degradations.options import DegradationOptions
@@ -128,17 +129,12 @@ def _clip_box(box: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     return np.array([x1, y1, max(x2, x1 + 1.0), max(y2, y1 + 1.0)])
 
 
-def _pixel_span(box: np.ndarray) -> tuple[int, int, int, int]:
-    """Integer pixel rectangle [x1, x2) x [y1, y2) covered by a clipped box."""
-    return int(np.floor(box[0])), int(np.floor(box[1])), int(np.ceil(box[2])), int(np.ceil(box[3]))
-
-
 def _moved_mask(mask: np.ndarray, old_box: np.ndarray, new_box: np.ndarray,
                 shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray | None]:
     """The mask's content inside `old_box` resampled onto `new_box` (nearest neighbour), and the
     moved mask's centroid (None when it is empty), computed on the crop rather than the frame."""
-    ox1, oy1, ox2, oy2 = _pixel_span(old_box)
-    nx1, ny1, nx2, ny2 = _pixel_span(new_box)
+    ox1, oy1, ox2, oy2 = pixel_span(old_box, *shape)
+    nx1, ny1, nx2, ny2 = pixel_span(new_box, *shape)
     moved = np.zeros(shape, bool)
     crop = mask[oy1:oy2, ox1:ox2]
     if not crop.any():

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from predrel_ros.core.boxes import box_area, pixel_span
 from predrel_ros.degradations import draws, textures
 
 #: occluder shapes, drawn per region
@@ -86,21 +87,13 @@ def occluders(regions: np.ndarray, keys: np.ndarray, area_ratio: float, seed: in
 
 
 def _smaller_footprints(regions: np.ndarray, footprints: np.ndarray) -> np.ndarray:
-    """For each region, the union of the footprints of the regions with a strictly smaller box area."""
-    areas = (regions[:, 2] - regions[:, 0]) * (regions[:, 3] - regions[:, 1])
-    union = np.zeros(footprints.shape[1:], bool)
-    out = np.zeros(footprints.shape, bool)
+    """For each region, the union of the footprints of the regions with a strictly smaller box area
+    (equal areas: neither leaves the other out)."""
+    areas = box_area(regions)
     order = np.argsort(areas, kind="stable")
-    start = 0
-    while start < len(order):          # equal areas: neither leaves the other out
-        stop = start
-        while stop < len(order) and areas[order[stop]] == areas[order[start]]:
-            stop += 1
-        out[order[start:stop]] = union
-        for index in order[start:stop]:
-            union |= footprints[index]
-        start = stop
-    return out
+    below = np.zeros((len(order) + 1, *footprints.shape[1:]), bool)   # below[k]: union of the k smallest
+    np.logical_or.accumulate(footprints[order], axis=0, out=below[1:])
+    return below[np.searchsorted(areas[order], areas, side="left")]
 
 
 @functools.lru_cache(maxsize=_MEMO)
@@ -108,8 +101,7 @@ def _occluder(seed: int, key: int, x1: float, y1: float, x2: float, y2: float, a
               height: int, width: int) -> Occluder | None:
     """The occluder of one region (None: nothing of it in the image). Memoised, as `_texture_of`: a pure
     function of its arguments, and a target at rest has the same box frame after frame."""
-    left, top = max(int(np.floor(x1)), 0), max(int(np.floor(y1)), 0)
-    right, bottom = min(int(np.ceil(x2)), width), min(int(np.ceil(y2)), height)
+    left, top, right, bottom = pixel_span((x1, y1, x2, y2), height, width)
     if right <= left or bottom <= top or x2 <= x1 or y2 <= y1:
         return None
     field = _shape_field(_rng(seed, key, "shape"), np.arange(left, right) + 0.5 - x1,

@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
+from predrel_ros.core.boxes import pixel_span
 from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import draws
 from predrel_ros.degradations.options import DegradationOptions
@@ -32,20 +33,19 @@ def target_regions(targets: Sequence[Entity] | np.ndarray | None) -> tuple[np.nd
     return boxes, keys
 
 
-def target_footprints(targets: Sequence[Entity] | np.ndarray, image_shape: tuple[int, ...]) -> np.ndarray:
-    """Each target's pixels (N x H x W bool): an Entity's mask when it has one of the image's size, else its
-    box (x2, y2 exclusive, clipped to the image)."""
+def target_footprints(targets: Sequence[Entity] | np.ndarray, boxes: np.ndarray,
+                      image_shape: tuple[int, ...]) -> np.ndarray:
+    """Each target's pixels (N x H x W bool; `boxes`: their `target_regions`): an Entity's mask when it
+    has one of the image's size, else its box's pixels."""
     height, width = image_shape[:2]
-    boxes, _ = target_regions(targets)
     out = np.zeros((len(boxes), height, width), bool)
     for index, box in enumerate(boxes):
         mask = getattr(targets[index], "mask", None)
         if mask is not None and mask.shape == (height, width):
             out[index] = mask
-            continue
-        x1, y1 = max(int(np.floor(box[0])), 0), max(int(np.floor(box[1])), 0)
-        x2, y2 = min(int(np.ceil(box[2])), width), min(int(np.ceil(box[3])), height)
-        out[index, y1:y2, x1:x2] = True
+        else:
+            x1, y1, x2, y2 = pixel_span(box, height, width)
+            out[index, y1:y2, x1:x2] = True
     return out
 
 
