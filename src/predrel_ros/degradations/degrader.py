@@ -19,7 +19,7 @@ import numpy as np
 from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import blur, detection_noise, flat_occlusion, frame_drop, illumination, occlusion
 from predrel_ros.degradations.low_resolution import low_resolution
-from predrel_ros.degradations.occlusion_regions import occluded_regions, target_footprints
+from predrel_ros.degradations.occlusion_regions import occluded_regions, target_masks
 from predrel_ros.degradations.options import DegradationOptions
 from predrel_ros.degradations.table import (
     BLUR,
@@ -178,8 +178,8 @@ class Degrader:
     def _occluders(self, image_shape: tuple[int, ...],
                    targets: Sequence[Entity] | np.ndarray | None) -> list[occlusion.Occluder]:
         regions, keys = occluded_regions(targets, image_shape, self.seed, self.options)
-        footprints = None if targets is None else target_footprints(targets, regions, image_shape)
-        return occlusion.occluders(regions, keys, self._row["area_ratio"], self.seed, image_shape, footprints)
+        masks = None if targets is None else target_masks(targets, image_shape)
+        return occlusion.occluders(regions, keys, self._row["area_ratio"], self.seed, image_shape, masks)
 
     def _flat_occluders(self, image_shape: tuple[int, ...],
                         targets: Sequence[Entity] | np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -52,9 +53,9 @@ class Occluder:
     mask: np.ndarray
 
     def without(self, excluded: np.ndarray) -> Occluder | None:
-        """This occluder less the `excluded` pixels (H x W bool of the image); None when nothing is left."""
-        height, width = self.mask.shape
-        mask = self.mask & ~excluded[self.top:self.top + height, self.left:self.left + width]
+        """This occluder less the `excluded` pixels (a bool array of its own window, the shape of `mask`);
+        None when nothing is left."""
+        mask = self.mask & ~excluded
         return Occluder(self.key, self.top, self.left, mask) if mask.any() else None
 
     def covered(self, image_shape: tuple[int, ...]) -> np.ndarray:
@@ -66,34 +67,49 @@ class Occluder:
 
 
 def occluders(regions: np.ndarray, keys: np.ndarray, area_ratio: float, seed: int,
-              image_shape: tuple[int, ...], footprints: np.ndarray | None = None) -> list[Occluder]:
+              image_shape: tuple[int, ...], masks: Sequence[np.ndarray | None] | None = None) -> list[Occluder]:
     """The occluders of `regions` (N x 4 boxes) at `area_ratio`, ordered by key (drawing order).
 
-    footprints: the regions' pixels (N x H x W bool: a target's mask, else its box), or None (random
-    zones): each occluder then leaves the footprints of the regions smaller than its own uncovered."""
+    masks: the targets' masks (H x W bool, None for a target known by its box alone), or None for
+    random zones: each occluder then leaves the targets smaller than its own uncovered."""
     height, width = image_shape[:2]
     if area_ratio <= 0:
         return []
-    smaller = None if footprints is None else _smaller_footprints(regions, footprints)
+    areas = box_area(regions)
     out = []
     for index in sorted(range(len(regions)), key=lambda i: int(keys[i])):
         occluder = _occluder(int(seed), int(keys[index]), *(float(v) for v in regions[index]), float(area_ratio),
                              height, width)
-        if occluder is not None and smaller is not None:
-            occluder = occluder.without(smaller[index])
+        if occluder is not None and masks is not None:
+            excluded = _smaller_targets_in(occluder, np.flatnonzero(areas < areas[index]), regions, masks)
+            if excluded is not None:
+                occluder = occluder.without(excluded)
         if occluder is not None:
             out.append(occluder)
     return out
 
 
-def _smaller_footprints(regions: np.ndarray, footprints: np.ndarray) -> np.ndarray:
-    """For each region, the union of the footprints of the regions with a strictly smaller box area
-    (equal areas: neither leaves the other out)."""
-    areas = box_area(regions)
-    order = np.argsort(areas, kind="stable")
-    below = np.zeros((len(order) + 1, *footprints.shape[1:]), bool)   # below[k]: union of the k smallest
-    np.logical_or.accumulate(footprints[order], axis=0, out=below[1:])
-    return below[np.searchsorted(areas[order], areas, side="left")]
+def _smaller_targets_in(occluder: Occluder, smaller: np.ndarray, regions: np.ndarray,
+                        masks: Sequence[np.ndarray | None]) -> np.ndarray | None:
+    """The pixels of the `smaller` targets (their masks, else their boxes) in the occluder's window, or
+    None when none of them reaches into it. Only the window is read: a frame's cost stays that of
+    the occluders, not of N full-frame masks."""
+    height, width = occluder.mask.shape
+    top, left = occluder.top, occluder.left
+    excluded = None
+    for index in smaller:
+        x1, y1, x2, y2 = pixel_span(regions[index], top + height, left + width)
+        x1, y1 = max(x1, left), max(y1, top)
+        if x2 <= x1 or y2 <= y1:
+            continue
+        if excluded is None:
+            excluded = np.zeros((height, width), bool)
+        window = excluded[y1 - top:y2 - top, x1 - left:x2 - left]
+        if masks[index] is None:
+            window[...] = True
+        else:
+            window |= masks[index][y1:y2, x1:x2]
+    return excluded
 
 
 @functools.lru_cache(maxsize=_MEMO)

@@ -12,7 +12,6 @@ from typing import Sequence
 
 import numpy as np
 
-from predrel_ros.core.boxes import pixel_span
 from predrel_ros.core.entities import Entity
 from predrel_ros.degradations import draws
 from predrel_ros.degradations.options import DegradationOptions
@@ -33,20 +32,12 @@ def target_regions(targets: Sequence[Entity] | np.ndarray | None) -> tuple[np.nd
     return boxes, keys
 
 
-def target_footprints(targets: Sequence[Entity] | np.ndarray, boxes: np.ndarray,
-                      image_shape: tuple[int, ...]) -> np.ndarray:
-    """Each target's pixels (N x H x W bool; `boxes`: their `target_regions`): an Entity's mask when it
-    has one of the image's size, else its box's pixels."""
-    height, width = image_shape[:2]
-    out = np.zeros((len(boxes), height, width), bool)
-    for index, box in enumerate(boxes):
-        mask = getattr(targets[index], "mask", None)
-        if mask is not None and mask.shape == (height, width):
-            out[index] = mask
-        else:
-            x1, y1, x2, y2 = pixel_span(box, height, width)
-            out[index, y1:y2, x1:x2] = True
-    return out
+def target_masks(targets: Sequence[Entity] | np.ndarray, image_shape: tuple[int, ...]) -> list[np.ndarray | None]:
+    """Each target's mask when it is an Entity with a mask of the image's size, else None (its box stands
+    for its pixels)."""
+    shape = tuple(image_shape[:2])
+    masks = [getattr(target, "mask", None) for target in targets]
+    return [mask if mask is not None and mask.shape == shape else None for mask in masks]
 
 
 def random_zones(image_shape: tuple[int, ...], seed: int, options: DegradationOptions) -> np.ndarray:
