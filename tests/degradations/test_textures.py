@@ -1,6 +1,8 @@
 """Occluder textures and shapes (degradations/textures.py)."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from predrel_ros.degradations.textures import SHAPES, TEXTURES, cut_patch, procedural_texture, shape_mask
 
@@ -30,6 +32,25 @@ def test_a_patch_is_cut_from_its_source():
     patch = cut_patch(source, np.random.default_rng(0), 5, 7)
     found = [(y, x) for y in range(16) for x in range(24) if np.array_equal(source[y:y + 5, x:x + 7], patch)]
     assert found and cut_patch(source, np.random.default_rng(0), 40, 50).shape == (40, 50, 3)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), size=st.tuples(st.integers(2, 12), st.integers(2, 12)))
+def test_a_patch_of_the_background_holds_no_object(seed, size):
+    background = np.ones((30, 40), bool)
+    background[8:22, 10:20] = False          # an object
+    source = np.where(background[..., None], 100, 250).astype(np.uint8).repeat(3, axis=2)
+    patch = cut_patch(source, np.random.default_rng(seed), *size, allowed=background, min_allowed=1.0)
+    if patch is not None:
+        assert (patch == 100).all()
+
+
+def test_a_patch_where_no_place_is_background_enough_is_not_cut():
+    allowed = np.indices((20, 20)).sum(axis=0) % 2 == 0      # a checkerboard: half of any 3 x 3 window
+    source = np.zeros((20, 20, 3), np.uint8)
+    assert cut_patch(source, np.random.default_rng(0), 3, 3, allowed=allowed) is None
+    assert cut_patch(source, np.random.default_rng(0), 30, 30, allowed=np.ones((20, 20), bool)) is None
+    assert cut_patch(source, np.random.default_rng(0), 1, 1, allowed=np.ones((20, 20), bool)).shape == (1, 1, 3)
 
 
 def test_unknown_kinds_are_refused():

@@ -5,7 +5,8 @@ it (or is tested on finding it) as an object. Real occluders are textured and sh
 foliage, a tool, an arm. Here:
   - `procedural_texture`: smooth value noise, oriented stripes, a checker or fine grain, each with
     random colours and contrast;
-  - `cut_patch`: a patch cut from another image (another frame of the set, or elsewhere in this one);
+  - `cut_patch`: a patch cut from another image (another frame of the set, or elsewhere in this one),
+    optionally from its unlabelled background only (never a piece of an object);
   - `shape_mask`: a filled shape inside a box: an ellipse, a convex blob, or an arm-like capsule
     ending in a hand-like blob.
 """
@@ -43,14 +44,25 @@ def procedural_texture(rng: np.random.Generator, height: int, width: int, kind: 
     return (first * (1 - level) + second * level).astype(np.uint8)
 
 
-def cut_patch(source: np.ndarray, rng: np.random.Generator, height: int, width: int) -> np.ndarray:
-    """An H x W patch cut at a random place of `source` (resized when the source is smaller)."""
+def cut_patch(source: np.ndarray, rng: np.random.Generator, height: int, width: int,
+              allowed: np.ndarray | None = None, min_allowed: float = 0.95, tries: int = 10) -> np.ndarray | None:
+    """An H x W patch cut at a random place of `source` (resized when the source is smaller).
+
+    allowed: H x W bool map of `source` where a patch may be cut (the unlabelled background). When
+    given, at least `min_allowed` of the patch's pixels must be allowed: never a patch holding an
+    object, which pasted over another object would show the look of one class under the other's
+    label. None when none of `tries` random places qualifies."""
     src_h, src_w = source.shape[:2]
     if src_h < height or src_w < width:
+        if allowed is not None:
+            return None
         source = cv2.resize(source, (max(src_w, width), max(src_h, height)), interpolation=cv2.INTER_LINEAR)
         src_h, src_w = source.shape[:2]
-    y, x = int(rng.integers(0, src_h - height + 1)), int(rng.integers(0, src_w - width + 1))
-    return source[y:y + height, x:x + width].copy()
+    for _ in range(1 if allowed is None else tries):
+        y, x = int(rng.integers(0, src_h - height + 1)), int(rng.integers(0, src_w - width + 1))
+        if allowed is None or allowed[y:y + height, x:x + width].mean() >= min_allowed:
+            return source[y:y + height, x:x + width].copy()
+    return None
 
 
 def shape_mask(rng: np.random.Generator, height: int, width: int, kind: str | None = None) -> np.ndarray:

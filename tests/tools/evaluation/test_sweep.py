@@ -331,6 +331,14 @@ def test_agreement_json_splits_each_disagreement_into_absent_unk_and_wrong_value
         assert entry["wrong_value"] >= -1e-12
 
 
+def test_agreement_json_says_every_reference_entity_of_the_oracle_has_its_partner(oracle_run):
+    out, summary = oracle_run
+    entities = json.loads((out / "agreement.json").read_text())["entities"]
+    frames = sum(c["delivered"] for e in summary["episodes"] for c in e["conditions"] if c["kind"] == "none")
+    assert entities["all"]["matched"] == 1.0 and entities["all"]["n"] >= frames
+    assert {"surface", "right_hand"} <= set(entities)
+
+
 def test_agreement_summary_line_names_the_groups_and_the_lowest_episodes():
     from predrel_ros.tools.evaluation.agreement import summary_line
 
@@ -339,6 +347,9 @@ def test_agreement_summary_line_names_the_groups_and_the_lowest_episodes():
                            "b": {"contact": {"agreement": 0.1, "absent": 0.5, "n": 4}}}}
     line = summary_line(record, worst=1)
     assert line == "clean agreement: contact 0.500 (absent 0.25); lowest episodes: b 0.10 (absent 0.50)"
+    record["entities"] = {"all": {"n": 10, "matched": 0.7, "other_class": 0.2, "missed": 0.1}}
+    assert summary_line(record, worst=1).endswith(
+        "; reference entities without a partner: 0.200 under another class, 0.100 missed")
 
 
 def test_kinds_none_runs_the_clean_condition_alone(controlled_dataset, predicate_file, tmp_path):

@@ -222,3 +222,26 @@ def test_colour_jitter_rotates_hue_and_keeps_geometry():
     red = plain.image[:, 60, 60].numpy()
     shifted = jittered.image[:, 60, 60].numpy()
     assert red.argmax() == 0 and shifted.argmax() == 1  # pure red turned green
+
+
+def test_patches_pasted_over_an_object_never_show_another_objects_look():
+    """A red cube and a blue cylinder on grey: patches of the frame are cut from the grey background
+    only, so no erased pixel inside the cube's box turns blue, and the blue never spreads (issue 17)."""
+    image = np.full((240, 320, 3), 200, np.uint8)
+    cube, cylinder = np.zeros((240, 320), bool), np.zeros((240, 320), bool)
+    cube[60:140, 40:120] = True
+    cylinder[60:140, 140:220] = True
+    image[cube], image[cylinder] = (255, 0, 0), (0, 0, 255)
+    frame = LabelledImage(image, [0, 1], np.stack([cube, cylinder]))
+    augment = AugmentConfig(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.0, saturation_gain=0.0,
+                            value_gain=0.0, blur_probability=0.0, noise_probability=0.0, erase_probability=1.0,
+                            erase_max=6, erase_patch_share=1.0, erase_object_share=1.0)
+    plain = prepare(frame, (256, 320)).image.numpy()
+    blue_before = int(((plain[2] > 0.9) & (plain[0] < 0.1)).sum())
+    patched = 0
+    for seed in range(20):
+        out = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment).image.numpy()
+        blue = (out[2] > 0.9) & (out[0] < 0.1) & (out[1] < 0.1)
+        assert not blue[68:148, 40:120].any() and blue.sum() <= blue_before
+        patched += int(np.any(out != plain))
+    assert patched == 20

@@ -8,7 +8,8 @@ The yardstick of the predicate rules (issue 13), the same for oracle and model p
                 "release": {...}},
      "episodes": {EPISODE: {GROUP: {"agreement": a, "absent": s, "n": frames}}},
      "event_frames": {EPISODE: [{"event": "release", "subject": i, "object": j, "true": [t, ...],
-                                 "predicted": [t, ...]}, ...]}}
+                                 "predicted": [t, ...]}, ...]},
+     "entities": {ROLE: {"n": entity_frames, "matched": s, "other_class": s, "missed": s}}}
 
 Frames count where the reference is known (an UNK prediction there is a disagreement). A group
 pools the frames of all its predicates' streams; "NAME/VALUE" takes the frames whose reference is
@@ -19,18 +20,21 @@ confidence floor; `wrong_value`, an estimate of another value. Per episode the s
 and absence, to find the episodes perception fails. Events are the onsets of T runs
 (`event_score`): for grasp the frame a grasp begins, for release the release frame. `event_frames`
 lists them per stream (reference entity ids) where either side has one, so that a release found
-late, early or where there was none can be looked up frame by frame.
+late, early or where there was none can be looked up frame by frame. `entities` (with ground-truth
+entities) says why an entity has no partner: detected under another class, or missed
+(`entity_partners`); "all" pools the roles.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from predrel_ros.degradations import CLEAN
 from predrel_ros.predicates import vocabulary
+from predrel_ros.tools.evaluation import entity_partners
 from predrel_ros.tools.evaluation.event_score import EventScore
 from predrel_ros.tools.evaluation.sequences import EpisodeSequences
 
@@ -95,16 +99,25 @@ def summary_line(record: dict, worst: int = 3) -> str:
              for name, by_group in record["episodes"].items() if by_group}
     lowest = sorted(means, key=lambda name: means[name][0])[:worst]
     episodes = ", ".join(f"{name} {means[name][0]:.2f} (absent {means[name][1]:.2f})" for name in lowest)
-    return f"clean agreement: {groups}; lowest episodes: {episodes or 'none'}"
+    line = f"clean agreement: {groups}; lowest episodes: {episodes or 'none'}"
+    everything = record.get("entities", {}).get("all")
+    if everything:
+        line += (f"; reference entities without a partner: {everything['other_class']:.3f} under another class, "
+                 f"{everything['missed']:.3f} missed")
+    return line
 
 
 def _ratio(numerator: float, count: float) -> float | None:
     return float(numerator / count) if count else None
 
 
-def write_agreement(path: str | Path, sequence_files: Iterable[str | Path]) -> dict:
-    """Compute the record from saved sequence files and write it as JSON (NaN as null)."""
+def write_agreement(path: str | Path, sequence_files: Iterable[str | Path],
+                    reference_entities: Sequence[Mapping[str, Mapping[str, int]]] = ()) -> dict:
+    """Compute the record from saved sequence files and write it as JSON (NaN as null), with the
+    clean frames' reference-entity outcomes (`entity_partners`, one count per episode) where given."""
     record = clean_agreement(EpisodeSequences.load(file) for file in sequence_files)
+    if reference_entities:
+        record["entities"] = entity_partners.as_record(reference_entities)
     for score in record["events"].values():
         for key, value in score.items():
             if isinstance(value, float) and np.isnan(value):

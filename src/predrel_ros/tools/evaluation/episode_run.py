@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from predrel_ros.reliability.association import associate, renamed
 from predrel_ros.reliability.image_quality import ImageQuality
 from predrel_ros.reliability.trust import CleanProfile
 from predrel_ros.reliability.trust_estimator import TrustModel
-from predrel_ros.tools.evaluation import action, scores, trust_measurement
+from predrel_ros.tools.evaluation import action, entity_partners, scores, trust_measurement
 from predrel_ros.tools.evaluation.config import GROUND_TRUTH, EvaluationConfig
 from predrel_ros.tools.evaluation.data import EpisodeSource, LoadedEpisode, load_episode
 from predrel_ros.tools.evaluation.front_ends import (
@@ -232,6 +233,12 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
                 mappings = [associate(entities, references[content], config.match_iou)
                             for (_, content), entities in zip(run.delivered, run.entities)]
             y, c, present = index.fill(run.delivered, estimates, mappings, count)
+            partners = None
+            if condition == CLEAN and episode.gt_entities is not None:
+                partners = Counter()
+                for ((_, content), entities), mapping in zip(zip(run.delivered, run.entities), mappings):
+                    partners += entity_partners.partner_outcomes(entities, references[content], mapping,
+                                                                 config.match_iou)
         delivered = np.zeros(count, dtype=bool)
         delivered[[t for t, _ in run.delivered]] = True
         kept.append(condition)
@@ -242,7 +249,8 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
             if condition == CLEAN or condition.severity == trust_measurement.SWITCH_SEVERITY:
                 switch_frames[condition] = frames
         stats.append({"kind": condition.kind, "severity": condition.severity, "delivered": int(delivered.sum()),
-                      "entities_per_frame": float(np.mean([len(e) for e in run.entities])) if run.entities else 0.0})
+                      "entities_per_frame": float(np.mean([len(e) for e in run.entities])) if run.entities else 0.0,
+                      **({} if partners is None else {"reference_entities": entity_partners.nested(partners)})})
         if y_true is not None:
             with timer.phase("action"):
                 frames = [(t, e) for (t, _), e in zip(run.delivered, estimates)]

@@ -434,7 +434,9 @@ def write_outputs(config: EvaluationConfig, description: str, results: Sequence[
     numbers = tables.build_tables(cells, actions, kinds, severities, moderate, severe, label)
     sequence_files = [out / "sequences" / f"{r.episode}.npz" for r in results]
     calibration = _calibration(sequence_files, config.calibration_bins)
-    agreement.write_agreement(out / "agreement.json", sequence_files)
+    agreement.write_agreement(out / "agreement.json", sequence_files,
+                              [stats["reference_entities"] for r in results for stats in r.condition_stats
+                               if "reference_entities" in stats])
     found = tables.findings(numbers, kinds, severities, moderate, calibration["degraded"])
     title = f"Predicate reliability: {description}, {config.perception} perception, reference {config.reference}"
     markdown = tables.markdown(numbers, found, kinds, severities, moderate, severe, kinds_not_applicable, title)

@@ -4,8 +4,9 @@ A `LabelledImage` is one RGB frame with the visible mask and class of every inst
 maps it into the network input the way inference does (Ultralytics letterbox: aspect kept, grey 114
 padding), optionally with augmentation: horizontal flip (with a class swap such as left hand <->
 right hand), scale and translation jitter (zooming in crops the frame), random erasing with textured,
-shaped occluders (procedural textures or patches cut from the frame itself, ellipses, blobs and
-arm-like shapes: `degradations/textures.py`), HSV colour jitter, occasional blur and sensor noise.
+shaped occluders (procedural textures or patches cut from the frame's own unlabelled background;
+ellipses, blobs and arm-like shapes: `degradations/textures.py`), HSV colour jitter,
+occasional blur and sensor noise.
 An instance partly behind such an occluder keeps its whole mask as target (amodal): an occluder in
 front of an object does not move or shrink it, and the clean frame's extent is what the evaluation
 under occlusion and a clean twin expect; an instance hidden beyond `amodal_min_visible` keeps only
@@ -180,13 +181,16 @@ def _erase(image: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
            augment: AugmentConfig) -> tuple[np.ndarray, np.ndarray]:
     """Random erasing (Zhong et al., AAAI 2020) with textured, shaped occluders instead of flat or
     noise boxes, anywhere in the frame or, object-aware, inside one instance's box (so the network
-    sees partly hidden objects, not only occluders beside them). The target masks: see the module
-    docstring (amodal while `amodal_min_visible` of an instance stays visible)."""
+    sees partly hidden objects, not only occluders beside them). A patch of the frame is cut from its
+    unlabelled background only (else a procedural texture): a piece of a cylinder pasted over a cube,
+    the cube's label kept, would teach the network to read one class as the other. The target masks:
+    see the module docstring (amodal while `amodal_min_visible` of an instance stays visible)."""
     if rng.random() >= augment.erase_probability:
         return image, masks
     image = image.copy()
     height, width = image.shape[:2]
     covered = np.zeros((height, width), dtype=bool)
+    background = ~masks.any(axis=0)
     boxes = boxes_from_masks(masks)
     boxes = boxes[(boxes[:, 2] - boxes[:, 0] >= 2) & (boxes[:, 3] - boxes[:, 1] >= 2)].astype(int)
     for _ in range(int(rng.integers(1, augment.erase_max + 1))):
@@ -201,8 +205,9 @@ def _erase(image: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
         w = int(np.clip(round(np.sqrt(area * aspect)), 2, right - left))
         y, x = int(rng.integers(top, bottom - h + 1)), int(rng.integers(left, right - w + 1))
         shape = textures.shape_mask(rng, h, w)
-        fill = (textures.cut_patch(image, rng, h, w) if rng.random() < augment.erase_patch_share
-                else textures.procedural_texture(rng, h, w))
+        fill = textures.cut_patch(image, rng, h, w, background) if rng.random() < augment.erase_patch_share else None
+        if fill is None:
+            fill = textures.procedural_texture(rng, h, w)
         image[y:y + h, x:x + w][shape] = fill[shape]
         covered[y:y + h, x:x + w] |= shape
     visible = masks & ~covered
