@@ -17,6 +17,9 @@ import numpy as np
 
 TEXTURES = ("noise", "stripes", "checker", "grain")
 SHAPES = ("ellipse", "blob", "arm")
+#: where a patch of a frame may be cut for an occluder: the frame's unlabelled background only, or
+#: anywhere (a piece of one object may then land on another, under that one's label, in training)
+PATCH_SOURCES = ("background", "anywhere")
 
 
 def procedural_texture(rng: np.random.Generator, height: int, width: int, kind: str | None = None) -> np.ndarray:

@@ -28,7 +28,8 @@ def test_each_reference_entity_is_matched_seen_under_another_class_or_missed():
 
 
 def test_a_detection_of_the_same_class_standing_for_two_objects_leaves_one_missed():
-    reference = [_entity(1, "cube", "target", (40, 40, 60, 60)), _entity(2, "cube", "manipulated_object", (40, 22, 60, 42))]
+    reference = [_entity(1, "cube", "target", (40, 40, 60, 60)),
+                 _entity(2, "cube", "manipulated_object", (40, 22, 60, 42))]
     evaluated = [_entity(9, "cube", "manipulated_object", (40, 24, 60, 60))]     # the stack as one box
     counts = partner_outcomes(evaluated, reference, associate(evaluated, reference, 0.3), 0.3)
     assert sum(v for (_, outcome), v in counts.items() if outcome == "missed") == 1

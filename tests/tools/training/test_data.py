@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -238,10 +240,15 @@ def test_patches_pasted_over_an_object_never_show_another_objects_look():
                             erase_max=6, erase_patch_share=1.0, erase_object_share=1.0)
     plain = prepare(frame, (256, 320)).image.numpy()
     blue_before = int(((plain[2] > 0.9) & (plain[0] < 0.1)).sum())
-    patched = 0
+    patched, anywhere_blue = 0, 0
+    anywhere = dataclasses.replace(augment, erase_patches_from="anywhere")
     for seed in range(20):
         out = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=augment).image.numpy()
         blue = (out[2] > 0.9) & (out[0] < 0.1) & (out[1] < 0.1)
         assert not blue[68:148, 40:120].any() and blue.sum() <= blue_before
         patched += int(np.any(out != plain))
-    assert patched == 20
+        before = prepare(frame, (256, 320), rng=np.random.default_rng(seed), augment=anywhere).image.numpy()
+        anywhere_blue += int(((before[2] > 0.9) & (before[0] < 0.1) & (before[1] < 0.1))[68:148, 40:120].any())
+    assert patched == 20 and anywhere_blue > 0     # the rule before put the cylinder's look on the cube
+    with pytest.raises(ValueError, match="erase_patches_from"):
+        AugmentConfig(erase_patches_from="elsewhere")

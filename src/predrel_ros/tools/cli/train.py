@@ -23,6 +23,8 @@ from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 
+from predrel_ros.degradations import textures
+
 EXAMPLES = """examples:
   predrel dataset generate --out data/controlled                     the controlled set (training data)
   predrel train fit --data data/controlled --out runs/default \\
@@ -69,6 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fit.add_argument("--erase-max", type=int, default=3, help="most occluders per erased frame")
     fit.add_argument("--erase-object-share", type=float, default=0.5,
                      help="share of those occluders placed inside an instance's box (partly hidden objects)")
+    fit.add_argument("--erase-patches", choices=textures.PATCH_SOURCES, default="background",
+                     help="where occluders filled with a patch of the frame cut it: its unlabelled background, or "
+                          "anywhere (the rule of models trained before it existed)")
     fit.add_argument("--classes", help="comma-separated class names; unset: the sorted labels of the train split")
     fit.add_argument("--init", type=Path, help="start from these weights instead of random ones (fine-tuning): a "
                                                "model folder, its model.pt2 or a training checkpoint, same classes")
@@ -132,7 +137,8 @@ def _fit_command(args: argparse.Namespace) -> str:
              "--batch-size", str(args.batch_size), "--learning-rate", str(args.learning_rate), "--seed", str(args.seed),
              "--threads", str(args.threads), "--train-frame-step", str(args.train_frame_step),
              "--val-frame-step", str(args.val_frame_step), "--erase-probability", f"{args.erase_probability:g}",
-             "--erase-max", str(args.erase_max), "--erase-object-share", f"{args.erase_object_share:g}"]
+             "--erase-max", str(args.erase_max), "--erase-object-share", f"{args.erase_object_share:g}",
+             "--erase-patches", args.erase_patches]
     if args.classes:
         parts += ["--classes", args.classes]
     if getattr(args, "init", None):
@@ -307,7 +313,7 @@ def _fit(args: argparse.Namespace) -> int:
                             f"fine-tuning needs the same classes in the same order (--classes)")
     try:
         augment = AugmentConfig(erase_probability=args.erase_probability, erase_max=args.erase_max,
-                                erase_object_share=args.erase_object_share)
+                                erase_object_share=args.erase_object_share, erase_patches_from=args.erase_patches)
         config = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                              seed=args.seed, threads=args.threads, augment=augment)
     except ValueError as error:

@@ -101,6 +101,7 @@ class AugmentConfig:
     erase_max: int = 3
     erase_area: tuple[float, float] = (0.01, 0.08)  # share of the input area per occluder
     erase_patch_share: float = 0.5  # occluders filled with a patch of the frame itself (else a texture)
+    erase_patches_from: str = "background"  # where those patches are cut: textures.PATCH_SOURCES
     erase_object_share: float = 0.5  # occluders placed inside a random instance's box (object-aware erasing)
     erase_object_area: tuple[float, float] = (0.15, 0.6)  # share of that box per object-aware occluder
     # an erased instance keeps its whole (amodal) mask while at least this share of it stays visible;
@@ -117,6 +118,9 @@ class AugmentConfig:
                 raise ValueError(f"AugmentConfig.{name} must lie in [0, 1), got {getattr(self, name)}")
         if self.noise_sigma < 0:
             raise ValueError(f"AugmentConfig.noise_sigma must be >= 0, got {self.noise_sigma}")
+        if self.erase_patches_from not in textures.PATCH_SOURCES:
+            raise ValueError(f"AugmentConfig.erase_patches_from must be one of {textures.PATCH_SOURCES}, "
+                             f"got {self.erase_patches_from!r}")
         low, high = self.erase_area
         if self.erase_max < 1 or not 0 < low <= high < 1:
             raise ValueError(f"AugmentConfig needs erase_max >= 1 and 0 < erase_area[0] <= erase_area[1] < 1, "
@@ -182,15 +186,15 @@ def _erase(image: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
     """Random erasing (Zhong et al., AAAI 2020) with textured, shaped occluders instead of flat or
     noise boxes, anywhere in the frame or, object-aware, inside one instance's box (so the network
     sees partly hidden objects, not only occluders beside them). A patch of the frame is cut from its
-    unlabelled background only (else a procedural texture): a piece of a cylinder pasted over a cube,
-    the cube's label kept, would teach the network to read one class as the other. The target masks:
+    unlabelled background only by default (else a procedural texture): a piece of a cylinder pasted
+    over a cube, the cube's label kept, would teach the network to read one class as the other. The target masks:
     see the module docstring (amodal while `amodal_min_visible` of an instance stays visible)."""
     if rng.random() >= augment.erase_probability:
         return image, masks
     image = image.copy()
     height, width = image.shape[:2]
     covered = np.zeros((height, width), dtype=bool)
-    background = ~masks.any(axis=0)
+    background = ~masks.any(axis=0) if augment.erase_patches_from == "background" else None
     boxes = boxes_from_masks(masks)
     boxes = boxes[(boxes[:, 2] - boxes[:, 0] >= 2) & (boxes[:, 3] - boxes[:, 1] >= 2)].astype(int)
     for _ in range(int(rng.integers(1, augment.erase_max + 1))):
