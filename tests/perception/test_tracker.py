@@ -138,6 +138,22 @@ def test_dropped_frames_are_predicted_over_and_lower_continuity():
     assert obj.quality.continuity == pytest.approx(16 / 20)
 
 
+@pytest.mark.parametrize("finds_lost", [False, True])
+def test_a_low_score_detection_finds_a_lost_track_only_when_configured(finds_lost):
+    """A held object missed for two frames comes back with a low score (partly hidden by the hand):
+    ByteTrack's second stage looks at tracked tracks only, so without the option it stays lost and
+    its low-score detections never start a track; with it, the lost track takes them."""
+    tracker = ByteTracker(TrackerConfig(low_score_finds_lost=finds_lost))
+    for t in range(5):
+        tracker.update(t, dets(box_at(50, 50) + [0.9, 0]))
+    for t in range(5, 7):
+        tracker.update(t, dets())
+    found = ids_by_detection(tracker.update(7, dets(box_at(50, 50) + [0.35, 0])))
+    assert found == ({0: 1} if finds_lost else {})
+    far = ids_by_detection(tracker.update(8, dets(box_at(150, 150) + [0.35, 0])))   # not where it was
+    assert far == {}
+
+
 def test_lost_tracks_are_reported_then_found_again_within_the_buffer():
     tracker = ByteTracker(TrackerConfig(lost_buffer=5))
     for t in range(5):

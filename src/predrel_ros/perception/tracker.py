@@ -5,7 +5,10 @@ Each frame (Zhang et al., ByteTrack, ECCV 2022):
   2. high-score detections (>= high_threshold) are matched to confirmed and lost tracks by
      Hungarian assignment on 1 - IoU * score (IoU >= 1 - match_threshold);
   3. low-score detections (>= low_threshold) are matched to the confirmed tracks still unmatched,
-     on 1 - IoU (IoU >= 1 - low_match_threshold): occluded or blurred objects keep their ids;
+     on 1 - IoU (IoU >= 1 - low_match_threshold): occluded or blurred objects keep their ids. ByteTrack
+     matches tracked tracks only; with `low_score_finds_lost` lost ones too (at the same IoU with their
+     prediction): an object held in a hand comes back after a miss at a score below high_threshold,
+     and would otherwise stay lost until it scores high again;
   4. tentative tracks (born last frame) are matched to the remaining high-score detections; a
      tentative track that misses is dropped;
   5. recovery (beyond ByteTrack): confirmed tracks still unmatched, lost ones included, take remaining
@@ -59,6 +62,7 @@ class TrackerConfig:
     low_match_threshold: float = 0.5  # max cost 1 - IoU, stage 2
     tentative_match_threshold: float = 0.7  # max cost, tentative tracks
     lost_buffer: int = 30  # frames a lost track waits to be found again
+    low_score_finds_lost: bool = False  # stage 2 also matches lost tracks (ByteTrack: tracked ones only)
     recovery_distance: float = 1.0  # max centre distance (in box sides) of the recovery stage; 0: off
     duplicate_iou: float = 0.85  # a lost track overlapping a tracked one this much is a duplicate
     relabel_cost: float | None = 0.1  # extra cost of a detection of another class of the track's family; None: off
@@ -168,7 +172,8 @@ class ByteTracker:
         pool = [i for i, t in enumerate(self.tracks) if t.state is not TrackState.TENTATIVE]
         pairs, _, high_left = self._associate(pool, high, detections, cfg.match_threshold, "iou_score")
         matched.update(pairs)
-        still_tracked = [i for i in pool if i not in matched and self.tracks[i].state is TrackState.TRACKED]
+        still_tracked = [i for i in pool if i not in matched
+                         and (cfg.low_score_finds_lost or self.tracks[i].state is TrackState.TRACKED)]
         pairs, _, _ = self._associate(still_tracked, low, detections, cfg.low_match_threshold, "iou")
         matched.update(pairs)
         tentative = [i for i, t in enumerate(self.tracks) if t.state is TrackState.TENTATIVE]
