@@ -62,7 +62,7 @@ class TrackerConfig:
     low_match_threshold: float = 0.5  # max cost 1 - IoU, stage 2
     tentative_match_threshold: float = 0.7  # max cost, tentative tracks
     lost_buffer: int = 30  # frames a lost track waits to be found again
-    low_score_finds_lost: bool = False  # stage 2 also matches lost tracks (ByteTrack: tracked ones only)
+    low_score_finds_lost: bool = True  # stage 2 also matches lost tracks (False: ByteTrack, tracked ones only)
     recovery_distance: float = 1.0  # max centre distance (in box sides) of the recovery stage; 0: off
     duplicate_iou: float = 0.85  # a lost track overlapping a tracked one this much is a duplicate
     relabel_cost: float | None = 0.1  # extra cost of a detection of another class of the track's family; None: off
