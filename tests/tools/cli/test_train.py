@@ -25,8 +25,8 @@ def test_fit_writes_the_run_record_and_export_the_model_folder(trained):
     assert run["class_names"] == ["bar", "box", "disc"] and run["data"]["train_frames"] == 8
     assert run["command"].startswith("predrel ") and run["wall_seconds"] > 0
     assert "--erase-probability 0.5" in run["command"] and run["config"]["augment"]["erase_probability"] == 0.5
-    assert "--erase-patches background" in run["command"]
-    assert run["config"]["augment"]["erase_patches_from"] == "background"
+    assert "--erase-patches anywhere" in run["command"]
+    assert run["config"]["augment"]["erase_patches_from"] == "anywhere"
     assert {p.name for p in model.iterdir()} == {"model.onnx", "model.pt2", "labels.txt", "roles.yaml",
                                                  "metrics.json", "MODEL_CARD.md"}
     metadata = {p.key: p.value for p in onnx.load(str(model / "model.onnx")).metadata_props}

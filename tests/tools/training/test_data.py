@@ -237,7 +237,8 @@ def test_patches_pasted_over_an_object_never_show_another_objects_look():
     frame = LabelledImage(image, [0, 1], np.stack([cube, cylinder]))
     augment = AugmentConfig(flip_probability=0.0, scale_jitter=0.0, translate=0.0, hue_shift=0.0, saturation_gain=0.0,
                             value_gain=0.0, blur_probability=0.0, noise_probability=0.0, erase_probability=1.0,
-                            erase_max=6, erase_patch_share=1.0, erase_object_share=1.0)
+                            erase_max=6, erase_patch_share=1.0, erase_object_share=1.0,
+                            erase_patches_from="background")
     plain = prepare(frame, (256, 320)).image.numpy()
     blue_before = int(((plain[2] > 0.9) & (plain[0] < 0.1)).sum())
     patched, anywhere_blue = 0, 0

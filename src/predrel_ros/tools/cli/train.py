@@ -71,9 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fit.add_argument("--erase-max", type=int, default=3, help="most occluders per erased frame")
     fit.add_argument("--erase-object-share", type=float, default=0.5,
                      help="share of those occluders placed inside an instance's box (partly hidden objects)")
-    fit.add_argument("--erase-patches", choices=textures.PATCH_SOURCES, default="background",
-                     help="where occluders filled with a patch of the frame cut it: its unlabelled background, or "
-                          "anywhere (the rule of models trained before it existed)")
+    fit.add_argument("--erase-patches", choices=textures.PATCH_SOURCES, default="anywhere",
+                     help="where occluders filled with a patch of the frame cut it: anywhere (the shipped recipe), "
+                          "or its unlabelled background only (no piece of another object over an object)")
     fit.add_argument("--classes", help="comma-separated class names; unset: the sorted labels of the train split")
     fit.add_argument("--init", type=Path, help="start from these weights instead of random ones (fine-tuning): a "
                                                "model folder, its model.pt2 or a training checkpoint, same classes")

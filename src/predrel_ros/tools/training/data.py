@@ -4,9 +4,9 @@ A `LabelledImage` is one RGB frame with the visible mask and class of every inst
 maps it into the network input the way inference does (Ultralytics letterbox: aspect kept, grey 114
 padding), optionally with augmentation: horizontal flip (with a class swap such as left hand <->
 right hand), scale and translation jitter (zooming in crops the frame), random erasing with textured,
-shaped occluders (procedural textures or patches cut from the frame's own unlabelled background;
-ellipses, blobs and arm-like shapes: `degradations/textures.py`), HSV colour jitter,
-occasional blur and sensor noise.
+shaped occluders (procedural textures or patches cut from the frame itself, anywhere or from its
+unlabelled background only; ellipses, blobs and arm-like shapes: `degradations/textures.py`), HSV
+colour jitter, occasional blur and sensor noise.
 An instance partly behind such an occluder keeps its whole mask as target (amodal): an occluder in
 front of an object does not move or shrink it, and the clean frame's extent is what the evaluation
 under occlusion and a clean twin expect; an instance hidden beyond `amodal_min_visible` keeps only
@@ -101,7 +101,7 @@ class AugmentConfig:
     erase_max: int = 3
     erase_area: tuple[float, float] = (0.01, 0.08)  # share of the input area per occluder
     erase_patch_share: float = 0.5  # occluders filled with a patch of the frame itself (else a texture)
-    erase_patches_from: str = "background"  # where those patches are cut: textures.PATCH_SOURCES
+    erase_patches_from: str = "anywhere"  # where those patches are cut: textures.PATCH_SOURCES
     erase_object_share: float = 0.5  # occluders placed inside a random instance's box (object-aware erasing)
     erase_object_area: tuple[float, float] = (0.15, 0.6)  # share of that box per object-aware occluder
     # an erased instance keeps its whole (amodal) mask while at least this share of it stays visible;
@@ -185,10 +185,11 @@ def _erase(image: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
            augment: AugmentConfig) -> tuple[np.ndarray, np.ndarray]:
     """Random erasing (Zhong et al., AAAI 2020) with textured, shaped occluders instead of flat or
     noise boxes, anywhere in the frame or, object-aware, inside one instance's box (so the network
-    sees partly hidden objects, not only occluders beside them). A patch of the frame is cut from its
-    unlabelled background only by default (else a procedural texture): a piece of a cylinder pasted
-    over a cube, the cube's label kept, would teach the network to read one class as the other. The target masks:
-    see the module docstring (amodal while `amodal_min_visible` of an instance stays visible)."""
+    sees partly hidden objects, not only occluders beside them). A patch of the frame is cut anywhere,
+    or with `erase_patches_from` "background" from its unlabelled background only (else a procedural
+    texture): a piece of a cylinder pasted over a cube, the cube's label kept, teaches the network to
+    read one class as the other (docs/results.md, the stronger erasing recipe). The target masks: see
+    the module docstring (amodal while `amodal_min_visible` of an instance stays visible)."""
     if rng.random() >= augment.erase_probability:
         return image, masks
     image = image.copy()
