@@ -4,7 +4,7 @@ import pytest
 
 from predrel_ros.core.entities import Entity
 from predrel_ros.reliability.association import associate
-from predrel_ros.tools.evaluation.entity_partners import as_record, nested, partner_outcomes
+from predrel_ros.tools.evaluation.entity_partners import as_record, entity_table, nested, partner_outcomes
 
 
 def _entity(id_, label, role, box):
@@ -47,3 +47,10 @@ def test_the_record_pools_episodes_into_shares_per_role_and_over_all():
                                     "missed": pytest.approx(0.2)}
     assert record["all"]["n"] == 8 and record["all"]["matched"] == pytest.approx(5 / 8)
     assert as_record([]) == {}
+
+
+def test_the_table_has_a_row_per_role_in_the_records_order():
+    record = as_record([nested({("surface", "matched"): 3, ("distractor", "other_class"): 1})])
+    rows = [line for line in entity_table(record).splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert rows == ["| distractor | 1 | 0.000 | 1.000 | 0.000 |", "| surface | 3 | 1.000 | 0.000 | 0.000 |",
+                    "| all | 4 | 0.750 | 0.250 | 0.000 |"]

@@ -337,6 +337,9 @@ def test_agreement_json_says_every_reference_entity_of_the_oracle_has_its_partne
     frames = sum(c["delivered"] for e in summary["episodes"] for c in e["conditions"] if c["kind"] == "none")
     assert entities["all"]["matched"] == 1.0 and entities["all"]["n"] >= frames
     assert {"surface", "right_hand"} <= set(entities)
+    tables_md = (out / "tables.md").read_text()
+    assert "## Entities without a partner" in tables_md
+    assert f"| all | {entities['all']['n']} | 1.000 | 0.000 | 0.000 |" in tables_md
 
 
 def test_agreement_summary_line_names_the_groups_and_the_lowest_episodes():

@@ -65,3 +65,14 @@ def as_record(counts: Sequence[Mapping[str, Mapping[str, int]]]) -> dict:
         if total:
             record[role] = {"n": total, **{o: outcomes[o] / total for o in OUTCOMES}}
     return record
+
+
+def entity_table(record: Mapping[str, Mapping[str, float]]) -> str:
+    """The Entities table of tables.md (and so of report.html) from an `as_record` record."""
+    lines = ["## Entities without a partner (clean frames, against the ground truth's entities)", "",
+             "Why a predicate stream can be absent: per role, the share of the reference entity-frames that "
+             "perception matched, saw only under another class, or missed (`agreement.json` `entities`).", "",
+             "| role | entity-frames | matched | other class | missed |", "| --- | --- | --- | --- | --- |"]
+    for role, entry in record.items():
+        lines.append(f"| {role} | {entry['n']} | " + " | ".join(f"{entry[o]:.3f}" for o in OUTCOMES) + " |")
+    return "\n".join(lines)

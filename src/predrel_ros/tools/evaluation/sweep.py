@@ -49,6 +49,7 @@ from predrel_ros.sources.bag import CameraTopics
 from predrel_ros.tools.evaluation import (
     action,
     agreement,
+    entity_partners,
     episode_run,
     fleet,
     plots,
@@ -434,12 +435,14 @@ def write_outputs(config: EvaluationConfig, description: str, results: Sequence[
     numbers = tables.build_tables(cells, actions, kinds, severities, moderate, severe, label)
     sequence_files = [out / "sequences" / f"{r.episode}.npz" for r in results]
     calibration = _calibration(sequence_files, config.calibration_bins)
-    agreement.write_agreement(out / "agreement.json", sequence_files,
-                              [stats["reference_entities"] for r in results for stats in r.condition_stats
-                               if "reference_entities" in stats])
+    agreement_record = agreement.write_agreement(
+        out / "agreement.json", sequence_files,
+        [stats["reference_entities"] for r in results for stats in r.condition_stats if "reference_entities" in stats])
     found = tables.findings(numbers, kinds, severities, moderate, calibration["degraded"])
     title = f"Predicate reliability: {description}, {config.perception} perception, reference {config.reference}"
     markdown = tables.markdown(numbers, found, kinds, severities, moderate, severe, kinds_not_applicable, title)
+    if agreement_record.get("entities"):
+        markdown += "\n\n" + entity_partners.entity_table(agreement_record["entities"])
     trust = _trust(out, results, config.trust_window)
     if trust is not None:
         markdown += "\n\n" + trust_measurement.trust_table(trust)
