@@ -50,7 +50,8 @@ def test_the_summary_table():
         {"kind": "none", "severity": 0, "frames": {"degraded": 60},
          "prs": {"contact": 0.91, "static": 0.85, "dynamic": None, "derived": 0.9},
          "agreement": {"contact": 1.0, "static": 0.95, "dynamic": None, "derived": 1.0},
-         "entities": {"per_frame": 4.0, "extra_per_frame": 0.05, "missed_per_frame": 0.0},
+         "entities": {"per_frame": 4.0, "extra_per_frame": 0.05, "relabelled_per_frame": 0.03,
+                      "false_per_frame": 0.02, "missed_per_frame": 0.0},
          "trust": {"reliability": {"contact": {"OK": 50, "WARN": 0, "ERROR": 0, "STALE": 10}},
                    "self_reliability": {"contact": {"OK": 30, "WARN": 30, "ERROR": 0, "STALE": 0}}},
          "action": {"accuracy": 0.8, "trusted_fraction": 0.9, "accuracy_trusted": 0.85}},
@@ -60,12 +61,12 @@ def test_the_summary_table():
          "trust": {"reliability": {"contact": {"OK": 0, "WARN": 15, "ERROR": 45, "STALE": 0}}},
          "action": {"accuracy": 0.4, "trusted_fraction": 0.1, "accuracy_trusted": None}}]}
     lines = demo.format_summary(summary).splitlines()
-    assert lines[0].split()[6] == "extra/f"
-    assert lines[0].split()[7:9] == ["reliability", "W/E"] and lines[0].split()[9:11] == ["self_reliability", "W/E"]
-    assert lines[2] == ("clean                60    1.00/0.91    0.95/0.85          -/-    1.00/0.90     0.05"
+    assert lines[0].split()[6:8] == ["extra/f", "false/f"]
+    assert lines[0].split()[8:10] == ["reliability", "W/E"] and lines[0].split()[10:12] == ["self_reliability", "W/E"]
+    assert lines[2] == ("clean                60    1.00/0.91    0.95/0.85          -/-    1.00/0.90     0.05     0.02"
                         "                 0%/0%                50%/0%    0.80       0.90   0.85")
     # a summary without entity counts (no association) shows none
-    assert lines[3] == ("occlusion 5          60    0.50/0.41    0.60/0.50    0.40/0.30    0.30/0.20      -  "
+    assert lines[3] == ("occlusion 5          60    0.50/0.41    0.60/0.50    0.40/0.30    0.30/0.20      -        -  "
                         "               25%/75%                     -    0.40       0.10    -  ")
     assert lines[-1].startswith("agreement/PRS: ")
 

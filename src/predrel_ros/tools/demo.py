@@ -201,7 +201,7 @@ def format_summary(summary: dict) -> str:
         return "-" if value is None else f"{value:.2f}"
 
     labels = sorted({label for row in summary["conditions"] for label in row["trust"]})
-    header = ("condition        frames  " + "  ".join(f"{g[:11]:>11}" for g in GROUPS) + "  extra/f"
+    header = ("condition        frames  " + "  ".join(f"{g[:11]:>11}" for g in GROUPS) + "  extra/f  false/f"
               + "".join(f"  {label[:16] + ' W/E':>20}" for label in labels) + "   action acc  trusted  acc|trusted")
     lines = [header, "-" * len(header)]
     for row in summary["conditions"]:
@@ -215,12 +215,15 @@ def format_summary(summary: dict) -> str:
             shares += f"  {'-' if not total else f'{warn / total:.0%}/{error / total:.0%}':>20}"
         action = row["action"]
         extra = row.get("entities", {}).get("extra_per_frame")
-        lines.append(f"{condition:<16} {row['frames']['degraded']:>6}  {prs}  {number(extra):>7}{shares}   "
+        false = row.get("entities", {}).get("false_per_frame")
+        lines.append(f"{condition:<16} {row['frames']['degraded']:>6}  {prs}  {number(extra):>7}  {number(false):>7}"
+                     f"{shares}   "
                      f"{number(action['accuracy'])}      {number(action['trusted_fraction'])}  "
                      f"{number(action['accuracy_trusted'])}")
     lines.append("agreement/PRS: degraded predicates against the clean twin (entities associated per frame), "
                  "pooled per group, unweighted / confidence-weighted; extra/f: degraded entities per frame with no "
-                 "clean partner (false detections, e.g. occluders taken for objects); W/E: share of each report "
+                 "clean partner; false/f: those no clean entity of another class covers (false detections, e.g. "
+                 "occluders taken for objects; the rest are objects named wrongly); W/E: share of each report "
                  "topic's group entries at WARN / ERROR; action: accuracy against ground truth, trusted fraction, "
                  "accuracy when trusted")
     return "\n".join(lines)

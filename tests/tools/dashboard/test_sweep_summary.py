@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import numpy as np
@@ -77,11 +78,25 @@ def test_entities_without_a_partner_on_the_other_side_are_counted_per_frame(reco
             patch = Entity(id=99, label="cube", role="manipulated_object", box=np.array([200.0, 100, 230, 130]))
             recorder.entities["degraded"][index] = degraded + [patch]
     rows = recorder.summary()["conditions"]
-    assert rows[0]["entities"] == {"per_frame": 4.0, "extra_per_frame": 0.0, "missed_per_frame": 0.0}
+    assert rows[0]["entities"] == {"per_frame": 4.0, "extra_per_frame": 0.0, "relabelled_per_frame": 0.0,
+                                   "false_per_frame": 0.0, "missed_per_frame": 0.0}
     assert rows[4]["entities"] == rows[5]["entities"] == {"per_frame": 4.0, "extra_per_frame": 1.0,
+                                                          "relabelled_per_frame": 0.0, "false_per_frame": 1.0,
                                                           "missed_per_frame": 1.0}
     recorder.associate = False
     assert recorder.summary()["conditions"][0]["entities"] == {}
+
+
+def test_an_object_the_degraded_side_names_wrongly_is_relabelled_not_false(recorder):
+    """From severity 4 the degraded pipeline reads the bowl as a box: an extra entity (no clean
+    partner of its class) that a clean entity of another class covers, so not a false detection."""
+    for index, frame in recorder.frames["degraded"].items():
+        if frame.condition.severity >= 4:
+            recorder.entities["degraded"][index] = [dataclasses.replace(e, label="box") if e.label == "bowl" else e
+                                                    for e in recorder.entities["degraded"][index]]
+    rows = recorder.summary()["conditions"]
+    assert rows[5]["entities"] == {"per_frame": 4.0, "extra_per_frame": 1.0, "relabelled_per_frame": 1.0,
+                                   "false_per_frame": 0.0, "missed_per_frame": 1.0}
 
 
 def test_without_association_only_shared_ids_meet(recorder):

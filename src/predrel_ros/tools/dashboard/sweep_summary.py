@@ -20,9 +20,10 @@ severity, in order of appearance):
 - `frames`: degraded frames seen, clean twins matched, degraded frames without a clean twin (or,
   when associating, without both sides' entities);
 - `entities` (when associating): per compared frame, the degraded entities, those with no clean
-  partner (`extra_per_frame`: false detections against the clean twin, e.g. an occluder taken for
-  an object; an upper bound on those) and the clean entities with no degraded partner
-  (`missed_per_frame`).
+  partner (`extra_per_frame`), split into those a clean entity of another class covers
+  (`relabelled_per_frame`: an object the degraded side names wrongly) and the rest
+  (`false_per_frame`: false detections against the clean twin, e.g. an occluder taken for an
+  object), and the clean entities with no degraded partner (`missed_per_frame`).
 It also holds `frame_accounting` (each node's outcome counters, last /diagnostics; what the dashboard
 itself received and each stream's first frame index, which bounds what a late listener missed) and a
 `timeline` (per report: frame, condition, trust per group) for plots and tests.
@@ -41,6 +42,7 @@ from predrel_ros.reliability.association import MIN_IOU, associate, renamed
 from predrel_ros.reliability.rolling import REFERENCE, RollingReliability
 from predrel_ros.reliability.trust import TrustConfig
 from predrel_ros.tools.dashboard.view import TRUST_LEVELS, ActionView, Condition, NodeStatus, ReportView
+from predrel_ros.tools.evaluation.entity_partners import OTHER_CLASS, partner_outcomes
 
 CLEAN_SIDE, DEGRADED_SIDE = "clean", "degraded"
 SIDES = (CLEAN_SIDE, DEGRADED_SIDE)
@@ -122,7 +124,7 @@ class SweepRecorder:
         else:
             compared = twins
         rolling = RollingReliability(window=max(len(compared), 1), mode=REFERENCE)
-        seen = extra = missed = 0
+        seen = extra = missed = relabelled = 0
         for index in compared:
             estimates = degraded[index].estimates
             if self.associate:
@@ -131,11 +133,18 @@ class SweepRecorder:
                 seen += len(entities[DEGRADED_SIDE][index])
                 extra += len(entities[DEGRADED_SIDE][index]) - len(ids)
                 missed += len(entities[CLEAN_SIDE][index]) - len(ids)
+                # the degraded entities judged from the clean side: a clean entity of another class under an
+                # unpartnered one makes it a relabelled object, not a false detection
+                outcomes = partner_outcomes(entities[CLEAN_SIDE][index], entities[DEGRADED_SIDE][index],
+                                            {clean_id: own for own, clean_id in ids.items()}, self.match_iou)
+                relabelled += sum(n for (_, outcome), n in outcomes.items() if outcome == OTHER_CLASS)
             rolling.update(index, estimates, clean[index].estimates)
         pooled = rolling.by_group(with_tpc=False) if compared else {}
         values = {metric: {group: _plain(pooled[group][metric]) if group in pooled else None for group in GROUPS}
                   for metric in ("prs", "agreement")}
         counts = {"per_frame": _ratio(seen, len(compared)), "extra_per_frame": _ratio(extra, len(compared)),
+                  "relabelled_per_frame": _ratio(relabelled, len(compared)),
+                  "false_per_frame": _ratio(extra - relabelled, len(compared)),
                   "missed_per_frame": _ratio(missed, len(compared))} if self.associate else {}
         return values, frames, counts
 

@@ -20,7 +20,8 @@ import numpy as np
 from predrel_ros.core.boxes import box_iou
 from predrel_ros.core.entities import Entity
 
-OUTCOMES = ("matched", "other_class", "missed")
+MATCHED, OTHER_CLASS, MISSED = "matched", "other_class", "missed"
+OUTCOMES = (MATCHED, OTHER_CLASS, MISSED)
 
 
 def partner_outcomes(evaluated: Sequence[Entity], reference: Sequence[Entity], mapping: Mapping[int, int],
@@ -30,15 +31,15 @@ def partner_outcomes(evaluated: Sequence[Entity], reference: Sequence[Entity], m
     partnered = set(mapping.values())
     counts: Counter = Counter()
     unmatched = [r for r in reference if r.id not in partnered]
-    counts.update((r.role, "matched") for r in reference if r.id in partnered)
+    counts.update((r.role, MATCHED) for r in reference if r.id in partnered)
     if unmatched and evaluated:
         iou = box_iou(np.array([r.box for r in unmatched]), np.array([e.box for e in evaluated]))
         labels = np.array([e.label for e in evaluated])
         for row, entity in enumerate(unmatched):
             seen = (iou[row] >= min_iou) & (labels != entity.label)
-            counts[(entity.role, "other_class" if seen.any() else "missed")] += 1
+            counts[(entity.role, OTHER_CLASS if seen.any() else MISSED)] += 1
     else:
-        counts.update((r.role, "missed") for r in unmatched)
+        counts.update((r.role, MISSED) for r in unmatched)
     return counts
 
 
