@@ -172,9 +172,9 @@ class ByteTracker:
         pool = [i for i, t in enumerate(self.tracks) if t.state is not TrackState.TENTATIVE]
         pairs, _, high_left = self._associate(pool, high, detections, cfg.match_threshold, "iou_score")
         matched.update(pairs)
-        still_tracked = [i for i in pool if i not in matched
-                         and (cfg.low_score_finds_lost or self.tracks[i].state is TrackState.TRACKED)]
-        pairs, _, _ = self._associate(still_tracked, low, detections, cfg.low_match_threshold, "iou")
+        low_score_candidates = [i for i in pool if i not in matched
+                                and (cfg.low_score_finds_lost or self.tracks[i].state is TrackState.TRACKED)]
+        pairs, _, _ = self._associate(low_score_candidates, low, detections, cfg.low_match_threshold, "iou")
         matched.update(pairs)
         tentative = [i for i, t in enumerate(self.tracks) if t.state is TrackState.TENTATIVE]
         pairs, _, high_left = self._associate(tentative, high_left, detections,

@@ -236,7 +236,7 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
             partners = None
             if condition == CLEAN and episode.gt_entities is not None:
                 partners = Counter()
-                for ((_, content), entities), mapping in zip(zip(run.delivered, run.entities), mappings):
+                for (_, content), entities, mapping in zip(run.delivered, run.entities, mappings):
                     partners += entity_partners.partner_outcomes(entities, references[content], mapping,
                                                                  config.match_iou)
         delivered = np.zeros(count, dtype=bool)
