@@ -83,7 +83,8 @@ def test_no_plane_no_detections():
 
 @pytest.mark.parametrize("field, value", [("ransac_iterations", 0), ("edge_jump", 0), ("min_plane_share", 1),
                                           ("hidden_gap_m", 0), ("min_hidden_pixels", 0), ("hand_reach_px", -1),
-                                          ("hand_depth_m", 0), ("hand_behind_m", 0)])
+                                          ("hand_depth_m", 0), ("hand_behind_m", 0), ("hand_colour_tolerance", -0.1),
+                                          ("hand_colour_spread", -1)])
 def test_config_refuses_bad_values(field, value):
     with pytest.raises(ValueError, match=field):
         DepthObjectConfig(**{field: value})

@@ -17,7 +17,9 @@ Per frame, from the registered depth (metres, NaN = unknown) and the intrinsics 
      stays its visible pixels, with the depth holes along the finger's edge. An instance partly hidden
      by a hand nearer than it needs only `min_hidden_pixels`. A given hand mask (a landmark detector's:
      late, smooth, a few pixels too wide, narrow or shifted) is first refined by depth
-     (`refine_hand_mask`): its pixels behind the hand leave it, the hand's uncovered edges join it.
+     (`refine_hand_mask`): its pixels behind the hand leave it, the hand's uncovered edges join it; with
+     the colour image, then by colour (perception/hand_colour.py): what it covers of another colour (a
+     held object between the fingers) leaves it, the hand's colour beside it joins it.
   4. stacks: a cluster that is no container is cut at each shelf, a height (over the support) held by
      `shelf_peak` times more of its pixels than its median height window: the flat top of a lower object
      carrying an upper one. The faces in between rise continuously, so no depth jump separates
@@ -39,6 +41,7 @@ import numpy as np
 from predrel_ros.core.planes import fit_plane
 from predrel_ros.perception.depth import depth_edges
 from predrel_ros.perception.detections import Detections
+from predrel_ros.perception.hand_colour import refine_hand_mask_by_colour
 
 SURFACE_LABEL, CONTAINER_LABEL, OBJECT_LABEL = "surface", "container", "object"
 DEPTH_LABELS = (SURFACE_LABEL, CONTAINER_LABEL, OBJECT_LABEL)
@@ -73,6 +76,9 @@ class DepthObjectConfig:
     hand_depth_m: float = 0.01  # pixels beside a hand mask within this of its depth there join it (at least
     # twice the depth noise there)
     hand_behind_m: float = 0.05  # a hand mask's pixels this far behind the hand's nearest depth nearby leave it
+    hand_colour_tolerance: float = 0.06  # then, with a colour image: pixels within this L1 chromaticity distance
+    # of the hand's colour are the hand's (perception/hand_colour.py; 0: depth alone)
+    hand_colour_spread: float = 3.0  # ... or within this many times the hand's own colour variation
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -85,6 +91,9 @@ class DepthObjectConfig:
             raise ValueError(f"depth_objects.shelf_peak must exceed 1, got {self.shelf_peak}")
         if self.colour_contrast <= 0:
             raise ValueError(f"depth_objects.colour_contrast must be positive, got {self.colour_contrast}")
+        for name in ("hand_colour_tolerance", "hand_colour_spread"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"depth_objects.{name} must be at least 0, got {getattr(self, name)}")
         for name in ("plane_tolerance_m", "max_height_m", "edge_jump", "hidden_gap_m", "hand_depth_m",
                      "hand_behind_m"):
             if getattr(self, name) <= 0:
@@ -139,20 +148,24 @@ class DepthObjectSegmenter:
             reach = max(1, int(round(config.hand_reach_px * np.sqrt(scale))))
             # the table is no hand, nor what a hand would grow over: only what stands on it takes part
             hand_noise = float(np.median(tolerance[exclude])) if exclude.any() else 0.0
-            exclude = refine_hand_mask(exclude, np.where(above, depth_m, np.nan), reach,
-                                       max(config.hand_depth_m, 2 * hand_noise), config.hand_behind_m,
-                                       float(K[0, 0]))
+            standing = np.where(above, depth_m, np.nan)
+            refined = refine_hand_mask(exclude, standing, reach, max(config.hand_depth_m, 2 * hand_noise),
+                                       config.hand_behind_m, float(K[0, 0]))
+            if image is not None and config.hand_colour_tolerance > 0:
+                refined = refine_hand_mask_by_colour(refined, exclude, image, standing, reach,
+                                                     config.hand_colour_tolerance, config.hand_colour_spread,
+                                                     self._min_pixels(scale)[1])
+            exclude = refined
         if exclude is None:
             above = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
         else:  # a strip seen between two fingers is thin because the hand hides the rest: no speckle
             above &= ~exclude
             above &= cv2.morphologyEx((above | exclude).astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
-        min_pixels = max(4, int(round(config.min_pixels * scale)))
+        min_pixels, min_hidden = self._min_pixels(scale)
         masks, labels = [], []
         for plane in planes:
             masks.append(plane.mask)
             labels.append(DEPTH_LABELS.index(SURFACE_LABEL))
-        min_hidden = max(4, int(round(min(config.min_hidden_pixels, config.min_pixels) * scale)))
         for cluster in self._clusters(depth_m, above, (min_pixels, min_hidden), exclude, K, tolerance):
             if self._is_container(cluster, heights):
                 masks.append(cluster)
@@ -167,6 +180,13 @@ class DepthObjectSegmenter:
         scores = 1.0 - np.exp(-areas / min_pixels)
         quality = (masks & valid).reshape(len(masks), -1).sum(axis=1) / np.maximum(areas, 1)
         return Detections(boxes, scores, np.array(labels), masks, quality)
+
+    def _min_pixels(self, scale: float) -> tuple[int, int]:
+        """The smallest instance seen whole and partly hidden behind a hand, at `scale` times the
+        reference frame's area."""
+        config = self.config
+        return (max(4, int(round(config.min_pixels * scale))),
+                max(4, int(round(min(config.min_hidden_pixels, config.min_pixels) * scale))))
 
     # --- planes --------------------------------------------------------------------------------
     def _planes(self, points: np.ndarray, valid: np.ndarray, tolerance: np.ndarray) -> list[Plane]:

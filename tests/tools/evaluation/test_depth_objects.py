@@ -45,8 +45,20 @@ def test_command_writes_the_scores(controlled_dataset, tmp_path, capsys):
                      "--out", str(out)]) == 0
     scores = json.loads(out.read_text())
     assert scores["frames"] == 9 and scores["hands"] == "none" and "object_recall" in capsys.readouterr().out
+    assert scores["config"]["hand_colour_tolerance"] == 0.06
     with pytest.raises(ValueError, match="hands"):
         evaluate_depth_objects([], hands="oracle")
+
+
+def test_command_scores_the_depth_objects_of_a_perception_config(controlled_dataset, tmp_path, capsys):
+    config, out = tmp_path / "mine.yaml", tmp_path / "scores.json"
+    config.write_text("perception:\n  depth_objects:\n    enabled: true\n    hand_colour_tolerance: 0.0\n")
+    assert cli.main(["depth-eval", "--dataset", str(controlled_dataset), "--frame-step", "12",
+                     "--perception-config", str(config), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["config"]["hand_colour_tolerance"] == 0.0
+    config.write_text("perception:\n  depth_objects:\n    hand_colour_tolerance: -1\n")
+    assert cli.main(["depth-eval", "--dataset", str(controlled_dataset), "--perception-config", str(config)]) == 1
+    assert "hand_colour_tolerance must be at least 0" in capsys.readouterr().err
 
 
 def test_coarse_hand_masks_are_seeded_and_late_on_every_frame_scored_or_not(controlled_dataset):

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from predrel_ros.core.errors import UserError
+from predrel_ros.perception.config import PerceptionConfig
 from predrel_ros.sources.dataset import open_dataset
 from predrel_ros.tools.evaluation.depth_objects import HAND_MODES, evaluate_depth_objects
 
@@ -15,6 +16,7 @@ EXAMPLES = """examples:
   predrel depth-eval --dataset data/rgbd                               every frame, depth alone
   predrel depth-eval --dataset data/rgbd --frame-step 5 --hands ground_truth --out depth-objects.json
   predrel depth-eval --dataset data/rgbd --hands ground_truth_coarse      hand masks as coarse as MediaPipe's
+  predrel depth-eval --dataset data/rgbd --hands ground_truth_coarse --perception-config mine.yaml
 """
 
 
@@ -27,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="none: depth alone; ground_truth: hand pixels kept out, as a hand detector would; "
                              "ground_truth_coarse: through the hand-mask error model (a frame late, smoothed, "
                              "grown or shrunk and shifted by 1-3 px) first, as MediaPipe's masks are")
+    parser.add_argument("--perception-config", type=Path, default=None,
+                        help="perception YAML whose depth_objects section is scored (section 'perception'; "
+                             "default: the package's defaults, as config/perceiver_rgbd.yaml sets them)")
     parser.add_argument("--out", type=Path, default=None, help="also write the scores to this JSON file")
 
 
@@ -34,7 +39,10 @@ def main(args: argparse.Namespace) -> int:
     if args.frame_step < 1:
         raise UserError(f"--frame-step must be at least 1, got {args.frame_step}")
     dataset = open_dataset(args.dataset)
-    scores = evaluate_depth_objects(dataset.episodes(split=args.split), seed=args.seed,
+    config = None
+    if args.perception_config is not None:
+        config = PerceptionConfig.load(args.perception_config, section="perception").depth_objects
+    scores = evaluate_depth_objects(dataset.episodes(split=args.split), config=config, seed=args.seed,
                                     frame_step=args.frame_step, hands=args.hands)
     text = json.dumps(scores, indent=2, sort_keys=True)
     print(text)

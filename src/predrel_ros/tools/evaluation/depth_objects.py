@@ -18,6 +18,7 @@ would (the simulator's hands are no human hands for MediaPipe): the upper bound 
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
 
@@ -53,6 +54,7 @@ def evaluate_depth_objects(episodes, config: DepthObjectConfig | None = None,
     if hands not in HAND_MODES:
         raise ValueError(f"hands must be one of {HAND_MODES}, got {hands!r}")
     segmenter = DepthObjectSegmenter(config)
+    config = segmenter.config
     coarse = HandMaskError(hand_mask_error)
     counts, per_role = Counter(), {}
     times, cpu_times = [], []
@@ -91,6 +93,7 @@ def evaluate_depth_objects(episodes, config: DepthObjectConfig | None = None,
         "ms_per_frame_median": 1000 * float(np.median(times)) if times else None,
         "ms_per_frame_p95": 1000 * float(np.percentile(times, 95)) if times else None,
         "cpu_ms_per_frame_median": 1000 * float(np.median(cpu_times)) if cpu_times else None,
+        "config": dataclasses.asdict(config),
     }
 
 
