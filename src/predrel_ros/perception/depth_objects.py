@@ -42,6 +42,7 @@ from predrel_ros.core.planes import fit_plane
 from predrel_ros.perception.depth import depth_edges
 from predrel_ros.perception.detections import Detections
 from predrel_ros.perception.hand_colour import refine_hand_mask_by_colour
+from predrel_ros.perception.mask_parts import SQUARE, mask_box, parts_of_at_least
 
 SURFACE_LABEL, CONTAINER_LABEL, OBJECT_LABEL = "surface", "container", "object"
 DEPTH_LABELS = (SURFACE_LABEL, CONTAINER_LABEL, OBJECT_LABEL)
@@ -50,7 +51,6 @@ REFERENCE_PIXELS = 320 * 240
 #: an object cut from a stack fills at least this share of its box (a band of a box's walls does not)
 COMPACT = 0.5
 _CROSS = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
-_SQUARE = np.ones((3, 3), np.uint8)
 #: the steepest a hand's surface is taken to recede from the camera, in depth per pixel of image (63 degrees)
 HAND_SLOPE = 2.0
 
@@ -149,13 +149,13 @@ class DepthObjectSegmenter:
             # the table is no hand, nor what a hand would grow over: only what stands on it takes part
             hand_noise = float(np.median(tolerance[exclude])) if exclude.any() else 0.0
             standing = np.where(above, depth_m, np.nan)
-            refined = refine_hand_mask(exclude, standing, reach, max(config.hand_depth_m, 2 * hand_noise),
+            given = exclude
+            exclude = refine_hand_mask(given, standing, reach, max(config.hand_depth_m, 2 * hand_noise),
                                        config.hand_behind_m, float(K[0, 0]))
             if image is not None and config.hand_colour_tolerance > 0:
-                refined = refine_hand_mask_by_colour(refined, exclude, image, standing, reach,
+                exclude = refine_hand_mask_by_colour(exclude, given, image, standing, reach,
                                                      config.hand_colour_tolerance, config.hand_colour_spread,
                                                      self._min_pixels(scale)[1])
-            exclude = refined
         if exclude is None:
             above = cv2.morphologyEx(above.astype(np.uint8), cv2.MORPH_OPEN, _CROSS).astype(bool)
         else:  # a strip seen between two fingers is thin because the hand hides the rest: no speckle
@@ -176,7 +176,7 @@ class DepthObjectSegmenter:
                 labels.append(DEPTH_LABELS.index(OBJECT_LABEL))
         masks = np.stack(masks)
         areas = masks.reshape(len(masks), -1).sum(axis=1)
-        boxes = np.array([_mask_box(mask) for mask in masks], dtype=np.float64)
+        boxes = np.array([mask_box(mask) for mask in masks], dtype=np.float64)
         scores = 1.0 - np.exp(-areas / min_pixels)
         quality = (masks & valid).reshape(len(masks), -1).sum(axis=1) / np.maximum(areas, 1)
         return Detections(boxes, scores, np.array(labels), masks, quality)
@@ -236,12 +236,12 @@ class DepthObjectSegmenter:
         # a hole takes its farthest neighbour's depth, so a hole on the border of two objects cuts them;
         # hidden pixels are holes too: an object's edge along a finger in front of it is no cut
         seen = depth_m if hidden is None else np.where(hidden, np.nan, depth_m)
-        farthest = cv2.dilate(np.nan_to_num(seen, nan=0.0), _SQUARE)
+        farthest = cv2.dilate(np.nan_to_num(seen, nan=0.0), SQUARE)
         patched = np.where(np.isfinite(seen), seen, np.where(farthest > 0, farthest, np.nan))
         core = bridged & ~depth_edges(patched, self.config.edge_jump, far_side_only=True)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(core.astype(np.uint8), connectivity=4)
         labels = labels.astype(np.uint16)
-        grown = cv2.dilate(labels, _SQUARE)
+        grown = cv2.dilate(labels, SQUARE)
         labels = np.where(above & (labels == 0), grown, labels)
         roots, minimum = np.arange(count), np.full(count, min_pixels[0])
         area = stats[:, cv2.CC_STAT_AREA].astype(np.float64)
@@ -299,7 +299,7 @@ class DepthObjectSegmenter:
         zone = carrier & cv2.dilate((labels > 0).astype(np.uint8), np.ones((2 * steps + 1,) * 2, np.uint8)).astype(bool)
         if not zone.any():
             return labels, roots, partly_hidden
-        left, top, right, bottom = _mask_box(zone).astype(int)
+        left, top, right, bottom = mask_box(zone).astype(int)
         y0, x0 = max(top - steps - 1, 0), max(left - steps - 1, 0)
         y1, x1 = bottom + steps + 1, right + steps + 1
         crop_labels, crop_depth = labels[y0:y1, x0:x1], depth_m[y0:y1, x0:x1]
@@ -373,7 +373,7 @@ class DepthObjectSegmenter:
         sides with the upper side over the lower one, or when a band is no compact blob. Pixels without
         depth go to the band of their nearest neighbour. `hidden` pixels (hands in front) may be a band's
         own, hidden, and the colour of the pixels beside them is mixed with theirs: it does not count."""
-        x1, y1, x2, y2 = _mask_box(mask).astype(int)
+        x1, y1, x2, y2 = mask_box(mask).astype(int)
         crop, crop_heights = mask[y1:y2, x1:x2], heights[y1:y2, x1:x2]
         known = crop & np.isfinite(crop_heights)
         values = crop_heights[known]
@@ -384,7 +384,7 @@ class DepthObjectSegmenter:
         cuts = self._shelf_cuts(values, columns, noise, min_pixels)
         crop_hidden = np.zeros_like(crop) if hidden is None else hidden[y1:y2, x1:x2]
         if not cuts and image is not None:
-            clear = ~cv2.dilate(crop_hidden.astype(np.uint8), _SQUARE).astype(bool)[known]
+            clear = ~cv2.dilate(crop_hidden.astype(np.uint8), SQUARE).astype(bool)[known]
             cuts = self._colour_cut(values[clear], columns[clear], image[y1:y2, x1:x2][known][clear], min_pixels)
         if not cuts:
             return [mask]
@@ -408,7 +408,7 @@ class DepthObjectSegmenter:
             area = int(part.sum())
             if area < min_pixels:
                 continue
-            bx1, by1, bx2, by2 = _mask_box(part).astype(int) - [x1, y1, x1, y1]
+            bx1, by1, bx2, by2 = mask_box(part).astype(int) - [x1, y1, x1, y1]
             area += int(np.count_nonzero(crop_hidden[by1:by2, bx1:bx2]))
             if area < COMPACT * (bx2 - bx1) * (by2 - by1):  # a stripe: the walls of a box, an arm, no object
                 return [mask]
@@ -463,7 +463,7 @@ class DepthObjectSegmenter:
         return [float(values[order[split - 1]])]
 
     def _is_container(self, mask: np.ndarray, heights: np.ndarray) -> bool:
-        x1, y1, x2, y2 = _mask_box(mask).astype(int)
+        x1, y1, x2, y2 = mask_box(mask).astype(int)
         crop, crop_heights = mask[y1:y2, x1:x2], heights[y1:y2, x1:x2]
         values = crop_heights[crop & np.isfinite(crop_heights)]
         if values.size < 8:
@@ -511,7 +511,7 @@ def refine_hand_mask(mask: np.ndarray, depth_m: np.ndarray, reach: int, depth_to
         return mask
     height, width = mask.shape
     margin = reach + 1  # what grows, and the surface beyond it
-    left, top, right, bottom = _mask_box(mask).astype(int)
+    left, top, right, bottom = mask_box(mask).astype(int)
     y0, x0 = max(top - margin, 0), max(left - margin, 0)
     y1, x1 = min(bottom + margin, height), min(right + margin, width)
     crop, depth = mask[y0:y1, x0:x1], depth_m[y0:y1, x0:x1]
@@ -521,7 +521,7 @@ def refine_hand_mask(mask: np.ndarray, depth_m: np.ndarray, reach: int, depth_to
     step = float(np.median(depth[crop & valid])) * HAND_SLOPE / focal_px
     nearest = np.where(crop & valid, depth, np.inf).astype(np.float32)
     for _ in range(reach):
-        nearest = np.minimum(nearest, cv2.erode(nearest, _SQUARE, borderType=cv2.BORDER_CONSTANT,
+        nearest = np.minimum(nearest, cv2.erode(nearest, SQUARE, borderType=cv2.BORDER_CONSTANT,
                                                 borderValue=np.inf) + step)
     with np.errstate(invalid="ignore"):
         behind = crop & valid & (depth > nearest + behind_m)
@@ -554,7 +554,7 @@ def refine_hand_mask(mask: np.ndarray, depth_m: np.ndarray, reach: int, depth_to
 
 def _beside(where: np.ndarray, depth: np.ndarray) -> np.ndarray:
     """Per pixel, the nearest depth of its 8 neighbours (and itself) in `where`; inf with none."""
-    return cv2.erode(np.where(where, depth, np.inf).astype(np.float32), _SQUARE,
+    return cv2.erode(np.where(where, depth, np.inf).astype(np.float32), SQUARE,
                      borderType=cv2.BORDER_CONSTANT, borderValue=np.inf)
 
 
@@ -562,14 +562,11 @@ def _largest_components(mask: np.ndarray, min_pixels: float) -> np.ndarray:
     """The plane's connected parts of at least `min_pixels` (far-off pixels that merely share its
     equation, such as an object's flat top at table height elsewhere, are dropped), or its
     largest part when none is that big."""
+    parts = parts_of_at_least(mask, min_pixels)
+    if parts.any() or not mask.any():
+        return parts
     count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    if count <= 1:
-        return mask
-    areas = stats[1:, cv2.CC_STAT_AREA]
-    keep = 1 + np.flatnonzero(areas >= min_pixels)
-    if keep.size == 0:
-        keep = np.array([1 + int(np.argmax(areas))])
-    return np.isin(labels, keep)
+    return labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
 
 
 def _rests_on(upper_columns: np.ndarray, lower_columns: np.ndarray, margin: float = 0.15) -> bool:
@@ -591,8 +588,3 @@ def _root(roots: np.ndarray, label: int) -> int:
     while roots[label] != label:
         label = roots[label]
     return int(label)
-
-
-def _mask_box(mask: np.ndarray) -> np.ndarray:
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    return np.array([cols[0], rows[0], cols[-1] + 1, rows[-1] + 1], dtype=np.float64)

@@ -22,13 +22,14 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from predrel_ros.perception.mask_parts import SQUARE, mask_box, parts_of_at_least
+
 #: channel sum (0-765 for 8-bit images) under which a pixel's chromaticity is noise: it keeps its side
 MIN_BRIGHTNESS = 60.0
 #: fewest inner pixels a part's colour is measured on; a smaller part keeps its mask
 MIN_COLOUR_PIXELS = 30
 #: the inner pixels' distances whose percentile measures a hand's own colour variation
 SPREAD_PERCENTILE = 75.0
-_SQUARE = np.ones((3, 3), np.uint8)
 
 
 def refine_hand_mask_by_colour(mask: np.ndarray, given: np.ndarray, image: np.ndarray, depth_m: np.ndarray,
@@ -45,9 +46,9 @@ def refine_hand_mask_by_colour(mask: np.ndarray, given: np.ndarray, image: np.nd
     kernel = np.ones((2 * reach + 1,) * 2, np.uint8)
     out = mask.copy()
     height, width = given.shape
-    rows, cols = np.flatnonzero(given.any(axis=1)), np.flatnonzero(given.any(axis=0))
-    top, left = max(rows[0] - reach, 0), max(cols[0] - reach, 0)
-    near = np.s_[top:min(rows[-1] + reach + 1, height), left:min(cols[-1] + reach + 1, width)]
+    x1, y1, x2, y2 = mask_box(given).astype(int)
+    top, left = max(y1 - reach, 0), max(x1 - reach, 0)
+    near = np.s_[top:min(y2 + reach, height), left:min(x2 + reach, width)]
     # each part of the given mask with what lies within `reach` of it: one hand, measured on its own
     count, parts, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(given[near].astype(np.uint8), kernel),
                                                               connectivity=8)
@@ -56,7 +57,8 @@ def refine_hand_mask_by_colour(mask: np.ndarray, given: np.ndarray, image: np.nd
         region = parts[y:y + h, x:x + w] == part
         window = np.s_[top + y:top + y + h, left + x:left + x + w]
         given_part = given[window] & region
-        channels = [image[window][..., c].astype(np.float32) for c in range(3)]
+        pixels = image[window]
+        channels = [pixels[..., c].astype(np.float32) for c in range(3)]
         brightness = channels[0] + channels[1] + channels[2]  # written out: numpy's sum over the last axis is slower
         bright = brightness > MIN_BRIGHTNESS
         inner = cv2.erode(given_part.astype(np.uint8), kernel, borderType=cv2.BORDER_CONSTANT,
@@ -72,21 +74,13 @@ def refine_hand_mask_by_colour(mask: np.ndarray, given: np.ndarray, image: np.nd
         hand_coloured = distance <= limit
         may_change = region & bright & np.isfinite(depth_m[window])
         leaving = out[window] & may_change & ~hand_coloured
-        refined = out[window] & ~_parts_of_at_least(leaving, min_pixels)
+        refined = out[window] & ~parts_of_at_least(leaving, min_pixels)
         joinable = may_change & hand_coloured
         for _ in range(reach):
-            joining = joinable & ~refined & cv2.dilate(refined.astype(np.uint8), _SQUARE).astype(bool)
+            joining = joinable & ~refined & cv2.dilate(refined.astype(np.uint8), SQUARE).astype(bool)
             if not joining.any():
                 break
             refined |= joining
         out[window] = np.where(region, refined, out[window])
     return out
 
-
-def _parts_of_at_least(mask: np.ndarray, min_pixels: int) -> np.ndarray:
-    """The 8-connected parts of `mask` with at least `min_pixels` pixels."""
-    if not mask.any():
-        return mask
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    big = np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= min_pixels)
-    return np.isin(labels, big[big > 0])
