@@ -19,3 +19,14 @@ def test_only_the_parts_of_at_least_the_size_are_kept_diagonal_neighbours_joined
     assert kept.sum() == 19 and not kept[10, 10]
     assert parts_of_at_least(mask, 2)[11, 11] and not parts_of_at_least(mask, 11).any()
     assert not parts_of_at_least(np.zeros((5, 5), bool), 1).any()
+
+
+def test_the_largest_part_is_kept_when_none_is_big_enough_on_request():
+    mask = np.zeros((20, 20), bool)
+    mask[1:3, 1:3] = True  # 4 pixels
+    mask[10:13, 10:12] = True  # 6 pixels
+    assert not parts_of_at_least(mask, 7).any()
+    kept = parts_of_at_least(mask, 7, largest_if_none=True)
+    assert kept.sum() == 6 and kept[10, 10]
+    assert parts_of_at_least(mask, 5, largest_if_none=True).sum() == 6
+    assert not parts_of_at_least(np.zeros((5, 5), bool), 7, largest_if_none=True).any()

@@ -95,22 +95,17 @@ def depth_edges(depth_m: np.ndarray, relative_jump: float, far_side_only: bool =
     of a jump between known depths only the farther pixel (the nearer surface keeps its outline), and
     unknown neighbours make no edge."""
     edges = np.zeros(depth_m.shape, dtype=bool)
-    for axis in (0, 1):
-        first = depth_m.take(range(depth_m.shape[axis] - 1), axis=axis)
-        second = depth_m.take(range(1, depth_m.shape[axis]), axis=axis)
+    # each neighbour pair along an axis as two views of the image (no copies), and of the edges
+    for first, second, first_edges, second_edges in ((depth_m[:-1], depth_m[1:], edges[:-1], edges[1:]),
+                                                     (depth_m[:, :-1], depth_m[:, 1:], edges[:, :-1], edges[:, 1:])):
         with np.errstate(invalid="ignore"):
             step = np.abs(first - second) > relative_jump * np.fmin(first, second)
-        if not far_side_only:
-            step |= np.isfinite(first) != np.isfinite(second)
-        first_side, second_side = step, step
-        if far_side_only:
-            with np.errstate(invalid="ignore"):
+            if far_side_only:
                 first_far = first > second
-            first_side, second_side = step & first_far, step & ~first_far
-        if axis == 0:
-            edges[:-1] |= first_side
-            edges[1:] |= second_side
-        else:
-            edges[:, :-1] |= first_side
-            edges[:, 1:] |= second_side
+                first_edges |= step & first_far
+                second_edges |= step & ~first_far
+                continue
+        step |= np.isfinite(first) != np.isfinite(second)
+        first_edges |= step
+        second_edges |= step
     return edges

@@ -220,8 +220,12 @@ class DepthObjectSegmenter:
             return None
         normals = (normals[good] / lengths[good, None]).astype(np.float32)
         offsets = -np.einsum("ij,ij->i", normals, triples[good, 0])
-        inliers = np.abs(_heights(pts[:, None, :], normals, offsets)) <= tol[:, None]  # (points, hypotheses)
-        best = inliers[:, int(np.argmax(inliers.sum(axis=0)))]
+        # (points, hypotheses) heights as one matrix product: 25 times faster here than `_heights`'
+        # broadcast over both axes, whose temporaries are this size
+        distances = pts @ normals.T
+        distances += offsets.astype(np.float32)
+        inliers = np.abs(distances, out=distances) <= tol[:, None]
+        best = inliers[:, int(np.argmax(np.count_nonzero(inliers, axis=0)))]
         if best.sum() < 3:
             return None
         return fit_plane(pts[best])
@@ -562,11 +566,7 @@ def _largest_components(mask: np.ndarray, min_pixels: float) -> np.ndarray:
     """The plane's connected parts of at least `min_pixels` (far-off pixels that merely share its
     equation, such as an object's flat top at table height elsewhere, are dropped), or its
     largest part when none is that big."""
-    parts = parts_of_at_least(mask, min_pixels)
-    if parts.any() or not mask.any():
-        return parts
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    return labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    return parts_of_at_least(mask, min_pixels, largest_if_none=True)
 
 
 def _rests_on(upper_columns: np.ndarray, lower_columns: np.ndarray, margin: float = 0.15) -> bool:

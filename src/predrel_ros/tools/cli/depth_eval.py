@@ -30,8 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "ground_truth_coarse: through the hand-mask error model (a frame late, smoothed, "
                              "grown or shrunk and shifted by 1-3 px) first, as MediaPipe's masks are")
     parser.add_argument("--perception-config", type=Path, default=None,
-                        help="perception YAML whose depth_objects section is scored (section 'perception'; "
-                             "default: the package's defaults, as config/perceiver_rgbd.yaml sets them)")
+                        help="perception YAML whose depth_objects section is scored, with its backend's threads "
+                             "(section 'perception'; default: the package's defaults, as "
+                             "config/perceiver_rgbd.yaml sets them)")
     parser.add_argument("--out", type=Path, default=None, help="also write the scores to this JSON file")
 
 
@@ -39,11 +40,12 @@ def main(args: argparse.Namespace) -> int:
     if args.frame_step < 1:
         raise UserError(f"--frame-step must be at least 1, got {args.frame_step}")
     dataset = open_dataset(args.dataset)
-    config = None
-    if args.perception_config is not None:
-        config = PerceptionConfig.load(args.perception_config, section="perception").depth_objects
+    perception = PerceptionConfig() if args.perception_config is None else \
+        PerceptionConfig.load(args.perception_config, section="perception")
+    config = None if args.perception_config is None else perception.depth_objects
     scores = evaluate_depth_objects(dataset.episodes(split=args.split), config=config, seed=args.seed,
-                                    frame_step=args.frame_step, hands=args.hands)
+                                    frame_step=args.frame_step, hands=args.hands,
+                                    threads=perception.backend.num_threads)
     text = json.dumps(scores, indent=2, sort_keys=True)
     print(text)
     if args.out is not None:

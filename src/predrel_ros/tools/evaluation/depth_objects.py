@@ -9,7 +9,9 @@ episode) and the segmenter; then
   - surface found: a surface detection at mask IoU >= 0.5 with the table's mask;
   - detections that match no ground-truth entity (false objects) and those that are hands, per frame;
   - cost: the segmenter's time per frame (median, p95) at the dataset's frame size, and its process CPU
-    time (median), which a loaded machine inflates less.
+    time (median), which a loaded machine inflates less; with the native libraries held to `threads`
+    as the perception node holds them (perception/cpu_threads.py: OpenCV to `threads`, BLAS to one),
+    so the time is the node's (OpenBLAS's default pool spins beside each small product).
 `hands="ground_truth"` keeps the ground-truth hand pixels out of the objects, as a hand detector
 would (the simulator's hands are no human hands for MediaPipe): the upper bound of that combination;
 `hands="ground_truth_coarse"` passes them through the hand-mask error model first
@@ -26,6 +28,7 @@ import numpy as np
 
 from predrel_ros.core.entities import CONTAINER, HAND_ROLES, SURFACE
 from predrel_ros.degradations.depth_noise import DepthNoiseConfig, noisy_depth
+from predrel_ros.perception.cpu_threads import AUTO, hold_native_libraries, resolve_threads
 from predrel_ros.perception.depth_objects import (
     CONTAINER_LABEL,
     DEPTH_LABELS,
@@ -49,10 +52,13 @@ def mask_ious(masks: np.ndarray, target: np.ndarray) -> np.ndarray:
 def evaluate_depth_objects(episodes, config: DepthObjectConfig | None = None,
                            noise: DepthNoiseConfig | None = None, seed: int = 0, frame_step: int = 1,
                            hands: str = "none", min_pixels: int = 20,
-                           hand_mask_error: HandMaskErrorConfig | None = None) -> dict:
-    """Scores over `episodes` (sources.dataset episodes), every `frame_step`-th frame."""
+                           hand_mask_error: HandMaskErrorConfig | None = None, threads: int = AUTO) -> dict:
+    """Scores over `episodes` (sources.dataset episodes), every `frame_step`-th frame; `threads`: OpenCV's
+    threads (0: the perception node's automatic choice)."""
     if hands not in HAND_MODES:
         raise ValueError(f"hands must be one of {HAND_MODES}, got {hands!r}")
+    threads = resolve_threads(threads)
+    hold_native_libraries(threads)
     segmenter = DepthObjectSegmenter(config)
     config = segmenter.config
     coarse = HandMaskError(hand_mask_error)
@@ -93,6 +99,7 @@ def evaluate_depth_objects(episodes, config: DepthObjectConfig | None = None,
         "ms_per_frame_median": 1000 * float(np.median(times)) if times else None,
         "ms_per_frame_p95": 1000 * float(np.percentile(times, 95)) if times else None,
         "cpu_ms_per_frame_median": 1000 * float(np.median(cpu_times)) if cpu_times else None,
+        "threads": threads,
         "config": dataclasses.asdict(config),
     }
 
