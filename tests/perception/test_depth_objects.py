@@ -9,6 +9,7 @@ from predrel_ros.perception.depth_objects import (
     DEPTH_LABELS,
     DepthObjectConfig,
     DepthObjectSegmenter,
+    _is_hollow,
     refine_hand_mask,
 )
 
@@ -291,3 +292,49 @@ def test_a_shelf_is_found_wherever_its_height_falls_among_the_histogram_bins():
         columns = rng.integers(100, 140, values.size)
         cuts = segmenter._shelf_cuts(values, columns, noise, 40)
         assert len(cuts) == 1 and shelf < cuts[0] < shelf + 2 * noise
+
+
+def box_with_block(height=0.07):
+    """The scene's open box with a block standing on its floor (0.01), apart from its walls, reaching the
+    rim's height (0.08)."""
+    box = {name: part for name, part in scene().items() if name in ("rim", "inside")}
+    return {**box, "block": standing_block(212, 228, 93, 12, 6, 0.01, height)}
+
+
+def test_an_object_standing_in_a_container_as_high_as_its_rim_is_cut_out_of_it():
+    """One cluster holds a box and the block in it (no depth jump parts them: the block's front face rises
+    from the floor): the block's top is a part of the rim apart from the ring, and takes its faces."""
+    raised = box_with_block()
+    heights = np.full((HEIGHT, WIDTH), np.nan)
+    for mask, height in raised.values():
+        heights[mask] = height if np.isscalar(height) else height[mask]
+    cluster = np.isfinite(heights)
+    segmenter = DepthObjectSegmenter()
+    box, rim, outline = segmenter._rim(cluster, heights)
+    assert _is_hollow(rim, outline, segmenter.config.container_hollow)
+    contents = segmenter._contents(cluster, heights, np.full(heights.shape, 0.001), box, rim, outline, 40)
+    assert len(contents) == 1 and iou(contents[0], raised["block"][0]) > 0.9
+    low = box_with_block(height=0.03)  # below the rim's height: no top of its own, part of the container
+    heights[low["block"][0]] = low["block"][1][low["block"][0]]
+    assert segmenter._contents(cluster, heights, np.full(heights.shape, 0.001),
+                               *segmenter._rim(cluster, heights), 40) == []
+
+
+def test_a_container_keeps_none_of_what_another_cluster_in_it_holds():
+    raised = box_with_block()
+    depth, K = tabletop_depth(raised)
+    found = DepthObjectSegmenter().detect(depth, K)
+    labels = labelled(found)
+    assert labels.count("container") == 1 and labels.count("object") == 1
+    block, container = found.masks[labels.index("object")], found.masks[labels.index("container")]
+    assert iou(block, raised["block"][0]) > 0.8 and not (container & block).any()
+
+
+def test_a_finger_across_a_containers_wall_does_not_open_its_ring():
+    raised = box_with_block()
+    finger = region(228, 50, 234, 74)  # from above the box across its back wall into the inside
+    depth, K = tabletop_depth({**raised, "finger": (finger, 0.14)})
+    found = DepthObjectSegmenter().detect(depth, K, exclude=finger)
+    labels = labelled(found)
+    assert labels.count("container") == 1 and labels.count("object") == 1
+    assert iou(found.masks[labels.index("object")], raised["block"][0]) > 0.8

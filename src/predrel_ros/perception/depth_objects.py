@@ -166,10 +166,20 @@ class DepthObjectSegmenter:
         for plane in planes:
             masks.append(plane.mask)
             labels.append(DEPTH_LABELS.index(SURFACE_LABEL))
-        for cluster in self._clusters(depth_m, above, (min_pixels, min_hidden), exclude, K, tolerance):
-            if self._is_container(cluster, heights):
-                masks.append(cluster)
+        clusters = self._clusters(depth_m, above, (min_pixels, min_hidden), exclude, K, tolerance)
+        claims = None
+        for cluster in clusters:
+            rim = self._rim(cluster, heights, exclude)
+            if rim is not None and _is_hollow(*rim[1:], self.config.container_hollow):
+                # the filled inside of a container is its own, not what another cluster standing in it holds
+                if claims is None:
+                    claims = np.sum(clusters, axis=0, dtype=np.uint8)
+                cluster = cluster & (claims == 1)
+                contents = self._contents(cluster, heights, tolerance, *rim, min_pixels)
+                masks.append(cluster & ~np.any(contents, axis=0) if contents else cluster)
                 labels.append(DEPTH_LABELS.index(CONTAINER_LABEL))
+                masks.extend(contents)
+                labels.extend([DEPTH_LABELS.index(OBJECT_LABEL)] * len(contents))
                 continue
             for part in self._split_stack(cluster, heights, tolerance, min_pixels, image, exclude):
                 masks.append(part)
@@ -466,19 +476,66 @@ class DepthObjectSegmenter:
             return []
         return [float(values[order[split - 1]])]
 
-    def _is_container(self, mask: np.ndarray, heights: np.ndarray) -> bool:
+    def _rim(self, mask: np.ndarray, heights: np.ndarray,
+             hidden: np.ndarray | None = None) -> tuple[tuple[slice, slice], np.ndarray, np.ndarray] | None:
+        """The cluster's box (a slice of the frame), its rim there (its points at `container_rim` of its
+        height, closed over depth holes) and the rim's filled outline (uint8 each; neither holds a `hidden`
+        pixel); None with too few heights. The outline is drawn with the `hidden` pixels (hands in front)
+        as rim: a finger across a box's wall does not open its ring."""
         x1, y1, x2, y2 = mask_box(mask).astype(int)
-        crop, crop_heights = mask[y1:y2, x1:x2], heights[y1:y2, x1:x2]
+        box = np.s_[y1:y2, x1:x2]
+        crop, crop_heights = mask[box], heights[box]
         values = crop_heights[crop & np.isfinite(crop_heights)]
         if values.size < 8:
-            return False
+            return None
         rim = (crop & (crop_heights >= self.config.container_rim * np.percentile(values, 95))).astype(np.uint8)
         rim = cv2.morphologyEx(rim, cv2.MORPH_CLOSE, _CROSS)  # over depth holes in the rim
-        contours, _ = cv2.findContours(rim, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        in_front = np.zeros_like(rim) if hidden is None else hidden[box].astype(np.uint8)
+        contours, _ = cv2.findContours(rim | in_front, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         outline = np.zeros_like(rim)
         cv2.drawContours(outline, contours, -1, 1, thickness=cv2.FILLED)
-        hollow = 1.0 - rim.sum() / max(int(outline.sum()), 1)
-        return hollow >= self.config.container_hollow
+        return box, rim & ~in_front, outline & ~in_front
+
+    def _contents(self, mask: np.ndarray, heights: np.ndarray, tolerance: np.ndarray, box: tuple[slice, slice],
+                  rim: np.ndarray, outline: np.ndarray, min_pixels: int) -> list[np.ndarray]:
+        """Objects standing in a container and reaching its rim's height (a cube put into a box), which the
+        container's filled outline would take in. Their tops are the parts of the rim apart from the ring
+        on the outline's edge; each top and the ring grow together, a pixel a step, over the container's
+        pixels above its floor (the floor: the median height of the hollow, plus twice the depth noise),
+        so the walls' inner faces go to the ring and an object's sides to its top. An object keeps what
+        its top reached, when that is at least `min_pixels`."""
+        crop, crop_heights = mask[box], heights[box]
+        count, parts = cv2.connectedComponents(rim, connectivity=8)
+        edge = outline.astype(bool) & ~cv2.erode(outline, _CROSS, borderType=cv2.BORDER_CONSTANT,
+                                                 borderValue=0).astype(bool)
+        on_edge = np.zeros(count, bool)
+        on_edge[parts[edge]] = True
+        on_edge[0] = False
+        tops = np.flatnonzero(~on_edge[1:]) + 1
+        known = crop & np.isfinite(crop_heights)
+        hollow = known & outline.astype(bool) & ~rim.astype(bool)
+        if not tops.size or not hollow.any():
+            return []
+        floor = float(np.median(crop_heights[hollow])) + 2.0 * float(np.median(tolerance[box][known]))
+        with np.errstate(invalid="ignore"):
+            raised = crop & outline.astype(bool) & (crop_heights > floor)
+        seeds = np.zeros(crop.shape, np.uint8)  # 1: the ring, 2 + k: the k-th top
+        seeds[on_edge[parts]] = 1
+        for number, top in enumerate(tops[:253]):
+            seeds[parts == top] = 2 + number
+        for _ in range(max(crop.shape)):  # a pixel reached by two fronts at once goes to the higher label
+            grown = np.where(raised & (seeds == 0), cv2.dilate(seeds, _CROSS), seeds)
+            if np.array_equal(grown, seeds):
+                break
+            seeds = grown
+        contents = []
+        for number in range(len(tops[:253])):
+            inside = (seeds == 2 + number) & crop
+            if int(np.count_nonzero(inside)) >= min_pixels:
+                part = np.zeros_like(mask)
+                part[box] = inside
+                contents.append(part)
+        return contents
 
     def _rays_for(self, K: np.ndarray, height: int, width: int) -> np.ndarray:
         key = (height, width, *np.asarray(K, dtype=np.float64).reshape(-1).round(6))
@@ -567,6 +624,12 @@ def _largest_components(mask: np.ndarray, min_pixels: float) -> np.ndarray:
     equation, such as an object's flat top at table height elsewhere, are dropped), or its
     largest part when none is that big."""
     return parts_of_at_least(mask, min_pixels, largest_if_none=True)
+
+
+def _is_hollow(rim: np.ndarray, outline: np.ndarray, hollow: float) -> bool:
+    """Whether a cluster's rim (`DepthObjectSegmenter._rim`) leaves at least `hollow` of its filled outline
+    below it: a ring around lower points, a container."""
+    return 1.0 - rim.sum() / max(int(outline.sum()), 1) >= hollow
 
 
 def _rests_on(upper_columns: np.ndarray, lower_columns: np.ndarray, margin: float = 0.15) -> bool:
