@@ -60,6 +60,22 @@ def test_trust_document_by_hand():
     assert "| occlusion 3 | 0.38 / 0.67 / 0.50 |" in trust_table(document)
 
 
+def test_clean_false_alarms_are_split_by_whether_clean_perception_failed():
+    keys = [("contact", 1, 2)]
+    y_ref = np.array([[1, 1, 1, 1]], np.int8)
+    y = np.array([[[1, 1, 0, 0]]], np.int8)                    # clean, wrong from frame 2: truth 1, 1, 0.5, 0
+    zeros = np.zeros((1, 4), np.float32)
+    sequences = EpisodeSequences("e", "", keys, [CLEAN], y, np.zeros((1, 1, 4), np.float32), y >= 0,
+                                 np.ones((1, 4), bool), y_ref, zeros, zeros, "gt")
+    summary = trust_document([(sequences, [_series([False, True, False, True], [1.0] * 4)], {})],
+                             window=2)["summary"]
+    assert summary["false_alarm_clean"] == 0.5
+    assert summary["clean_low_share"] == 0.5                    # frames 2 and 3
+    assert summary["false_alarm_clean_good"] == 0.5             # frame 1 of the good frames 0 and 1
+    assert summary["flagged_clean_low"] == 0.5                  # frame 3 of the failed frames 2 and 3
+    assert summary["recall_by_kind"] == {"none": 0.5}
+
+
 @pytest.fixture(scope="module")
 def profile_file(controlled_dataset, tmp_path_factory):
     episodes = open_dataset(controlled_dataset).episodes("train")

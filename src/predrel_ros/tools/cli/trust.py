@@ -125,6 +125,7 @@ def main(args: argparse.Namespace) -> int:
     trust_plot(document, args.out / "trust.png")
     summary = document["summary"]
     print(json.dumps({key: summary.get(key) for key in ("mae", "recall_below_0_6", "false_alarm_clean",
+                                                         "clean_low_share", "false_alarm_clean_good",
                                                          "median_delay_frames", "lok_recall_min", "recall_by_kind",
                                                          "lok_recall_by_kind") if key in summary}, indent=2))
     print(f"written to {args.out / 'trust.json'}")

@@ -9,7 +9,13 @@ number the reference modes give) over every group-window with a known truth (`tr
 - `mae`: mean |expected - true| over the group-windows where both are defined;
 - `recall_below_0_6`: share of group-windows with true agreement < 0.6 flagged WARN or ERROR, and
   `recall_by_kind` the same per degradation kind;
-- `false_alarm_clean`: share of clean windows (frames) with any group flagged;
+- `false_alarm_clean`: share of clean windows (frames) with any group flagged. Perception fails on
+  clean frames too (an object missed or named wrongly for a whole episode), so it is split:
+  `clean_low_share`, the share of clean windows with some group's true agreement < 0.6;
+  `false_alarm_clean_good`, the share of the other clean windows (every group >= 0.6) with a group
+  flagged, the false alarms proper; `flagged_clean_low`, the share of the failed clean windows
+  flagged. A recall of r over failed clean windows alone flags r * `clean_low_share` of all clean
+  windows: where that share is large, a high recall and few clean flags cannot both be had;
 - `median_delay_frames`: on switching schedules (clean up to the middle frame of the episode, then
   severity 3 of one kind: the clean run's frames spliced with the degraded run's, `spliced`; the
   extractor's state is the degraded run's from its start, a switch in a live stream differs in its
@@ -198,7 +204,7 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
     """trust.json (see the module docstring) from each episode's sequences, self-trust series and
     switching schedules' series."""
     per_condition: dict[tuple[str, int], dict[str, dict[str, list]]] = {}
-    errors, low_flags, clean_any = [], [], []
+    errors, low_flags, clean_any, clean_low = [], [], [], []
     low_by_kind: dict[str, list] = {}
     delays: list[float] = []
     gates: dict[tuple[str, int], dict[str, list]] = {}
@@ -215,6 +221,7 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
             gate["trusted"].extend(trust.action_trusted[labelled].tolist())
             any_flag = np.zeros(trust.flagged.shape[1], dtype=bool)
             any_known = np.zeros_like(any_flag)
+            any_low = np.zeros_like(any_flag)
             for row, group in enumerate(GROUPS):
                 true = truth.get(group)
                 if true is None:
@@ -232,8 +239,10 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
                     low_by_kind.setdefault(condition.kind, []).extend(trust.flagged[row][low].tolist())
                 any_flag |= trust.flagged[row] & known
                 any_known |= known
+                any_low |= low
             if condition.kind == NONE:
                 clean_any.extend(any_flag[any_known].tolist())
+                clean_low.extend(any_low[any_known].tolist())
     conditions = [{"kind": kind, "severity": severity,
                    **{part: {group: mean_of(values) for group, values in cell[part].items()} for part in cell},
                    "action": _gate(gates[(kind, severity)])}
@@ -241,7 +250,11 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
                                                                                                 item[0]))]
     gated = [c["action"] for c in conditions if c["action"]["accuracy_when_trusted"] is not None]
     clean_gate = next((c["action"] for c in conditions if c["kind"] == NONE), {})
+    clean_flagged, clean_low = np.array(clean_any, dtype=bool), np.array(clean_low, dtype=bool)
     summary = {"mae": mean_of(errors), "recall_below_0_6": mean_of(low_flags), "false_alarm_clean": mean_of(clean_any),
+               "clean_low_share": mean_of(clean_low.tolist()),
+               "false_alarm_clean_good": mean_of(clean_flagged[~clean_low].tolist()),
+               "flagged_clean_low": mean_of(clean_flagged[clean_low].tolist()),
                "median_delay_frames": _median(delays), "switch_series": len(delays),
                "switch_series_flagged": sum(1 for d in delays if math.isfinite(d)),
                "group_windows": len(errors), "low_group_windows": len(low_flags),
@@ -267,7 +280,10 @@ def trust_table(document: dict) -> str:
     lines = ["## Trust (reference-free, self mode, against the true rolling agreement)", "",
              f"Window {summary['window']} frames. MAE {shown(summary['mae'])}, recall of windows with true agreement "
              f"< {LOW_AGREEMENT} {shown(summary['recall_below_0_6'])} ({summary['low_group_windows']} group-windows), "
-             f"clean false alarms {shown(summary['false_alarm_clean'])}; median delay after a switch to severity "
+             f"clean false alarms {shown(summary['false_alarm_clean'])} "
+             f"({shown(summary.get('false_alarm_clean_good'))} of the clean windows with every group >= "
+             f"{LOW_AGREEMENT}, {shown(summary.get('flagged_clean_low'))} of the "
+             f"{shown(summary.get('clean_low_share'))} with one below); median delay after a switch to severity "
              f"{SWITCH_SEVERITY} {shown(summary['median_delay_frames'])} frames ({summary['switch_series_flagged']} of "
              f"{summary['switch_series']} kind-group series flagged). Recall by kind: "
              + ", ".join(f"{kind} {shown(value)}" for kind, value in summary["recall_by_kind"].items()) + ".", "",
