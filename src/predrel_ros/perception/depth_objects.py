@@ -490,11 +490,12 @@ class DepthObjectSegmenter:
             return None
         rim = (crop & (crop_heights >= self.config.container_rim * np.percentile(values, 95))).astype(np.uint8)
         rim = cv2.morphologyEx(rim, cv2.MORPH_CLOSE, _CROSS)  # over depth holes in the rim
-        in_front = np.zeros_like(rim) if hidden is None else hidden[box].astype(np.uint8)
+        in_front = np.zeros(rim.shape, bool) if hidden is None else hidden[box]
         contours, _ = cv2.findContours(rim | in_front, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         outline = np.zeros_like(rim)
         cv2.drawContours(outline, contours, -1, 1, thickness=cv2.FILLED)
-        return box, rim & ~in_front, outline & ~in_front
+        rim[in_front] = outline[in_front] = 0
+        return box, rim, outline
 
     def _contents(self, mask: np.ndarray, heights: np.ndarray, tolerance: np.ndarray, box: tuple[slice, slice],
                   rim: np.ndarray, outline: np.ndarray, min_pixels: int) -> list[np.ndarray]:
@@ -519,9 +520,9 @@ class DepthObjectSegmenter:
         floor = float(np.median(crop_heights[hollow])) + 2.0 * float(np.median(tolerance[box][known]))
         with np.errstate(invalid="ignore"):
             raised = crop & outline.astype(bool) & (crop_heights > floor)
-        seeds = np.zeros(crop.shape, np.uint8)  # 1: the ring, 2 + k: the k-th top
+        seeds = np.zeros(crop.shape, np.uint16)  # 1: the ring, 2 + k: the k-th top
         seeds[on_edge[parts]] = 1
-        for number, top in enumerate(tops[:253]):
+        for number, top in enumerate(tops):
             seeds[parts == top] = 2 + number
         for _ in range(max(crop.shape)):  # a pixel reached by two fronts at once goes to the higher label
             grown = np.where(raised & (seeds == 0), cv2.dilate(seeds, _CROSS), seeds)
@@ -529,7 +530,7 @@ class DepthObjectSegmenter:
                 break
             seeds = grown
         contents = []
-        for number in range(len(tops[:253])):
+        for number in range(len(tops)):
             inside = (seeds == 2 + number) & crop
             if int(np.count_nonzero(inside)) >= min_pixels:
                 part = np.zeros_like(mask)
