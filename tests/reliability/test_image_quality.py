@@ -1,9 +1,11 @@
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from predrel_ros.degradations import Degrader
-from predrel_ros.reliability.image_quality import SIGNALS, ImageQuality
+from predrel_ros.reliability.image_quality import SIGNALS, ImageQuality, _grey
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +80,12 @@ def test_bad_images_are_refused():
         ImageQuality().measure(np.zeros(10, np.uint8))
     with pytest.raises(ValueError, match="width"):
         ImageQuality(width=4)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_grey_of_8_bit_colour_is_the_float_channel_mean(seed):
+    image = np.random.default_rng(seed).integers(0, 256, (7, 9, 3), dtype=np.uint8)[::2, ::3]  # a strided view
+    scale = np.float32(1.0 / 255.0) / np.float32(3.0)
+    by_floats = (image[..., 0].astype(np.float32) + image[..., 1] + image[..., 2]) * scale
+    np.testing.assert_array_equal(_grey(image), by_floats)

@@ -16,6 +16,7 @@ from predrel_ros.reliability.trust_estimator import (
     GroupModel,
     TrustModel,
     deficit,
+    delivered_factor,
     logistic_fit,
 )
 from predrel_ros.reliability.trust_evidence import FEATURES
@@ -23,6 +24,15 @@ from predrel_ros.reliability.trust_evidence import FEATURES
 BIRTHS = INPUTS.index("unexplained_birth_rate")
 CONFIDENCE = INPUTS.index("confidence")
 HANDS_DEFICIT = INPUTS.index("hands_deficit")
+
+
+@settings(max_examples=50, deadline=None)
+@given(share=st.one_of(st.floats(-1.0, 2.0), st.just(math.nan)))
+def test_one_windows_delivered_factor_is_the_arrays(share):
+    one = delivered_factor(share)
+    assert isinstance(one, float) and 0.0 <= one <= 1.0
+    assert one == float(delivered_factor(np.array([share]))[0])
+    assert (one == 1.0) if math.isnan(share) else one == min(max(share, 0.0), 1.0)
 
 
 def test_logistic_fit_recovers_the_weights_of_soft_labels():

@@ -580,20 +580,22 @@ class ReliabilityMonitor:
             columns["expected_agreement"] = columns["expected_agreement"] * share
         order, keys = self._report_order(keys)
         columns = {metric: column[order] for metric, column in columns.items()}
-        verdicts = self.assessor.assess_streams([key[0] for key in keys], columns)
+        names = [key[0] for key in keys]
+        verdicts = self.assessor.assess_streams(names, columns)
         minimum = self.trust_config.min_frames
-        records: dict[str, list[ReliabilityRecord]] = {}
-        for key, (level, reasons), prs, tpc, tpc_s, cws, confidence, frames, agreement, expected in zip(
-                keys, verdicts, *(_listed(columns[metric]) for metric in _STREAM_FIELDS)):
-            name, subject, obj = key
-            if frames < minimum:
-                level, reason = STALE, f"not enough frames ({frames} < {minimum})"
-            else:
-                reason = "; ".join(reasons) if reasons else ""
-            records.setdefault(name, []).append(ReliabilityRecord(
-                name, _GROUP_OF[name], subject, obj, prs, pds.get(key, math.nan), tpc, tpc_s, cws, math.nan,
-                confidence, math.nan, frames, level, reason, agreement, expected))
-        return records
+        nan = math.nan
+        sensitivities = [pds.get(key, nan) for key in keys] if pds else [nan] * len(keys)
+        streams = [ReliabilityRecord(
+            name, _GROUP_OF[name], subject, obj, prs, sensitivity, tpc, tpc_s, cws, nan, confidence, nan, frames,
+            STALE if frames < minimum else level,
+            f"not enough frames ({frames} < {minimum})" if frames < minimum else "; ".join(reasons),
+            agreement, expected)
+            for (name, subject, obj), (level, reasons), sensitivity, prs, tpc, tpc_s, cws, confidence, frames,
+            agreement, expected in zip(keys, verdicts, sensitivities,
+                                       *(_listed(columns[metric]) for metric in _STREAM_FIELDS))]
+        # the rows are in the report's order, so each name's streams are one run of them
+        starts = [row for row in range(len(names)) if row == 0 or names[row] != names[row - 1]]
+        return {names[start]: streams[start:end] for start, end in zip(starts, starts[1:] + [len(names)])}
 
     def _report_order(self, keys: list[tuple[str, int, int]]) -> tuple[np.ndarray, list[tuple[str, int, int]]]:
         """(rows in the report's order, the keys in that order) of the window's stream keys; kept

@@ -268,17 +268,16 @@ class TrustAssessor:
         rate (the logic monitor counts per predicate, not per pair), judged for all the rows of the
         same baseline together, so a report of a hundred streams costs a few array operations and
         a reason only where a stream is not OK."""
+        baselines = {name: self._baseline(name) for name in set(names)}
+        if len({id(baseline) for baseline in baselines.values()}) <= 1:    # one baseline for all (or none)
+            return self._assess_rows(next(iter(baselines.values()), None), columns) if names else []
         results: list[tuple[str, list[str]]] = [(OK, [])] * len(names)
         by_baseline: dict[int, tuple[PredicateBaseline | None, list[int]]] = {}
-        baselines = {name: self._baseline(name) for name in set(names)}
         for row, name in enumerate(names):
             baseline = baselines[name]
             by_baseline.setdefault(id(baseline), (baseline, []))[1].append(row)
         for baseline, rows in by_baseline.values():
-            if len(rows) == len(names):
-                judged = self._assess_rows(baseline, columns)
-            else:
-                judged = self._assess_rows(baseline, {metric: column[rows] for metric, column in columns.items()})
+            judged = self._assess_rows(baseline, {metric: column[rows] for metric, column in columns.items()})
             for row, verdict in zip(rows, judged):
                 results[row] = verdict
         return results

@@ -108,8 +108,12 @@ def deficit(deviation: np.ndarray | float) -> np.ndarray | float:
     return np.maximum(-deviation, 0.0)
 
 
-def delivered_factor(shares: np.ndarray | float) -> np.ndarray:
-    """The factor of the expected agreement for delivered shares (NaN, no timing known: 1)."""
+def delivered_factor(shares: np.ndarray | float) -> np.ndarray | float:
+    """The factor of the expected agreement for delivered shares (NaN, no timing known: 1): an array
+    for an array, a float for one window's share (`TrustModel.assess`, once a frame: numpy's clip and
+    nan_to_num on a scalar took 20 us each)."""
+    if isinstance(shares, float):
+        return 1.0 if math.isnan(shares) else min(max(shares, 0.0), 1.0)
     return np.nan_to_num(np.clip(np.asarray(shares, dtype=np.float64), 0.0, 1.0), nan=1.0)
 
 
@@ -236,7 +240,7 @@ class TrustModel:
         x[:, :len(GROUP_SIGNALS)] = signals
         x[:, len(GROUP_SIGNALS):] = np.concatenate([deviations[_MODEL_DEVIATIONS], deficit(deviations[_DEFICITS])])
         x = self.filled(x, tables.clean)
-        delivered = float(delivered_factor(features.get(DELIVERED, math.nan)))
+        delivered = delivered_factor(float(features.get(DELIVERED, math.nan)))
         ramps = np.clip((x[tables.group, tables.input] - tables.low) / tables.width, 0.0, 1.0)
         contributions = ramps * tables.weights
         logits = np.bincount(tables.group, weights=contributions, minlength=len(x)) + tables.bias
