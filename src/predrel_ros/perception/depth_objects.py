@@ -520,10 +520,9 @@ class DepthObjectSegmenter:
         floor = float(np.median(crop_heights[hollow])) + 2.0 * float(np.median(tolerance[box][known]))
         with np.errstate(invalid="ignore"):
             raised = crop & outline.astype(bool) & (crop_heights > floor)
-        seeds = np.zeros(crop.shape, np.uint16)  # 1: the ring, 2 + k: the k-th top
-        seeds[on_edge[parts]] = 1
-        for number, top in enumerate(tops):
-            seeds[parts == top] = 2 + number
+        seed_of = on_edge.astype(np.uint16)  # per rim part its seed: 1 the ring, 2 + k the k-th top, 0 none
+        seed_of[tops] = 2 + np.arange(len(tops))
+        seeds = seed_of[parts]
         for _ in range(max(crop.shape)):  # a pixel reached by two fronts at once goes to the higher label
             grown = np.where(raised & (seeds == 0), cv2.dilate(seeds, _CROSS), seeds)
             if np.array_equal(grown, seeds):
