@@ -4,7 +4,14 @@ import pytest
 from predrel_ros.core.entities import MANIPULATED_OBJECT, Entity
 from predrel_ros.core.frame import CameraIntrinsics
 from predrel_ros.predicates.geometry import EntityGeometry
-from predrel_ros.predicates.point_sets import FramePoints, points_m, position_m
+from predrel_ros.predicates.point_sets import (
+    SAMPLE_PIXELS,
+    FramePoints,
+    pixel_stride,
+    points_m,
+    position_m,
+    sample_stride,
+)
 
 HEIGHT, WIDTH = 120, 160
 CAMERA = CameraIntrinsics(WIDTH, HEIGHT, fx=200.0, fy=200.0, cx=79.5, cy=59.5)
@@ -100,3 +107,30 @@ def test_a_frame_computes_each_entitys_samples_once_and_both_reads_see_them_unch
         np.testing.assert_array_equal(frame.points_m(geometry, 2), expected[2])
         assert frame.position_m(geometry) == expected[0]
     assert calls == [(1,), (2,)]             # once per stride
+
+
+def test_a_large_mask_is_read_on_a_stride_that_keeps_about_sample_pixels_and_its_position_barely_moves():
+    """A mask beyond about 1.5 x SAMPLE_PIXELS is read on every k-th row and column of its crop (its
+    position and extent from the same samples, which move with the mask: a translated mask keeps
+    its sampled pixels); the median of the sparse samples of a receding floor lies within half a
+    stride (in the image) of the median of all of them, in depth within its noise."""
+    assert pixel_stride(SAMPLE_PIXELS) == 1 and pixel_stride(1.4 * SAMPLE_PIXELS) == 1
+    assert pixel_stride(4 * SAMPLE_PIXELS) == 2 and pixel_stride(16 * SAMPLE_PIXELS) == 4
+    assert pixel_stride(100, least=4) == 4
+    height, width = 480, 640
+    camera = CameraIntrinsics(width, height, fx=500.0, fy=500.0, cx=319.5, cy=239.5)
+    mask = np.zeros((height, width), bool)
+    mask[200:480, 20:620] = True                                   # a table: 168,000 pixels
+    depth = np.repeat(np.linspace(1.5, 0.9, height, dtype=np.float32)[:, None], width, axis=1)
+    depth += np.random.default_rng(8).normal(0, 0.002, depth.shape).astype(np.float32)
+    geometry = EntityGeometry(Entity(id=1, label="table", role="surface", box=[20, 200, 619, 479], mask=mask))
+    stride = sample_stride(geometry)
+    assert stride == 6
+    sparse = points_m(geometry, depth, camera, stride)
+    assert 0.5 * SAMPLE_PIXELS < len(sparse) < 1.5 * SAMPLE_PIXELS
+    assert position_m(geometry, depth, camera) == pytest.approx(tuple(np.median(sparse, axis=0)), abs=1e-6)
+    every = np.median(points_m(geometry, depth, camera, 1), axis=0)
+    sparse_median = np.array(position_m(geometry, depth, camera))
+    half_stride_m = stride / 2 * every[2] / camera.fx
+    assert np.all(np.abs(sparse_median[:2] - every[:2]) <= half_stride_m)
+    assert abs(sparse_median[2] - every[2]) < 0.005

@@ -21,6 +21,10 @@ if TYPE_CHECKING:                     # core.frame imports predicates.estimate
 
 #: fewest valid depth samples for a position
 MIN_SAMPLES = 5
+#: about this many mask pixels are read per entity (every k-th row and column of a larger mask:
+#: medians and quantiles of thousands of samples are as good as of all, at a fraction of the cost
+#: at 640x480, where a table's mask holds a hundred thousand pixels)
+SAMPLE_PIXELS = 4000
 _KERNEL = np.ones((3, 3), np.uint8)
 
 
@@ -48,8 +52,8 @@ class FramePoints:
         self._xyz: dict[tuple[EntityGeometry, int], tuple[np.ndarray, ...] | None] = {}
 
     def position_m(self, geometry: EntityGeometry) -> tuple[float, ...] | None:
-        """`position_m` of the entity in this frame."""
-        xyz = self._back_projected(geometry, 1)
+        """`position_m` of the entity in this frame (from the samples of `sample_stride`)."""
+        xyz = self._back_projected(geometry, sample_stride(geometry))
         if xyz is None:
             return None
         x, y, _, depths = xyz
@@ -73,6 +77,17 @@ class FramePoints:
                 depths = depth[inner]
                 self._xyz[key] = (*back_projected(inner, depths, columns, rows, self.camera), depths)
         return self._xyz[key]
+
+
+def sample_stride(geometry: EntityGeometry, least: int = 1) -> int:
+    """The stride (at least `least`) of an entity's samples for its position and extent: about
+    SAMPLE_PIXELS of its mask's pixels (1 for a mask of up to about 1.5 x SAMPLE_PIXELS)."""
+    return pixel_stride(geometry.area, least)
+
+
+def pixel_stride(pixels: float, least: int = 1) -> int:
+    """The stride (at least `least`) of every k-th row and column that keeps about SAMPLE_PIXELS of `pixels`."""
+    return max(least, round(math.sqrt(pixels / SAMPLE_PIXELS)))
 
 
 def _samples(geometry: EntityGeometry, depth_m: np.ndarray, stride: int = 1

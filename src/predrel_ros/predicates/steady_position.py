@@ -20,15 +20,16 @@ import numpy as np
 
 from predrel_ros.predicates.geometry import EntityGeometry
 from predrel_ros.predicates.order_statistics import median
-from predrel_ros.predicates.point_sets import MIN_SAMPLES, back_projected
+from predrel_ros.predicates.point_sets import MIN_SAMPLES, back_projected, pixel_stride
 
 if TYPE_CHECKING:
     from predrel_ros.core.frame import CameraIntrinsics
 
 __all__ = ["SteadyPosition"]
 
-#: the common pixels' shift is the median over every STRIDE-th row and column of them (a median
-#: needs no more, and a frame's masks may hold tens of thousands of pixels)
+#: the common pixels' shift is the median over every STRIDE-th row and column of them, or more
+#: sparsely where that leaves more than about `point_sets.SAMPLE_PIXELS` of them (a median needs no
+#: more, and a frame's masks may hold a hundred thousand pixels)
 STRIDE = 2
 
 
@@ -70,13 +71,15 @@ def _common_shift(before: EntityGeometry, depth_before: np.ndarray, now: EntityG
     x2 = min(math.ceil(max(before.x2, now.x2)) + 1, width)
     y2 = min(math.ceil(max(before.y2, now.y2)) + 1, height)
     common = cv2.bitwise_and(before.mask[y1:y2, x1:x2], now.mask[y1:y2, x1:x2])
-    if cv2.countNonZero(common) < containment * min(before.area, now.area):
+    shared = cv2.countNonZero(common)
+    if shared < containment * min(before.area, now.area):
         return None
-    z_before, z_now = depth_before[y1:y2:STRIDE, x1:x2:STRIDE], depth_now[y1:y2:STRIDE, x1:x2:STRIDE]
+    stride = pixel_stride(shared, STRIDE)
+    z_before, z_now = depth_before[y1:y2:stride, x1:x2:stride], depth_now[y1:y2:stride, x1:x2:stride]
     with np.errstate(invalid="ignore"):
         dz = z_now.astype(np.float64) - z_before          # NaN where either has no depth
-        valid = (common[::STRIDE, ::STRIDE] != 0) & (z_before > 0) & (z_now > 0) & np.isfinite(dz)
+        valid = (common[::stride, ::stride] != 0) & (z_before > 0) & (z_now > 0) & np.isfinite(dz)
     if np.count_nonzero(valid) < MIN_SAMPLES:
         return None
-    dx, dy, dz = back_projected(valid, dz[valid], np.arange(x1, x2, STRIDE), np.arange(y1, y2, STRIDE), camera)
+    dx, dy, dz = back_projected(valid, dz[valid], np.arange(x1, x2, stride), np.arange(y1, y2, stride), camera)
     return median(dx), median(dy), median(dz)               # dx, dy, dz: this function's own arrays
