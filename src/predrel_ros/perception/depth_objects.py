@@ -216,7 +216,10 @@ class DepthObjectSegmenter:
             mask = remaining & (np.abs(_heights(points, normal, offset)) <= tolerance)
             if mask.sum() < config.min_plane_share * total:
                 break
-            planes.append(Plane(normal, offset, _largest_components(mask, config.min_plane_share * total)))
+            # its connected parts of at least that share (far-off pixels that merely share its equation, such
+            # as an object's flat top at table height elsewhere, are dropped), or its largest part
+            planes.append(Plane(normal, offset, parts_of_at_least(mask, config.min_plane_share * total,
+                                                                  largest_if_none=True)))
             remaining &= ~planes[-1].mask
         return planes
 
@@ -617,13 +620,6 @@ def _beside(where: np.ndarray, depth: np.ndarray) -> np.ndarray:
     """Per pixel, the nearest depth of its 8 neighbours (and itself) in `where`; inf with none."""
     return cv2.erode(np.where(where, depth, np.inf).astype(np.float32), SQUARE,
                      borderType=cv2.BORDER_CONSTANT, borderValue=np.inf)
-
-
-def _largest_components(mask: np.ndarray, min_pixels: float) -> np.ndarray:
-    """The plane's connected parts of at least `min_pixels` (far-off pixels that merely share its
-    equation, such as an object's flat top at table height elsewhere, are dropped), or its
-    largest part when none is that big."""
-    return parts_of_at_least(mask, min_pixels, largest_if_none=True)
 
 
 def _is_hollow(rim: np.ndarray, outline: np.ndarray, hollow: float) -> bool:

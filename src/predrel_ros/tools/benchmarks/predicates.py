@@ -82,25 +82,38 @@ def scene_depth(entities: list, width: int, height: int) -> np.ndarray:
     return depth
 
 
+def _shipped_config():
+    from predrel_ros.core.package_files import config_path
+    from predrel_ros.predicates import PredicateConfig
+
+    return PredicateConfig.load(config_path("predicates.yaml"), section="predicates")
+
+
+def _timed(extractor, t: int, entities: list, depth_m: np.ndarray | None, camera, times: list, cpu_times: list
+           ) -> list:
+    """`extractor.update` of one frame, its wall-clock and process CPU time appended to `times` and
+    `cpu_times`; returns its estimates."""
+    start, cpu_start = time.perf_counter(), time.process_time()
+    estimates = extractor.update(t, entities, depth_m=depth_m, camera=camera)
+    times.append(time.perf_counter() - start)
+    cpu_times.append(time.process_time() - cpu_start)
+    return estimates
+
+
 def _time(frames: int, scene: Callable[[int], list], repeats: int, depth: Callable[[int], np.ndarray] | None = None,
           camera=None) -> tuple[dict, list[int], list[int]]:
     """Timings of `frames` frames (entities `scene(t)`, depth image `depth(t)`, both made before the
     clock starts; wall clock, and the process's CPU time as "cpu"), estimates and dropped entities per frame."""
-    from predrel_ros.core.package_files import config_path
-    from predrel_ros.predicates import PredicateConfig, PredicateExtractor
+    from predrel_ros.predicates import PredicateExtractor
 
-    config = PredicateConfig.load(config_path("predicates.yaml"), section="predicates")
+    config = _shipped_config()
     times, cpu_times, estimates, dropped = [], [], [], []
-    clock, cpu_clock = time.perf_counter, time.process_time
     for _ in range(repeats):
         extractor = PredicateExtractor(config)
         for t in range(frames):
             entities = scene(t)
             depth_m = None if depth is None else depth(t)
-            start, cpu_start = clock(), cpu_clock()
-            out = extractor.update(t, entities, depth_m=depth_m, camera=camera)
-            times.append(clock() - start)
-            cpu_times.append(cpu_clock() - cpu_start)
+            out = _timed(extractor, t, entities, depth_m, camera, times, cpu_times)
             estimates.append(len(out))
             dropped.append(len(extractor.dropped_entities))
     return {**summarize(times), "cpu": summarize(cpu_times)}, estimates, dropped
@@ -110,13 +123,11 @@ def _time_episodes(data: str, count: int) -> dict:
     """Timings of the first `count` episodes of the dataset `data`, ground-truth entities with
     depth and intrinsics (`with_depth`) and without (`without_depth`), and what they held."""
     from predrel_ros.core.errors import UserError
-    from predrel_ros.core.package_files import config_path
-    from predrel_ros.predicates import PredicateConfig, PredicateExtractor
+    from predrel_ros.predicates import PredicateExtractor
     from predrel_ros.sources.dataset import open_dataset
 
     episodes = open_dataset(data).episodes()[:count]      # UserError where `data` is no dataset
-    config = PredicateConfig.load(config_path("predicates.yaml"), section="predicates")
-    clock, cpu_clock = time.perf_counter, time.process_time
+    config = _shipped_config()
     cases = {"with_depth": ([], []), "without_depth": ([], [])}
     entities_per_frame, sizes = [], set()
     for episode in episodes:
@@ -128,11 +139,8 @@ def _time_episodes(data: str, count: int) -> dict:
             sizes.add(f"{frame.rgb.shape[1]}x{frame.rgb.shape[0]}")
             for case, (times, cpu_times) in cases.items():
                 depth = frame.depth if case == "with_depth" else None
-                start, cpu_start = clock(), cpu_clock()
-                extractors[case].update(t, frame.entities, depth_m=depth, camera=frame.camera if depth is not None
-                                        else None)
-                times.append(clock() - start)
-                cpu_times.append(cpu_clock() - cpu_start)
+                _timed(extractors[case], t, frame.entities, depth, frame.camera if depth is not None else None,
+                       times, cpu_times)
     if not entities_per_frame:
         raise UserError(f"--data {data}: no episode with frames")
     return {"data": str(data), "episodes": len(episodes), "image": sorted(sizes),
