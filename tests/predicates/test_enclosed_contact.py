@@ -150,3 +150,15 @@ def test_an_object_put_down_judges_a_jump_or_a_new_view_against_its_level():
     assert decisions(separations, new_view, config=keeps, still=True, put_down=True) == [True] * 3 + [False] * 2
     moves = dataclasses.replace(keeps, hold_separation_put_down_keeps_level=False)
     assert decisions(separations, config=moves, still=True, put_down=True) == [True] * 5
+
+
+def test_a_carry_paused_standing_still_ends_its_contact_once_the_separation_creeps_up():
+    """Seed 1503 ep0032_stack: a carried object set down on another (not seen resting: its contact with
+    the lower one is hidden) stays carried; the fingers opening raised the separation 0.8, 1.8, 2.1 mm a
+    frame. Moving, the carried object's level follows it; standing still, the creep ends the contact."""
+    separations = [0.0179, 0.0179, 0.0179, 0.0180, 0.0188, 0.0206, 0.0227]
+    carried = [True] * 6 + [False]                              # the extractor carries only what it touches
+    assert decisions(separations, config=CREEP, carried=carried, still=True) == [True] * 5 + [False, False]
+    assert decisions(separations + [0.0195], config=CREEP, carried=carried + [False], still=True)[-1]  # closed
+    assert all(decisions(separations, config=CREEP, carried=True, still=False))
+

@@ -488,32 +488,67 @@ def test_a_hand_in_contact_stays_so_up_to_the_exit_gap():
     assert contacts(None) == ["T", "T", "N", "N", "N"]
 
 
+def held_object_contacts(config, hand_x, creep_from):
+    """contact(hand, object) frame by frame for an object in a hand's U (its left edge at hand_x[t]),
+    0.5 m from the camera, the fingers 1.5 cm in front; from frame creep_from on the object recedes
+    0.8 mm a frame (the fingers opening)."""
+    camera = CameraIntrinsics(WIDTH, HEIGHT, fx=300.0, fy=300.0, cx=159.5, cy=119.5)
+    extractor = PredicateExtractor(config)
+    out = []
+    for t, x in enumerate(hand_x):
+        hand = rect(HAND, RIGHT_HAND, x, 100, 40, 40, holes=[(x + 4, 104, 36, 32)])
+        obj = rect(OBJ, MANIPULATED_OBJECT, x + 4, 104, 20, 20)
+        depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+        depth[obj.mask] = 0.515 + 0.0008 * max(0, t - creep_from)
+        depth[hand.mask] = 0.50
+        estimates = extractor.update(t, [hand, obj], depth_m=depth, camera=camera)
+        out.append(next(e.value for e in estimates if e.key == ("contact", HAND, OBJ)))
+    return out
+
+
 def test_a_held_object_whose_separation_creeps_up_ends_its_contact_only_while_the_pair_stands_still():
     """A hand opening slowly around what it holds (seed 1313 ep0000_unstack): the separation rises by
     0.8 mm a frame and the median level follows it; standing still, contact ends once the rise since
     it began exceeds hold_separation_creep_m (2.5 mm: on the 4th rising frame); carried at 15 cm/s,
     the same rise is the level's to judge (and it follows)."""
-    camera = CameraIntrinsics(WIDTH, HEIGHT, fx=300.0, fy=300.0, cx=159.5, cy=119.5)
-
     def contacts(step_px, creep_m):
         config = PredicateConfig()
         config.contact.hold_separation_creep_m = creep_m
-        extractor = PredicateExtractor(config)
-        out = []
-        for t in range(12):
-            dx = step_px * t
-            hand = rect(HAND, RIGHT_HAND, 100 + dx, 100, 40, 40, holes=[(104 + dx, 104, 36, 32)])
-            obj = rect(OBJ, MANIPULATED_OBJECT, 104 + dx, 104, 20, 20)
-            depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
-            depth[obj.mask] = 0.515 + 0.0008 * max(0, t - 5)
-            depth[hand.mask] = 0.50
-            estimates = extractor.update(t, [hand, obj], depth_m=depth, camera=camera)
-            out.append(next(e.value for e in estimates if e.key == ("contact", HAND, OBJ)))
-        return out
+        return held_object_contacts(config, [100 + step_px * t for t in range(12)], creep_from=5)
 
     assert contacts(0, 0.0025) == ["T"] * 9 + ["N"] * 3           # rises 0.8, 1.6, 2.4, then 3.2 mm at 9
     assert contacts(0, None) == ["T"] * 12
     assert contacts(3, 0.0025) == ["T"] * 12
+
+
+def test_a_hand_standing_beside_what_it_touched_ends_the_contact_once_the_boundary_proximity_creeps_up():
+    """Fingers opening beside an object with neither moving (seed 1503 ep0004_pick_and_place: the
+    proximity rose 8, 11, 13, 16, 20 mm while the gap stayed within the exit gap): contact ends once the
+    rise since it began exceeds boundary_proximity_creep_m (1 cm: on the 5th rising frame, 12 mm), not
+    while the pair moves, and not without the bound."""
+    camera = CameraIntrinsics(WIDTH, HEIGHT, fx=300.0, fy=300.0, cx=159.5, cy=119.5)
+
+    def contacts(step_px, creep_m):
+        config = PredicateConfig()
+        config.contact.boundary_proximity_creep_m = creep_m
+        extractor = PredicateExtractor(config)
+        out = []
+        for t in range(10):
+            dx = step_px * t
+            hand = rect(HAND, RIGHT_HAND, 100 + dx, 100, 20, 20)
+            obj = rect(OBJ, MANIPULATED_OBJECT, 120 + dx, 100, 20, 20)
+            depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+            depth[hand.mask] = depth[obj.mask] = 0.5
+            # the object's 5 columns next to the hand recede 0, 3, 6, 9, 12 mm from frame 5 (the object
+            # itself stands still: its position is the median of its depths)
+            depth[100:120, 120 + dx:125 + dx] = 0.5 + 0.003 * max(0, t - 5)
+            estimates = extractor.update(t, [hand, obj], depth_m=depth, camera=camera)
+            out.append(next(e.value for e in estimates if e.key == ("contact", HAND, OBJ)))
+        return out
+
+    assert contacts(0, 0.01) == ["T"] * 9 + ["N"]               # 12 mm > 10: the 12.5 mm exit gap alone keeps it
+    assert contacts(0, None) == ["T"] * 10
+    assert contacts(3, 0.01) == ["T"] * 10                      # moving together at ~3 px a frame
 
 
 def test_a_hand_carrying_an_object_is_in_contact_up_to_the_carried_gap():
@@ -543,3 +578,19 @@ def test_a_hand_carrying_an_object_is_in_contact_up_to_the_carried_gap():
     assert carried[:4] == ["N"] * 4 and carried[-4:] == ["T"] * 4
     assert contacts(True, None) == ["N"] * 10
     assert "T" not in contacts(False)
+
+
+def test_a_paused_carry_ends_its_contact_once_the_separation_creeps_but_a_slowed_carry_does_not():
+    """Seed 1503 ep0032_stack: a carry paused (both still) while the fingers open, the separation rising
+    0.8 mm a frame: the creep ends the contact on its 4th rising frame. A carry that only slows (2/3 px,
+    1.1 mm a frame: under the moving speed, over paused_carry_speed_share of it; seed 1523
+    ep0031_remove turned back so) keeps it, its separation judged against the cap alone."""
+    def contacts(slow_steps, share):
+        config = PredicateConfig()
+        config.contact.paused_carry_speed_share = share
+        steps = [3 if t < 8 else slow_steps[t % 3] for t in range(24)]
+        return held_object_contacts(config, [60 + sum(steps[:t + 1]) for t in range(24)], creep_from=17)
+
+    assert contacts((0, 0, 0), 0.5) == ["T"] * 21 + ["N"] * 3       # rises 0.8, 1.6, 2.4, then 3.2 mm at 21
+    assert contacts((1, 1, 0), 0.5) == ["T"] * 24
+    assert contacts((1, 1, 0), 1.0) == ["T"] * 21 + ["N"] * 3

@@ -77,7 +77,10 @@ class ContactConfig:
       pixel, `boundary_depth`) <= boundary_proximity_m.value (metres: a hand inside a container
       lies within the range of the container's depths, its rim in front and its walls behind, but 3-4
       cm from either); not for an entity inside a container's or a hand's image box (the walls or the
-      gripping hand hide the contact);
+      gripping hand hide the contact); for a hand and what it touched on the previous frame, both
+      standing still (slower than dynamic.moving_speed_mps), contact also ends once that proximity
+      has risen on consecutive frames by more than boundary_proximity_creep_m (m; None: never) in
+      all (`predicates.separation_creep`: fingers opening beside an object);
     - for an object inside a hand's image box, with a depth image and the camera intrinsics: the 3D
       separation where the masks meet (`boundary_depth.boundary_separation_m`) judged against its
       level during the contact (`predicates.enclosed_contact`): contact ends when it rises more than
@@ -103,7 +106,9 @@ class ContactConfig:
       speed; None: never) are carried: an enclosed object's separation is then not judged against its
       level (only against hold_separation_max_m, and it begins a contact at any separation up to
       it), and a boundary gap up to carried_gap_m (m) is contact, for as long as that contact lasts
-      (a carry that pauses keeps its grip);
+      (a carry that pauses keeps its grip; while hand and object move slower than
+      paused_carry_speed_share of dynamic.moving_speed_mps, the pause, an enclosed object's
+      separation is judged by the creep bound);
     - else, or where no pixel of the boundary has a valid depth, when both entities carry a depth
       (point3d or a 3-element centroid) and neither has a role in `depth_ignored_roles`:
       |z_i - z_j| <= depth_gap.value (metres). Surfaces are ignored by default: one depth value
@@ -128,9 +133,11 @@ class ContactConfig:
     separation_band: float = 15.0
     hold_exit_fraction: float | None = 0.5
     boundary_exit_gap_m: float | None = 0.0125
+    boundary_proximity_creep_m: float | None = 0.01
     hold_separation_begin_m: float | None = 0.025
     carried_relative_speed: float | None = 0.5
     carried_gap_m: float = 0.02
+    paused_carry_speed_share: float = 0.5
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:
@@ -143,10 +150,13 @@ class ContactConfig:
             raise ValueError(f"hold_separation_frames must be >= 1, got {self.hold_separation_frames}")
         if not self.carried_gap_m > 0:
             raise ValueError(f"carried_gap_m must be > 0 m, got {self.carried_gap_m}")
+        if not 0.0 < self.paused_carry_speed_share <= 1.0:
+            raise ValueError(f"paused_carry_speed_share must lie in (0, 1], got {self.paused_carry_speed_share}")
         for name, unit in (("hold_separation_jump_m", " m"), ("hold_separation_creep_m", " m"),
                            ("hold_separation_put_down_creep_m", " m"),
                            ("hold_separation_begin_m", " m"), ("carried_relative_speed", ""),
-                           ("boundary_exit_gap_m", " m")):             # settings that None switches off
+                           ("boundary_exit_gap_m", " m"),
+                           ("boundary_proximity_creep_m", " m")):         # settings that None switches off
             value = getattr(self, name)
             if value is not None and not value > 0:
                 raise ValueError(f"{name} must be > 0{unit} or None, got {value}")

@@ -55,20 +55,21 @@ import numpy as np
 
 from predrel_ros.predicates.config import ContactConfig, Threshold
 from predrel_ros.predicates.order_statistics import median
+from predrel_ros.predicates.separation_creep import SeparationCreep
 
 
 class EnclosedContact:
     """The separation history of one hand-object pair while the object lies in the hand's image box
     and their masks meet (the extractor drops it when either ends)."""
 
-    __slots__ = ("touching", "recent", "left_level", "area", "rise_base")
+    __slots__ = ("touching", "recent", "left_level", "area", "creep")
 
     def __init__(self, frames: int) -> None:
         self.touching: bool | None = None          # None: no decision yet
         self.recent: deque[float] = deque(maxlen=frames)
         self.left_level: float | None = None       # the level when contact last ended; None: never touched
         self.area = 0.0                            # the object's visible pixels on the previous frame
-        self.rise_base: float | None = None        # the separation before its current rise while standing still
+        self.creep = SeparationCreep()             # its rise while standing still
 
     def test(self, separation_m: float, object_area: float, config: ContactConfig, standing_still: bool = False,
              carried: bool = False, put_down: bool = False) -> tuple[float, Threshold]:
@@ -77,28 +78,29 @@ class EnclosedContact:
         standing_still: hand and object move slower than the moving speed; carried: they move
         together (`co_motion`); put_down: standing still, and the object touched something other than
         a hand on the previous frame (all from the `extractor`)."""
-        rise, cap, creep = config.hold_separation_rise_m, config.hold_separation_max_m, config.hold_separation_creep_m
+        rise, cap = config.hold_separation_rise_m, config.hold_separation_max_m
         reseen = self.area > 0 and abs(object_area - self.area) > config.hold_separation_area_change * self.area
         jumped = config.hold_separation_jump_m is not None and bool(self.recent) \
             and separation_m - self.recent[-1] > config.hold_separation_jump_m
         self.area = object_area
-        creeping = False
+        new_level = bool(self.touching and (reseen or jumped)
+                         and not (put_down and config.hold_separation_put_down_keeps_level))
+        creep = config.hold_separation_creep_m
+        if creep is not None and put_down and config.hold_separation_put_down_creep_m is not None:
+            creep = config.hold_separation_put_down_creep_m
+        creep_limit = self.creep.limit(separation_m, bool(self.touching) and not new_level and standing_still, creep)
         level = None
-        if self.touching and (reseen or jumped) and not (put_down and config.hold_separation_put_down_keeps_level):
+        if new_level:
             self.recent.clear()                    # other parts of the object in view: a new level
             limit = cap
-        elif self.touching and carried:
-            limit = cap                            # the level follows the carried object's separation
         elif self.touching:
-            level = median(np.array(self.recent, np.float64))
-            limit = min(cap, level + rise.value)
-            creeping = creep is not None and standing_still and separation_m > self.recent[-1]
-            if creeping:
-                if self.rise_base is None:
-                    self.rise_base = self.recent[-1]
-                put_down_creep = config.hold_separation_put_down_creep_m
-                bound = put_down_creep if put_down and put_down_creep is not None else creep
-                limit = min(limit, self.rise_base + bound)
+            if carried:                            # the level follows the carried object's separation;
+                limit = min(cap, creep_limit)      # a carry paused standing still (`extractor`) may creep
+                if creep_limit < cap:
+                    level = self.creep.base        # where the creep began: the level a closing hand returns to
+            else:
+                level = median(np.array(self.recent, np.float64))
+                limit = min(cap, level + rise.value, creep_limit)
         elif carried:
             limit = cap
         elif self.left_level is None:
@@ -107,8 +109,6 @@ class EnclosedContact:
         else:
             limit = min(cap, self.left_level + rise.value / 2)
         touching = separation_m <= limit
-        if not (creeping and touching):
-            self.rise_base = None
         if touching and not self.touching:
             self.recent.clear()
         if touching:

@@ -69,6 +69,7 @@ from predrel_ros.predicates.geometry import EntityGeometry, FrameGeometry, insid
 from predrel_ros.predicates.gravity import Support
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
 from predrel_ros.predicates.point_sets import FramePoints
+from predrel_ros.predicates.separation_creep import SeparationCreep
 from predrel_ros.predicates.steady_position import SteadyPosition
 from predrel_ros.predicates.stream_windows import StreamWindows
 
@@ -277,6 +278,7 @@ class PredicateExtractor:
         self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
         self._holds: dict[tuple[str, int, int], HoldState] = {}
         self._enclosed_contacts: dict[tuple[str, int, int], EnclosedContact] = {}
+        self._proximity_creeps: dict[tuple[str, int, int], SeparationCreep] = {}
         self._touching: set[tuple[int, int]] = set()        # (subject, object) of the contacts T last frame
         self._touching_now: set[tuple[int, int]] = set()
         self._carrying: set[tuple[int, int]] = set()        # the contacts of last frame carried since they began
@@ -364,6 +366,7 @@ class PredicateExtractor:
         self._camera = camera
         self._points = points           # the entities' depth samples, shared by position and extent
         self._enclosed_now: set[tuple[str, int, int]] = set()
+        self._proximity_now: set[tuple[str, int, int]] = set()
         self._touching, self._touching_now = self._touching_now, set()
         self._carrying, self._carrying_now = self._carrying_now, set()
         self._present = present
@@ -395,8 +398,10 @@ class PredicateExtractor:
         for index, (hand_id, evidence) in enumerate(hand_evidence.items()):
             self._active_hand(len(pairs) * _PAIR_SLOTS + index, hand_id, evidence, rows)
         estimates = rows.estimates()
-        for key in [key for key in self._enclosed_contacts if key not in self._enclosed_now]:
-            del self._enclosed_contacts[key]        # its history spans consecutive frames only
+        for states, now in ((self._enclosed_contacts, self._enclosed_now),
+                            (self._proximity_creeps, self._proximity_now)):
+            for key in [key for key in states if key not in now]:
+                del states[key]                     # its history spans consecutive frames only
         return estimates
 
     def _check_entities(self, entities: list[Entity]) -> dict[int, Entity]:
@@ -464,7 +469,7 @@ class PredicateExtractor:
         def gone(key: tuple[str, int, int]) -> bool:
             return (min(key[1], key[2]), max(key[1], key[2])) in pairs
         self._windows.forget(gone)
-        for table in (self._known, self._holds, self._enclosed_contacts):
+        for table in (self._known, self._holds, self._enclosed_contacts, self._proximity_creeps):
             for key in [key for key in table if gone(key)]:
                 del table[key]
 
@@ -724,7 +729,8 @@ class PredicateExtractor:
                 if boundary is not None:
                     tests = [(boundary.gap_m, threshold)]
                     if boundary.proximity_m is not None:
-                        tests.append((boundary.proximity_m, contact.boundary_proximity_m))
+                        proximity = boundary.proximity_m
+                        tests.append((proximity, self._proximity_threshold(geo_i, geo_j, proximity)))
                     return tests
             elif enclosure is not None and enclosure[1].entity.role in HAND_ROLES and self._camera is not None \
                     and contact.hold_separation_rise_m is not None:
@@ -737,9 +743,12 @@ class PredicateExtractor:
                     if state is None:
                         state = self._enclosed_contacts[key] = EnclosedContact(contact.hold_separation_frames)
                     self._enclosed_now.add(key)
-                    still = self._standing_still(inner, hand)
-                    return [state.test(separation, inner.area, contact, still,
-                                       self._still_carried(hand, inner, (geo_i.entity.id, geo_j.entity.id)),
+                    carried = self._still_carried(hand, inner, (geo_i.entity.id, geo_j.entity.id))
+                    # a carry is paused (its creep judged) only well under the moving speed: one that
+                    # slows to turn back passes through it
+                    share = contact.paused_carry_speed_share if carried else 1.0
+                    still = self._standing_still(inner, hand, share=share)
+                    return [state.test(separation, inner.area, contact, still, carried,
                                        still and self._resting(inner.entity.id))]
         if contact.depth_gap is None:
             return []
@@ -751,12 +760,31 @@ class PredicateExtractor:
             return []
         return [(abs(depth_i - depth_j), contact.depth_gap)]
 
-    def _standing_still(self, *geometries: EntityGeometry) -> bool:
-        """Whether every one of these entities moves slower than the 3D rule's moving speed over the
-        window (False without 3D positions or without that rule)."""
+    def _proximity_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry, proximity_m: float) -> Threshold:
+        """boundary_proximity_m; for a hand and what it touched on the previous frame, both standing
+        still, at most where the proximity's current rise began + boundary_proximity_creep_m
+        (`separation_creep`)."""
+        contact = self.config.contact
+        threshold = contact.boundary_proximity_m
+        pair = (geo_i.entity.id, geo_j.entity.id)
+        if contact.boundary_proximity_creep_m is None or not (geo_i.entity.role in HAND_ROLES
+                                                              or geo_j.entity.role in HAND_ROLES):
+            return threshold
+        key = (_CONTACT, *pair)
+        creep = self._proximity_creeps.get(key)
+        if creep is None:
+            creep = self._proximity_creeps[key] = SeparationCreep()
+        self._proximity_now.add(key)
+        judged = pair in self._touching and self._standing_still(geo_i, geo_j)
+        limit = creep.limit(proximity_m, judged, contact.boundary_proximity_creep_m)
+        return threshold if limit >= threshold.value else Threshold(limit, threshold.eta)
+
+    def _standing_still(self, *geometries: EntityGeometry, share: float = 1.0) -> bool:
+        """Whether every one of these entities moves slower than `share` of the 3D rule's moving speed
+        over the window (False without 3D positions or without that rule)."""
         if self._dynamic_3d is None:
             return False
-        bound = self._dynamic_3d.moving_speed.value / self.config.dynamic.frame_rate_hz
+        bound = share * self._dynamic_3d.moving_speed.value / self.config.dynamic.frame_rate_hz
         motions = [self._tracks[geometry.entity.id].motion3d for geometry in geometries]
         return all(motion is not None and motion.speed < bound for motion in motions)
 

@@ -63,6 +63,7 @@ DEFAULT_GRID: dict[str, tuple[float, ...]] = {
     "dynamic.containment": (0.95, 0.98, 0.995),
     "contact.hold_exit_fraction": (0.4, 0.5, 0.6),
     "contact.boundary_exit_gap_m": (0.01, 0.0125, 0.015),
+    "contact.boundary_proximity_creep_m": (0.008, 0.01, 0.012),
     "contact.hold_separation_jump_m": (0.004, 0.006, 0.008),
     "contact.hold_separation_creep_m": (0.002, 0.0025, 0.003),
     "contact.hold_separation_put_down_creep_m": (0.001, 0.0015, 0.002),

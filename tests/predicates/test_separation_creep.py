@@ -1,0 +1,34 @@
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from predrel_ros.predicates.separation_creep import SeparationCreep
+
+
+def limits(values, judged=True, bound=0.0025):
+    creep = SeparationCreep()
+    flags = judged if isinstance(judged, list) else [judged] * len(values)
+    return [creep.limit(value, flag, bound) for value, flag in zip(values, flags)]
+
+
+def test_a_rise_is_bounded_from_where_it_began():
+    assert limits([0.020, 0.021, 0.022, 0.023]) == pytest.approx([math.inf, 0.0225, 0.0225, 0.0225])
+
+
+def test_a_fall_a_frame_not_judged_or_no_bound_leave_the_value_unbounded_and_restart_the_rise():
+    assert limits([0.020, 0.021, 0.0205, 0.022]) == pytest.approx([math.inf, 0.0225, math.inf, 0.0230])
+    assert limits([0.020, 0.021, 0.022, 0.023], judged=[True, True, False, True]) \
+        == pytest.approx([math.inf, 0.0225, math.inf, 0.0245])
+    assert limits([0.020, 0.021], bound=None) == [math.inf, math.inf]
+
+
+@given(st.lists(st.floats(0.0, 0.05), min_size=1, max_size=40), st.floats(0.0005, 0.01))
+def test_the_limit_is_the_start_of_the_current_rise_plus_the_bound(values, bound):
+    """Against a direct reading: the value before the run of strict rises that ends at this frame."""
+    for k, limit in enumerate(limits(values, bound=bound)):
+        start = k
+        while start > 0 and values[start] > values[start - 1]:
+            start -= 1
+        assert limit == (math.inf if start == k else values[start] + bound)
