@@ -551,6 +551,36 @@ def test_a_hand_standing_beside_what_it_touched_ends_the_contact_once_the_bounda
     assert contacts(3, 0.01) == ["T"] * 10                      # moving together at ~3 px a frame
 
 
+def test_a_hand_holding_what_it_carried_and_put_down_stays_in_contact_until_its_fingers_open():
+    """Seed 1523 ep0026_pick_and_hold: a carry held at a 13-14 mm gap (over the 12.5 mm exit gap) ends
+    on the table, the hand holding on for 10 frames. The contact keeps the level of the gap where the
+    fingers held it (+ hold_separation_rise_m) until, standing still, the gap creeps by more than the
+    put-down creep (1.5 mm: the fingers opening, 2 mm a frame from frame 20); without the level
+    (hold_separation_rise_m null) it ended once the carry stopped."""
+    camera = CameraIntrinsics(WIDTH, HEIGHT, fx=300.0, fy=300.0, cx=159.5, cy=119.5)
+
+    def contacts(rise):
+        config = PredicateConfig()
+        config.contact.hold_separation_rise_m = rise
+        extractor = PredicateExtractor(config)
+        out = []
+        for t in range(26):
+            dy = 2 * min(max(0, t - 3), 8)                  # carried down 2 px a frame, on the table from 11
+            hand = rect(HAND, RIGHT_HAND, 100, 100 + dy, 20, 20)
+            obj = rect(OBJ, MANIPULATED_OBJECT, 120, 100 + dy, 20, 20)
+            surface = rect(TABLE, SURFACE, 0, 136, 320, 104)
+            depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
+            depth[surface.mask] = depth[obj.mask] = 0.514
+            depth[hand.mask] = 0.5 - 0.002 * max(0, t - 19)
+            estimates = extractor.update(t, [hand, obj, surface], depth_m=depth, camera=camera)
+            out.append(next(e.value for e in estimates if e.key == ("contact", HAND, OBJ)))
+        return out
+
+    carried = ["N"] * 5 + ["T"] * 9                         # a carry from frame 5 (the 2 cm carried gap)
+    assert contacts(PredicateConfig().contact.hold_separation_rise_m) == carried + ["T"] * 6 + ["N"] * 6
+    assert contacts(None) == carried + ["N"] * 12
+
+
 def test_a_hand_carrying_an_object_is_in_contact_up_to_the_carried_gap():
     """A hand gripping a long object from the side (seed 1353 ep0007_handover): the boundary gap stays
     at 1.5 cm, above the 1 cm to begin a contact; once hand and object move together (2 px a frame,

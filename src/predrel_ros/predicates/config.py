@@ -108,7 +108,11 @@ class ContactConfig:
       it), and a boundary gap up to carried_gap_m (m) is contact, for as long as that contact lasts
       (a carry that pauses keeps its grip; while hand and object move slower than
       paused_carry_speed_share of dynamic.moving_speed_mps, the pause, an enclosed object's
-      separation is judged by the creep bound);
+      separation is judged by the creep bound); a contact carried until the object was put down
+      (resting on something other than a hand) keeps, for as long as it lasts, a boundary gap up to
+      the median of its last gaps + hold_separation_rise_m (within boundary_exit_gap_m and
+      carried_gap_m), and standing still it ends once that gap has risen on consecutive frames by
+      more than hold_separation_put_down_creep_m (`predicates.boundary_hold`);
     - else, or where no pixel of the boundary has a valid depth, when both entities carry a depth
       (point3d or a 3-element centroid) and neither has a role in `depth_ignored_roles`:
       |z_i - z_j| <= depth_gap.value (metres). Surfaces are ignored by default: one depth value

@@ -59,6 +59,7 @@ from predrel_ros.core.entities import CONTAINER, HAND_ROLES, Entity
 from predrel_ros.core.stream_order import FrameOrderError, StreamOrder  # noqa: F401  (FrameOrderError: re-exported)
 from predrel_ros.predicates import rules, vocabulary
 from predrel_ros.predicates.boundary_depth import boundary_depth_gap_m, boundary_separation_m
+from predrel_ros.predicates.boundary_hold import BoundaryHold
 from predrel_ros.predicates.co_motion import moving_together
 from predrel_ros.predicates.confidence import GeometricMeanConfidence
 from predrel_ros.predicates.config import PairRule, PredicateConfig, Threshold
@@ -69,7 +70,6 @@ from predrel_ros.predicates.geometry import EntityGeometry, FrameGeometry, insid
 from predrel_ros.predicates.gravity import Support
 from predrel_ros.predicates.hold_state import HoldState, motion_codes
 from predrel_ros.predicates.point_sets import FramePoints
-from predrel_ros.predicates.separation_creep import SeparationCreep
 from predrel_ros.predicates.steady_position import SteadyPosition
 from predrel_ros.predicates.stream_windows import StreamWindows
 
@@ -278,11 +278,13 @@ class PredicateExtractor:
         self._known: dict[tuple[str, int, int], tuple[int, int]] = {}
         self._holds: dict[tuple[str, int, int], HoldState] = {}
         self._enclosed_contacts: dict[tuple[str, int, int], EnclosedContact] = {}
-        self._proximity_creeps: dict[tuple[str, int, int], SeparationCreep] = {}
+        self._boundary_holds: dict[tuple[str, int, int], BoundaryHold] = {}
         self._touching: set[tuple[int, int]] = set()        # (subject, object) of the contacts T last frame
         self._touching_now: set[tuple[int, int]] = set()
         self._carrying: set[tuple[int, int]] = set()        # the contacts of last frame carried since they began
         self._carrying_now: set[tuple[int, int]] = set()
+        self._put_down: set[tuple[int, int]] = set()        # the contacts of last frame held since a carry put down
+        self._put_down_now: set[tuple[int, int]] = set()
         self._together: dict[tuple[int, int], int] = {}     # evaluated pair (ids ascending) -> last frame together
         self._layout: _PairLayout | None = None
         self.dropped_entities: tuple[int, ...] = ()
@@ -366,9 +368,10 @@ class PredicateExtractor:
         self._camera = camera
         self._points = points           # the entities' depth samples, shared by position and extent
         self._enclosed_now: set[tuple[str, int, int]] = set()
-        self._proximity_now: set[tuple[str, int, int]] = set()
+        self._boundary_now: set[tuple[str, int, int]] = set()
         self._touching, self._touching_now = self._touching_now, set()
         self._carrying, self._carrying_now = self._carrying_now, set()
+        self._put_down, self._put_down_now = self._put_down_now, set()
         self._present = present
         self._geometries = geometries
         hand_evidence: dict[int, list[tuple[rules.Truth, rules.Truth]]] = {
@@ -399,7 +402,7 @@ class PredicateExtractor:
             self._active_hand(len(pairs) * _PAIR_SLOTS + index, hand_id, evidence, rows)
         estimates = rows.estimates()
         for states, now in ((self._enclosed_contacts, self._enclosed_now),
-                            (self._proximity_creeps, self._proximity_now)):
+                            (self._boundary_holds, self._boundary_now)):
             for key in [key for key in states if key not in now]:
                 del states[key]                     # its history spans consecutive frames only
         return estimates
@@ -469,7 +472,7 @@ class PredicateExtractor:
         def gone(key: tuple[str, int, int]) -> bool:
             return (min(key[1], key[2]), max(key[1], key[2])) in pairs
         self._windows.forget(gone)
-        for table in (self._known, self._holds, self._enclosed_contacts, self._proximity_creeps):
+        for table in (self._known, self._holds, self._enclosed_contacts, self._boundary_holds):
             for key in [key for key in table if gone(key)]:
                 del table[key]
 
@@ -537,6 +540,7 @@ class PredicateExtractor:
         for k in np.flatnonzero(codes == _T).tolist():
             self._touching_now.add((int(layout.subjects[k]), int(layout.objects[k])))
         self._carrying_now &= self._touching_now
+        self._put_down_now &= self._touching_now
         return codes, sps
 
     def _statics(self, table: _PairTable, contacts: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -723,14 +727,19 @@ class PredicateExtractor:
         if self._depth_m is not None:
             enclosure = self._enclosure(geo_i, geo_j)
             if enclosure is None and contact.boundary_depth_gap_m is not None:
-                threshold = self._boundary_gap_threshold(geo_i, geo_j)
+                hold = self._boundary_hold(geo_i, geo_j)
+                threshold = self._boundary_gap_threshold(geo_i, geo_j, hold)
                 boundary = boundary_depth_gap_m(geo_i, geo_j, self._depth_m, radius_px,
                                                 None if contact.boundary_proximity_m is None else threshold.value)
                 if boundary is not None:
-                    tests = [(boundary.gap_m, threshold)]
+                    if hold is None:
+                        tests = [(boundary.gap_m, threshold)]
+                    else:
+                        tests = [(boundary.gap_m, self._held_gap_threshold(geo_i, geo_j, hold, boundary.gap_m,
+                                                                           threshold))]
                     if boundary.proximity_m is not None:
                         proximity = boundary.proximity_m
-                        tests.append((proximity, self._proximity_threshold(geo_i, geo_j, proximity)))
+                        tests.append((proximity, self._proximity_threshold(geo_i, geo_j, hold, proximity)))
                     return tests
             elif enclosure is not None and enclosure[1].entity.role in HAND_ROLES and self._camera is not None \
                     and contact.hold_separation_rise_m is not None:
@@ -760,23 +769,46 @@ class PredicateExtractor:
             return []
         return [(abs(depth_i - depth_j), contact.depth_gap)]
 
-    def _proximity_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry, proximity_m: float) -> Threshold:
+    def _boundary_hold(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> BoundaryHold | None:
+        """The boundary test's memory of a hand pair (`boundary_hold`), kept while the test runs on
+        consecutive frames; None for a pair without a hand."""
+        if geo_i.entity.role not in HAND_ROLES and geo_j.entity.role not in HAND_ROLES:
+            return None
+        key = (_CONTACT, geo_i.entity.id, geo_j.entity.id)
+        hold = self._boundary_holds.get(key)
+        if hold is None:
+            hold = self._boundary_holds[key] = BoundaryHold(self.config.contact.hold_separation_frames)
+        self._boundary_now.add(key)
+        return hold
+
+    def _held_gap_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry, hold: BoundaryHold, gap_m: float,
+                            threshold: Threshold) -> Threshold:
+        """The gap threshold of a hand pair: `threshold`, for a contact held since a carry put down and
+        both standing still at most where the gap's current rise began + the put-down creep
+        (`boundary_hold`); the gap joins the contact's history."""
+        contact = self.config.contact
+        pair = (geo_i.entity.id, geo_j.entity.id)
+        creep = contact.hold_separation_creep_m
+        if creep is not None and contact.hold_separation_put_down_creep_m is not None:
+            creep = contact.hold_separation_put_down_creep_m
+        judged = pair in self._put_down_now and self._standing_still(geo_i, geo_j)
+        limit = hold.gap_creep.limit(gap_m, judged, creep)
+        if pair not in self._touching:
+            hold.gaps.clear()                   # a new contact: its own gaps
+        hold.gaps.append(gap_m)
+        return threshold if limit >= threshold.value else Threshold(limit, threshold.eta)
+
+    def _proximity_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry, hold: BoundaryHold | None,
+                             proximity_m: float) -> Threshold:
         """boundary_proximity_m; for a hand and what it touched on the previous frame, both standing
         still, at most where the proximity's current rise began + boundary_proximity_creep_m
         (`separation_creep`)."""
         contact = self.config.contact
         threshold = contact.boundary_proximity_m
-        pair = (geo_i.entity.id, geo_j.entity.id)
-        if contact.boundary_proximity_creep_m is None or not (geo_i.entity.role in HAND_ROLES
-                                                              or geo_j.entity.role in HAND_ROLES):
+        if contact.boundary_proximity_creep_m is None or hold is None:
             return threshold
-        key = (_CONTACT, *pair)
-        creep = self._proximity_creeps.get(key)
-        if creep is None:
-            creep = self._proximity_creeps[key] = SeparationCreep()
-        self._proximity_now.add(key)
-        judged = pair in self._touching and self._standing_still(geo_i, geo_j)
-        limit = creep.limit(proximity_m, judged, contact.boundary_proximity_creep_m)
+        judged = (geo_i.entity.id, geo_j.entity.id) in self._touching and self._standing_still(geo_i, geo_j)
+        limit = hold.proximity_creep.limit(proximity_m, judged, contact.boundary_proximity_creep_m)
         return threshold if limit >= threshold.value else Threshold(limit, threshold.eta)
 
     def _standing_still(self, *geometries: EntityGeometry, share: float = 1.0) -> bool:
@@ -806,13 +838,15 @@ class PredicateExtractor:
         return moving_together(motions[0].velocity, motions[1].velocity, bound,
                                self.config.contact.carried_relative_speed)
 
-    def _boundary_gap_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry) -> Threshold:
+    def _boundary_gap_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry,
+                                hold: BoundaryHold | None) -> Threshold:
         """boundary_depth_gap_m; for a hand and what it touched on the previous frame the larger
         boundary_exit_gap_m (hysteresis); for a hand and what it carries, or carried since their
         contact began while nothing else held the object up on the previous frame (a carry that pauses
         in the air, the grip unchanged: seed 1403 `ep0006_stack` lost 10 frames of a carry and began a
-        second hold; an object put down is resting, and the fingers opening beside it must end the
-        contact at the smaller gap; `_still_carried`), the larger carried_gap_m."""
+        second hold; `_still_carried`), the larger carried_gap_m; for a contact carried until the
+        object was put down (it rests), for as long as it lasts, the gap where the fingers held it
+        (`boundary_hold`: its level + hold_separation_rise_m, within the exit and the carried gap)."""
         contact = self.config.contact
         threshold = contact.boundary_depth_gap_m
         hand, other = (geo_i, geo_j) if geo_i.entity.role in HAND_ROLES else (geo_j, geo_i)
@@ -824,6 +858,10 @@ class PredicateExtractor:
             bound = max(bound, contact.boundary_exit_gap_m)
         if self._still_carried(hand, other, pair):
             bound = max(bound, contact.carried_gap_m)
+        elif (pair in self._carrying or pair in self._put_down) and hold is not None and hold.gaps \
+                and contact.hold_separation_rise_m is not None:
+            self._put_down_now.add(pair)
+            bound = max(bound, min(contact.carried_gap_m, hold.level() + contact.hold_separation_rise_m.value))
         return Threshold(bound, threshold.eta)
 
     def _still_carried(self, hand: EntityGeometry, other: EntityGeometry, pair: tuple[int, int]) -> bool:
