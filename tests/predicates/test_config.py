@@ -39,6 +39,8 @@ def test_partial_dicts_keep_defaults():
     ({"contact": {"carried_gap_m": 0.0}}, r"predicates.contact: carried_gap_m must be > 0 m"),
     ({"contact": {"paused_carry_speed_share": 0.0}},
      r"predicates.contact: paused_carry_speed_share must lie in \(0, 1\]"),
+    ({"contact": {"still_hand_speed_share": 1.5}},
+     r"predicates.contact: still_hand_speed_share must lie in \(0, 1\] or be None"),
     ({"contact": {"boundary_proximity_creep_m": -0.01}},
      r"predicates.contact: boundary_proximity_creep_m must be > 0 m or None"),
     ({"contact": {"hold_separation_put_down_creep_m": 0.0}},

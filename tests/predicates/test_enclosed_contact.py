@@ -16,14 +16,16 @@ CREEP = dataclasses.replace(CONFIG, hold_separation_creep_m=0.0025)
 BEGIN = dataclasses.replace(CONFIG, hold_separation_begin_m=0.025)
 
 
-def decisions(separations, areas=None, config=CONFIG, still=False, carried=False, put_down=False):
+def decisions(separations, areas=None, config=CONFIG, still=False, carried=False, put_down=False, moves_alone=()):
     state = EnclosedContact(config.hold_separation_frames)
     out = []
     stills = still if isinstance(still, list) else [still] * len(separations)
     carries = carried if isinstance(carried, list) else [carried] * len(separations)
-    for separation, area, standing_still, carry in zip(separations, areas or [100.0] * len(separations), stills,
-                                                       carries):
-        value, threshold = state.test(separation, area, config, standing_still, carry, put_down and standing_still)
+    alone = list(moves_alone) + [False] * (len(separations) - len(moves_alone))
+    for separation, area, standing_still, carry, by_itself in zip(separations, areas or [100.0] * len(separations),
+                                                                  stills, carries, alone):
+        value, threshold = state.test(separation, area, config, standing_still, carry, put_down and standing_still,
+                                      by_itself)
         out.append(value <= threshold.value)
     return out
 
@@ -161,4 +163,16 @@ def test_a_carry_paused_standing_still_ends_its_contact_once_the_separation_cree
     assert decisions(separations, config=CREEP, carried=carried, still=True) == [True] * 5 + [False, False]
     assert decisions(separations + [0.0195], config=CREEP, carried=carried + [False], still=True)[-1]  # closed
     assert all(decisions(separations, config=CREEP, carried=True, still=False))
+
+
+def test_an_object_that_moves_on_its_own_beside_a_still_hand_is_let_go_and_begins_again_as_a_first_contact():
+    """Seed 1543 ep0018_stack: the cube dropped 3-4 mm a frame onto the stack from the release on, the
+    hand still, the separation flat. It touches again only once the hand closes on it: half the rise
+    (2 mm) under the separation where it was let go."""
+    held = [0.020, 0.020, 0.020, 0.020, 0.020, 0.020, 0.0185, 0.0175]
+    assert decisions(held, moves_alone=[False] * 3 + [True, True]) == [True] * 3 + [False] * 4 + [True]
+    assert decisions([0.030] * 4, carried=[True, True, True, False],
+                     moves_alone=[False, False, True]) == [True, True, False, False]
+    assert all(decisions(held))
+    assert decisions([0.050, 0.028], moves_alone=[True, True]) == [False, True]   # nothing held to let go
 

@@ -455,6 +455,7 @@ def test_a_held_object_half_out_of_the_hand_box_stays_in_contact():
     def contacts(exit_fraction):
         config = PredicateConfig()
         config.contact.hold_exit_fraction = exit_fraction
+        config.contact.still_hand_speed_share = None        # the object jumps 24 px beside a still hand
         extractor = PredicateExtractor(config)
         out = [extractor.update(t, entities, depth_m=depth, camera=camera) for t, entities, depth in frames]
         return [next(e.value for e in estimates if e.key == ("contact", HAND, OBJ)) for estimates in out]
@@ -488,18 +489,18 @@ def test_a_hand_in_contact_stays_so_up_to_the_exit_gap():
     assert contacts(None) == ["T", "T", "N", "N", "N"]
 
 
-def held_object_contacts(config, hand_x, creep_from):
+def held_object_contacts(config, hand_x, creep_from=None, drop_px=None):
     """contact(hand, object) frame by frame for an object in a hand's U (its left edge at hand_x[t]),
     0.5 m from the camera, the fingers 1.5 cm in front; from frame creep_from on the object recedes
-    0.8 mm a frame (the fingers opening)."""
+    0.8 mm a frame (the fingers opening); drop_px[t]: how far it has dropped in the U on frame t."""
     camera = CameraIntrinsics(WIDTH, HEIGHT, fx=300.0, fy=300.0, cx=159.5, cy=119.5)
     extractor = PredicateExtractor(config)
     out = []
     for t, x in enumerate(hand_x):
         hand = rect(HAND, RIGHT_HAND, x, 100, 40, 40, holes=[(x + 4, 104, 36, 32)])
-        obj = rect(OBJ, MANIPULATED_OBJECT, x + 4, 104, 20, 20)
+        obj = rect(OBJ, MANIPULATED_OBJECT, x + 4, 104 + (drop_px[t] if drop_px else 0), 20, 20)
         depth = np.full((HEIGHT, WIDTH), 2.0, np.float32)
-        depth[obj.mask] = 0.515 + 0.0008 * max(0, t - creep_from)
+        depth[obj.mask] = 0.515 + (0.0008 * max(0, t - creep_from) if creep_from is not None else 0.0)
         depth[hand.mask] = 0.50
         estimates = extractor.update(t, [hand, obj], depth_m=depth, camera=camera)
         out.append(next(e.value for e in estimates if e.key == ("contact", HAND, OBJ)))
@@ -579,6 +580,22 @@ def test_a_hand_holding_what_it_carried_and_put_down_stays_in_contact_until_its_
     carried = ["N"] * 5 + ["T"] * 9                         # a carry from frame 5 (the 2 cm carried gap)
     assert contacts(PredicateConfig().contact.hold_separation_rise_m) == carried + ["T"] * 6 + ["N"] * 6
     assert contacts(None) == carried + ["N"] * 12
+
+
+def test_an_object_dropping_from_a_still_hand_is_let_go():
+    """Seed 1543 ep0018_stack: the fingers opened with the hand still and the cube dropped onto the stack
+    (3-4 mm a frame), the separation flat: moving faster than the moving speed beside a hand whose
+    window speed and steps stay under still_hand_speed_share of it, the object is not held."""
+    def contacts(share):
+        config = PredicateConfig()
+        config.contact.still_hand_speed_share = share
+        drop = [2 * min(max(0, t - 9), 5) for t in range(16)]            # 2 px (3.3 mm) a frame from 10
+        return held_object_contacts(config, [100] * 16, drop_px=drop)
+
+    let_go = contacts(0.25)
+    assert let_go[:10] == ["T"] * 10 and let_go[-1] == "N"
+    assert let_go.index("N") <= 12                              # within 3 frames of the drop
+    assert contacts(None) == ["T"] * 16
 
 
 def test_a_hand_carrying_an_object_is_in_contact_up_to_the_carried_gap():

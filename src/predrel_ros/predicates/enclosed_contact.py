@@ -72,12 +72,13 @@ class EnclosedContact:
         self.creep = SeparationCreep()             # its rise while standing still
 
     def test(self, separation_m: float, object_area: float, config: ContactConfig, standing_still: bool = False,
-             carried: bool = False, put_down: bool = False) -> tuple[float, Threshold]:
+             carried: bool = False, put_down: bool = False, moves_alone: bool = False) -> tuple[float, Threshold]:
         """(separation, threshold) of this frame's depth test (contact T iff separation <= threshold);
         the state advances as the test decides. object_area: the object's visible pixels;
         standing_still: hand and object move slower than the moving speed; carried: they move
         together (`co_motion`); put_down: standing still, and the object touched something other than
-        a hand on the previous frame (all from the `extractor`)."""
+        a hand on the previous frame; moves_alone: the object moves while the hand stands still (all
+        from the `extractor`)."""
         rise, cap = config.hold_separation_rise_m, config.hold_separation_max_m
         reseen = self.area > 0 and abs(object_area - self.area) > config.hold_separation_area_change * self.area
         jumped = config.hold_separation_jump_m is not None and bool(self.recent) \
@@ -90,7 +91,9 @@ class EnclosedContact:
             creep = config.hold_separation_put_down_creep_m
         creep_limit = self.creep.limit(separation_m, bool(self.touching) and not new_level and standing_still, creep)
         level = None
-        if new_level:
+        if self.touching and moves_alone:
+            limit = separation_m - rise.eta        # it moves on its own beside a still hand: not held
+        elif new_level:
             self.recent.clear()                    # other parts of the object in view: a new level
             limit = cap
         elif self.touching:
@@ -113,6 +116,8 @@ class EnclosedContact:
             self.recent.clear()
         if touching:
             self.recent.append(separation_m)
+        elif self.touching and moves_alone:  # let go where it is: T again once the hand closes on it
+            self.left_level = separation_m - rise.value
         elif self.touching:                 # lost beyond the cap (no level): T again within it
             self.left_level = math.inf if level is None else level
         self.touching = touching

@@ -758,7 +758,8 @@ class PredicateExtractor:
                     share = contact.paused_carry_speed_share if carried else 1.0
                     still = self._standing_still(inner, hand, share=share)
                     return [state.test(separation, inner.area, contact, still, carried,
-                                       still and self._resting(inner.entity.id))]
+                                       still and self._resting(inner.entity.id),
+                                       not carried and self._moves_alone(inner, hand))]
         if contact.depth_gap is None:
             return []
         entity_i, entity_j = geo_i.entity, geo_j.entity
@@ -819,6 +820,25 @@ class PredicateExtractor:
         bound = share * self._dynamic_3d.moving_speed.value / self.config.dynamic.frame_rate_hz
         motions = [self._tracks[geometry.entity.id].motion3d for geometry in geometries]
         return all(motion is not None and motion.speed < bound for motion in motions)
+
+    def _moves_alone(self, obj: EntityGeometry, hand: EntityGeometry) -> bool:
+        """Whether `obj` moves faster than the 3D rule's moving speed over the window while `hand`
+        stands still: in 3D its window speed and its first and last steps under still_hand_speed_share
+        of that speed (a hand turning back has a slow window but fast steps), and in the image slower
+        than the image rule's moving speed (the steadied 3D position of a hand whose mask moves by a
+        pixel a frame may not move); False where that cannot be told (`enclosed_contact`: an object
+        that moves on its own is not held)."""
+        share = self.config.contact.still_hand_speed_share
+        if share is None or self._dynamic_3d is None:
+            return False
+        bound = self._dynamic_3d.moving_speed.value / self.config.dynamic.frame_rate_hz
+        hand_track = self._tracks[hand.entity.id]
+        hand_motion, obj_motion = hand_track.motion3d, self._tracks[obj.entity.id].motion3d
+        if hand_motion is None or obj_motion is None or hand_track.motion is None:
+            return False
+        hand_still = max(hand_motion.speed, hand_motion.early, hand_motion.late) < share * bound \
+            and hand_track.motion.speed < self.config.dynamic.moving_speed.value
+        return hand_still and obj_motion.speed > bound
 
     def _carry_motions(self, hand: int, obj: int) -> tuple | None:
         """The 3D window motions of both tracks, where a carry can be told (the 3D dynamic rule,
