@@ -18,9 +18,10 @@ State over frames. The extractor keeps per track the centroid samples of the las
 (the dynamic relations and q_trk continuity) and, with a depth image and camera intrinsics, its 3D
 positions (`point_sets`; the dynamic relations in metres per second, `DynamicConfig`), per predicate
 stream the raw values of the window (q_tmp; one ring-buffer array for all streams, `stream_windows`),
-the hold state of each hand-object pair (grasp and release, `hold_state`) and the contact of an
-object inside a hand's image box (`enclosed_contact`), and the last known static value of each pair
-(onset events).
+the hold state of each hand-object pair (grasp and release, `hold_state`), the contact of an
+object inside a hand's image box (`enclosed_contact`) and the boundary test's memory of a hand and what
+it touches (`boundary_hold`: the gaps of a grip held after a carry is put down, the creeps of the gap
+and the proximity), and the last known static value of each pair (onset events).
 - Pairs exist only for tracks seen together: a pair is evaluated on the frames where both entities
   are present and, reported as UNK (missing evidence), for `track_memory` frames after the last
   frame they were seen together; a track not seen for `track_memory` frames is forgotten. A new
