@@ -364,6 +364,34 @@ def test_kinds_none_runs_the_clean_condition_alone(controlled_dataset, predicate
     assert json.loads((tmp_path / "clean" / "agreement.json").read_text())["groups"]["contact"]["n"] > 0
 
 
+def test_depth_noise_gives_the_extractor_the_sensor_models_depth_the_same_for_every_run(
+        controlled_dataset, predicate_file, tmp_path, monkeypatch):
+    """--depth-noise: every depth image the predicates see went through the RGB-D sensor model (holes at
+    edges, noisy values), seeded: two runs see the same depth, a run without it the exact one."""
+    from predrel_ros.predicates.extractor import PredicateExtractor
+
+    update = PredicateExtractor.update
+    seen: list[tuple[float, int]] = []
+
+    def spy(self, frame_index, entities, image_size=None, depth_m=None, camera=None):
+        seen.append((float(np.nansum(depth_m)), int(np.isnan(depth_m).sum())))
+        return update(self, frame_index, entities, image_size, depth_m, camera)
+
+    monkeypatch.setattr(PredicateExtractor, "update", spy)
+
+    def depths(noise: bool, name: str) -> list[tuple[float, int]]:
+        seen.clear()
+        config = EvaluationConfig(perception="oracle", predicate_config=predicate_file, kinds=(), action_model="none",
+                                  depth_noise=noise)
+        run_sweep(config, controlled_dataset, tmp_path / name, progress=False, log=quiet)
+        return list(seen)
+
+    exact, noisy, again = depths(False, "exact"), depths(True, "noisy"), depths(True, "again")
+    assert noisy == again and len(noisy) == len(exact) > 0
+    assert all(holes > exact_holes for (_, holes), (_, exact_holes) in zip(noisy, exact))
+    assert json.loads((tmp_path / "noisy" / "config.json").read_text())["evaluation"]["depth_noise"] is True
+
+
 def test_selection_writes_a_complete_config_from_the_shipped_one(controlled_dataset, tmp_path, monkeypatch):
     """Without --predicate-config the thresholds are selected from config/predicates.yaml on clean
     episodes with their depth (a small grid here: one 3D threshold), and predicates.selected.yaml is a

@@ -90,6 +90,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trust-window", type=int, default=30,
                         help="rolling window (frames) of trust.json, as the reliability node's (default 30)")
     parser.add_argument("--seed", type=int, default=0, help="degradation seed; episode i of a split uses seed + i")
+    parser.add_argument("--depth-noise", action="store_true",
+                        help="run every depth image through the RGB-D sensor model (axial noise, disparity steps, "
+                             "holes at edges; seeded by --seed) before perception and predicates")
     parser.add_argument("--cache", type=Path, help="detection cache folder (default OUT/cache)")
     parser.add_argument("--split", default="test",
                         help="split evaluated (default test; 'all': every episode, with thresholds and models "
@@ -121,7 +124,7 @@ def main(args: argparse.Namespace) -> int:
             test_split=args.split, selection_split=args.selection_split, train_split=args.train_split,
             action_model=args.action_model, jobs=args.jobs, max_episodes=args.max_episodes,
             scheduler=args.scheduler, trust_profile=args.trust_profile, trust_window=args.trust_window,
-            trust_model=args.trust_model)
+            trust_model=args.trust_model, depth_noise=args.depth_noise)
     except (ValueError, argparse.ArgumentTypeError) as error:
         raise UserError(str(error)) from None
     command = "predrel eval " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if len(sys.argv) > 2 else ""

@@ -57,6 +57,10 @@ class EvaluationConfig:
     trust_window: frames of the rolling window of trust.json (the reliability node's window).
     trust_model: trust estimator (`predrel trust fit`, JSON) whose expected agreement and levels
         trust.json measures instead of the trust bounds; None: the bounds (and the profile).
+    depth_noise: every depth image goes through the RGB-D sensor model (`degradations.depth_noise`:
+        axial noise growing with depth, disparity steps, holes at depth edges), seeded per episode
+        (seed + index), before perception and predicates: the predicates as a real depth camera would
+        give them. The images and their cached detections are unchanged.
     """
 
     kinds: tuple[str, ...] = KINDS
@@ -81,6 +85,7 @@ class EvaluationConfig:
     trust_profile: str | None = None
     trust_window: int = 30
     trust_model: str | None = None
+    depth_noise: bool = False
 
     def __post_init__(self) -> None:
         kinds = tuple(self.kinds)

@@ -21,6 +21,7 @@ from predrel_ros.core.entities import Entity
 from predrel_ros.core.errors import UserError
 from predrel_ros.core.package_files import config_file
 from predrel_ros.degradations import CLEAN, Condition
+from predrel_ros.degradations.depth_noise import noisy_depth
 from predrel_ros.predicates import vocabulary
 from predrel_ros.predicates.config import PredicateConfig
 from predrel_ros.predicates.estimate import PredicateEstimate
@@ -122,11 +123,27 @@ def _seed(source: EpisodeSource) -> int:
     return _state["spec"].config.seed + source.index
 
 
+#: the depth noise's draws, apart from the degradations' (which are seeded by the episode's seed alone)
+_DEPTH_NOISE_STREAM = 7
+
+
+def _load(source: EpisodeSource, images: bool) -> LoadedEpisode:
+    """The episode, its depth images through the sensor model where the sweep asks for it
+    (`EvaluationConfig.depth_noise`), the same noise for every condition of the episode."""
+    episode = load_episode(source, images=images)
+    if images and _state["spec"].config.depth_noise:
+        rng = np.random.default_rng([_seed(source), _DEPTH_NOISE_STREAM])
+        for frame in episode.frames:
+            if frame.depth is not None:
+                frame.depth = noisy_depth(frame.depth, rng)
+    return episode
+
+
 def clean_stream(source: EpisodeSource) -> tuple[EpisodeStream, dict[str, float]]:
     """The clean predicate stream of one episode (to fit the recognizers on)."""
     timer = Timer()
     with timer.phase("load"):
-        episode = load_episode(source, images=_loads_images())
+        episode = _load(source, images=_loads_images())
     run = front_end().run(episode, CLEAN, _seed(source), None, timer)
     estimates = _extract(PredicateExtractor(_state["predicate_config"]), run, episode, timer)
     labels = episode.primitives if episode.primitives is not None else [None] * episode.num_frames
@@ -142,7 +159,7 @@ def selection_sequence(source: EpisodeSource) -> tuple[list, dict[str, float]]:
     extractor's own ids meet them; depth and camera of the frame shown, as `_extract` gives them."""
     timer = Timer()
     with timer.phase("load"):
-        episode = load_episode(source, images=_loads_images())
+        episode = _load(source, images=_loads_images())
     if episode.gt_entities is None or episode.frames[0].predicates is None:
         raise UserError(f"{episode.name}: threshold selection needs ground-truth entities and predicates")
     run = front_end().run(episode, CLEAN, _seed(source), None, timer)
@@ -161,7 +178,7 @@ def warm_detections(source: EpisodeSource) -> dict[str, float]:
     """Run (or read from the cache) the clean detections of one episode."""
     timer = Timer()
     with timer.phase("load"):
-        episode = load_episode(source, images=True)
+        episode = _load(source, images=True)
     front_end().detections(episode, CLEAN, _seed(source), None, timer)
     return dict(timer.seconds)
 
@@ -184,7 +201,7 @@ def evaluate_episode(source: EpisodeSource) -> EpisodeResult:
     timer = Timer()
     started = time.perf_counter()
     with timer.phase("load"):
-        episode = load_episode(source, images=_loads_images())
+        episode = _load(source, images=_loads_images())
     if config.reference == GROUND_TRUTH and episode.gt_codes is None:
         raise UserError(f"{episode.name} has no ground-truth predicates; use --reference clean")
     seed = _seed(source)
