@@ -27,6 +27,8 @@ EXAMPLES = """examples:
       --perception-config my-perception.yaml
   predrel eval --data data/controlled --out runs/eval --scheduler local:4   (4 Dask workers on this machine)
   predrel eval --data /shared/data --out /shared/runs/eval --scheduler tcp://scheduler:8786
+  predrel eval --data data/controlled --out runs/noisy --perception oracle --kinds none --depth-noise
+                                                        (the predicates with a consumer depth camera's noise)
   predrel eval --rebuild runs/eval                      (tables, plots, report again from the saved sequences)
 
 outputs in --out: report.html (everything on one page), tables.md (Tables 8-15 and the findings),
