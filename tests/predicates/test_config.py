@@ -39,6 +39,7 @@ def test_partial_dicts_keep_defaults():
     ({"contact": {"carried_gap_m": 0.0}}, r"predicates.contact: carried_gap_m must be > 0 m"),
     ({"contact": {"paused_carry_speed_share": 0.0}},
      r"predicates.contact: paused_carry_speed_share must lie in \(0, 1\]"),
+    ({"contact": {"creep_min_steps": 0}}, r"predicates.contact: creep_min_steps must be >= 1 frame"),
     ({"contact": {"still_hand_speed_share": 1.5}},
      r"predicates.contact: still_hand_speed_share must lie in \(0, 1\] or be None"),
     ({"contact": {"boundary_proximity_creep_m": -0.01}},

@@ -8,7 +8,7 @@ from predrel_ros.predicates.enclosed_contact import EnclosedContact
 
 CONFIG = ContactConfig(hold_separation_rise_m=Threshold(0.004, 0.002), hold_separation_max_m=0.03,
                        hold_separation_frames=4, hold_separation_area_change=0.1, hold_separation_jump_m=None,
-                       hold_separation_creep_m=None, hold_separation_begin_m=None)
+                       hold_separation_creep_m=None, hold_separation_begin_m=None, creep_min_steps=1)
 JUMP = dataclasses.replace(CONFIG, hold_separation_jump_m=0.006)
 CREEP = dataclasses.replace(CONFIG, hold_separation_creep_m=0.0025)
 
@@ -175,4 +175,17 @@ def test_an_object_that_moves_on_its_own_beside_a_still_hand_is_let_go_and_begin
                      moves_alone=[False, False, True]) == [True, True, False, False]
     assert all(decisions(held))
     assert decisions([0.050, 0.028], moves_alone=[True, True]) == [False, True]   # nothing held to let go
+
+
+def test_a_creep_of_one_frame_is_judged_only_once_it_rises_again_with_min_steps_2():
+    """A depth camera's noise raises a separation by 1-2 mm in one frame: with creep_min_steps 2 the
+    rise must span two rising frames (seed 1553 ep0019_pick_and_hold with --depth-noise: +2.3 mm in one
+    frame ended a hold 6 frames early)."""
+    one = dataclasses.replace(CREEP, hold_separation_put_down_creep_m=0.0015)     # an object put down
+    two = dataclasses.replace(one, creep_min_steps=2)
+    noisy = [0.0181, 0.0194, 0.0192, 0.0182, 0.0180, 0.0166, 0.0189, 0.0186]      # one rise of 2.3 mm
+    assert decisions(noisy, config=one, still=True, put_down=True) == [True] * 6 + [False, True]
+    assert all(decisions(noisy, config=two, still=True, put_down=True))
+    opening = [0.0194, 0.0194, 0.0194, 0.0194, 0.0207, 0.0221, 0.0240]           # the fingers opening
+    assert decisions(opening, config=two, still=True, put_down=True) == [True] * 5 + [False, False]
 

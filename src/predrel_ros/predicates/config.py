@@ -115,6 +115,7 @@ class ContactConfig:
       more than hold_separation_put_down_creep_m (`predicates.boundary_hold`); an enclosed object that
       moves faster than dynamic.moving_speed_mps while the hand stands still (its window speed and
       first and last steps under still_hand_speed_share of that speed; None: never) is not held;
+      every creep above is judged once its rise spans creep_min_steps rising frames (depth noise);
     - else, or where no pixel of the boundary has a valid depth, when both entities carry a depth
       (point3d or a 3-element centroid) and neither has a role in `depth_ignored_roles`:
       |z_i - z_j| <= depth_gap.value (metres). Surfaces are ignored by default: one depth value
@@ -145,6 +146,7 @@ class ContactConfig:
     carried_gap_m: float = 0.02
     paused_carry_speed_share: float = 0.5
     still_hand_speed_share: float | None = 0.25
+    creep_min_steps: int = 2
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:
@@ -159,6 +161,8 @@ class ContactConfig:
             raise ValueError(f"carried_gap_m must be > 0 m, got {self.carried_gap_m}")
         if not 0.0 < self.paused_carry_speed_share <= 1.0:
             raise ValueError(f"paused_carry_speed_share must lie in (0, 1], got {self.paused_carry_speed_share}")
+        if self.creep_min_steps < 1:
+            raise ValueError(f"creep_min_steps must be >= 1 frame, got {self.creep_min_steps}")
         if self.still_hand_speed_share is not None and not 0.0 < self.still_hand_speed_share <= 1.0:
             raise ValueError(f"still_hand_speed_share must lie in (0, 1] or be None, got {self.still_hand_speed_share}")
         for name, unit in (("hold_separation_jump_m", " m"), ("hold_separation_creep_m", " m"),

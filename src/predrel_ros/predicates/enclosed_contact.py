@@ -89,7 +89,8 @@ class EnclosedContact:
         creep = config.hold_separation_creep_m
         if creep is not None and put_down and config.hold_separation_put_down_creep_m is not None:
             creep = config.hold_separation_put_down_creep_m
-        creep_limit = self.creep.limit(separation_m, bool(self.touching) and not new_level and standing_still, creep)
+        creep_limit = self.creep.limit(separation_m, bool(self.touching) and not new_level and standing_still, creep,
+                                       config.creep_min_steps)
         level = None
         if self.touching and moves_alone:
             limit = separation_m - rise.eta        # it moves on its own beside a still hand: not held

@@ -794,7 +794,7 @@ class PredicateExtractor:
         if creep is not None and contact.hold_separation_put_down_creep_m is not None:
             creep = contact.hold_separation_put_down_creep_m
         judged = pair in self._put_down_now and self._standing_still(geo_i, geo_j)
-        limit = hold.gap_creep.limit(gap_m, judged, creep)
+        limit = hold.gap_creep.limit(gap_m, judged, creep, contact.creep_min_steps)
         if pair not in self._touching:
             hold.gaps.clear()                   # a new contact: its own gaps
         hold.gaps.append(gap_m)
@@ -810,7 +810,8 @@ class PredicateExtractor:
         if contact.boundary_proximity_creep_m is None or hold is None:
             return threshold
         judged = (geo_i.entity.id, geo_j.entity.id) in self._touching and self._standing_still(geo_i, geo_j)
-        limit = hold.proximity_creep.limit(proximity_m, judged, contact.boundary_proximity_creep_m)
+        limit = hold.proximity_creep.limit(proximity_m, judged, contact.boundary_proximity_creep_m,
+                                           contact.creep_min_steps)
         return threshold if limit >= threshold.value else Threshold(limit, threshold.eta)
 
     def _standing_still(self, *geometries: EntityGeometry, share: float = 1.0) -> bool:
