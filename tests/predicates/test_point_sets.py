@@ -39,6 +39,17 @@ def test_holes_and_edge_pixels_of_the_background_do_not_move_it():
     assert position_m(geometry, depth, CAMERA)[2] == pytest.approx(0.8)
 
 
+def test_a_mask_bleeding_beyond_its_object_leaves_the_background_out_of_its_points():
+    """A perceived mask 3 px too tall at the bottom: its lowest rows lie on the table behind. One
+    pixel of erosion leaves two of them; the row at the depth jump is left out too (DEPTH_EDGE_JUMP),
+    so one row of table samples remains (two without it)."""
+    geometry, depth = patch(40, 40, 20, 23, 0.8)
+    depth[60:63, 40:60] = 0.9                                      # the table behind, 10 cm deeper
+    points = points_m(geometry, depth, CAMERA)
+    assert points is not None and np.count_nonzero(points[:, 2] > 0.85) <= 20     # one row at most
+    assert position_m(geometry, depth, CAMERA)[2] == pytest.approx(0.8)
+
+
 def test_too_few_samples_or_no_mask_give_no_position():
     geometry, depth = patch(40, 40, 20, 20)
     depth[:] = np.nan

@@ -2,7 +2,8 @@
 
 The position is the per-axis median of the entity's back-projected depth samples: pixels one pixel
 inside its mask's edge (edge pixels of a perceived mask often carry the depth of what lies behind
-it; the whole mask when it is too thin) with a valid depth (finite, > 0). The median ignores the
+it; the whole mask when it is too thin), off the depth image's jumps (`DEPTH_EDGE_JUMP`), with a
+valid depth (finite, > 0). The median ignores the
 stray samples a few wrong pixels give, and is that of the visible surface: what a camera can track.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
+from predrel_ros.perception.depth import depth_edges
 from predrel_ros.predicates.geometry import EntityGeometry
 from predrel_ros.predicates.order_statistics import median
 
@@ -26,6 +28,13 @@ MIN_SAMPLES = 5
 #: at 640x480, where a table's mask holds a hundred thousand pixels)
 SAMPLE_PIXELS = 4000
 _KERNEL = np.ones((3, 3), np.uint8)
+#: samples at a depth jump of more than this share of the nearer depth to a 4-neighbour are left out
+#: (kept when too few remain): a perceived mask that bleeds over its object's outline by more than the
+#: one pixel of erosion puts the table's or the wall's depth there, and an object's lowest visible point
+#: then lies on what is behind it (the embedded model, seed 1503: static Ab 0.76 -> 0.90, the mean
+#: group agreement 0.842 -> 0.852; ground-truth masks: within 0.002). A consumer depth camera loses
+#: that band itself (`degradations.depth_noise`).
+DEPTH_EDGE_JUMP = 0.03
 
 
 def position_m(geometry: EntityGeometry, depth_m: np.ndarray, camera: CameraIntrinsics) -> tuple[float, ...] | None:
@@ -103,6 +112,9 @@ def _samples(geometry: EntityGeometry, depth_m: np.ndarray, stride: int = 1
     depth = depth_m[y1:y2:stride, x1:x2:stride]
     valid = np.isfinite(depth) & (depth > 0)
     inner = (cv2.erode(mask, _KERNEL, borderType=cv2.BORDER_CONSTANT, borderValue=0) != 0) & valid
+    off_edges = inner & ~depth_edges(depth, DEPTH_EDGE_JUMP)
+    if np.count_nonzero(off_edges) >= MIN_SAMPLES:
+        inner = off_edges
     if np.count_nonzero(inner) < MIN_SAMPLES:
         inner = (mask != 0) & valid
         if np.count_nonzero(inner) < MIN_SAMPLES:
