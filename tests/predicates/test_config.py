@@ -85,3 +85,13 @@ def test_load_errors_name_the_file(tmp_path):
     other.write_text("trust: {}\n")
     with pytest.raises(ValueError, match="no top-level section 'predicates'"):
         PredicateConfig.load(other, section="predicates")
+
+
+def test_a_threshold_lowered_to_a_limit_keeps_its_eta_and_the_put_down_creep_falls_back_to_the_creep():
+    from predrel_ros.predicates.config import ContactConfig, Threshold
+    threshold = Threshold(0.03, 0.005)
+    assert threshold.at_most(0.04) is threshold
+    assert threshold.at_most(0.02) == Threshold(0.02, 0.005)
+    assert ContactConfig().put_down_creep_m == 0.0015
+    assert ContactConfig(hold_separation_put_down_creep_m=None).put_down_creep_m == 0.0025
+    assert ContactConfig(hold_separation_creep_m=None).put_down_creep_m is None

@@ -63,6 +63,10 @@ class Threshold:
         margins = np.abs(x - self.value) / self.eta
         return np.where(margins < 1.0, margins, 1.0)
 
+    def at_most(self, limit: float) -> Threshold:
+        """This threshold, its value lowered to `limit` where that is lower (the same eta)."""
+        return self if limit >= self.value else Threshold(limit, self.eta)
+
 
 @dataclass
 class ContactConfig:
@@ -147,6 +151,14 @@ class ContactConfig:
     paused_carry_speed_share: float = 0.5
     still_hand_speed_share: float | None = 0.25
     creep_min_steps: int = 2
+
+    @property
+    def put_down_creep_m(self) -> float | None:
+        """The creep bound of an object put down: hold_separation_put_down_creep_m, else
+        hold_separation_creep_m (None: creeps are not judged)."""
+        if self.hold_separation_creep_m is None or self.hold_separation_put_down_creep_m is None:
+            return self.hold_separation_creep_m
+        return self.hold_separation_put_down_creep_m
 
     def __post_init__(self) -> None:
         if self.distance.value < 0:

@@ -86,9 +86,7 @@ class EnclosedContact:
         self.area = object_area
         new_level = bool(self.touching and (reseen or jumped)
                          and not (put_down and config.hold_separation_put_down_keeps_level))
-        creep = config.hold_separation_creep_m
-        if creep is not None and put_down and config.hold_separation_put_down_creep_m is not None:
-            creep = config.hold_separation_put_down_creep_m
+        creep = config.put_down_creep_m if put_down else config.hold_separation_creep_m
         creep_limit = self.creep.limit(separation_m, bool(self.touching) and not new_level and standing_still, creep,
                                        config.creep_min_steps)
         level = None

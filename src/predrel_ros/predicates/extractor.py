@@ -734,14 +734,9 @@ class PredicateExtractor:
                                                 None if contact.boundary_proximity_m is None else threshold.value)
                 if boundary is not None:
                     if hold is None:
-                        tests = [(boundary.gap_m, threshold)]
-                    else:
-                        tests = [(boundary.gap_m, self._held_gap_threshold(geo_i, geo_j, hold, boundary.gap_m,
-                                                                           threshold))]
-                    if boundary.proximity_m is not None:
-                        proximity = boundary.proximity_m
-                        tests.append((proximity, self._proximity_threshold(geo_i, geo_j, hold, proximity)))
-                    return tests
+                        return [(boundary.gap_m, threshold)] if boundary.proximity_m is None else \
+                            [(boundary.gap_m, threshold), (boundary.proximity_m, contact.boundary_proximity_m)]
+                    return self._held_tests(geo_i, geo_j, hold, boundary.gap_m, threshold, boundary.proximity_m)
             elif enclosure is not None and enclosure[1].entity.role in HAND_ROLES and self._camera is not None \
                     and contact.hold_separation_rise_m is not None:
                 inner, hand = enclosure
@@ -783,45 +778,39 @@ class PredicateExtractor:
         self._boundary_now.add(key)
         return hold
 
-    def _held_gap_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry, hold: BoundaryHold, gap_m: float,
-                            threshold: Threshold) -> Threshold:
-        """The gap threshold of a hand pair: `threshold`, for a contact held since a carry put down and
-        both standing still at most where the gap's current rise began + the put-down creep
-        (`boundary_hold`); the gap joins the contact's history."""
+    def _held_tests(self, geo_i: EntityGeometry, geo_j: EntityGeometry, hold: BoundaryHold, gap_m: float,
+                    gap_threshold: Threshold, proximity_m: float | None) -> list[tuple[float, Threshold]]:
+        """The boundary tests of a hand pair, with its creeps (`boundary_hold`) while both stand still:
+        the gap of a contact held since a carry put down at most where its current rise began + the
+        put-down creep, the proximity of what the hand touched on the previous frame at most where its
+        rise began + boundary_proximity_creep_m (None: never); the gap joins the contact's history."""
         contact = self.config.contact
         pair = (geo_i.entity.id, geo_j.entity.id)
-        creep = contact.hold_separation_creep_m
-        if creep is not None and contact.hold_separation_put_down_creep_m is not None:
-            creep = contact.hold_separation_put_down_creep_m
-        judged = pair in self._put_down_now and self._standing_still(geo_i, geo_j)
-        limit = hold.gap_creep.limit(gap_m, judged, creep, contact.creep_min_steps)
+        still = self._standing_still(geo_i, geo_j)
+        gap_limit = hold.gap_creep.limit(gap_m, still and pair in self._put_down_now, contact.put_down_creep_m,
+                                         contact.creep_min_steps)
         if pair not in self._touching:
             hold.gaps.clear()                   # a new contact: its own gaps
         hold.gaps.append(gap_m)
-        return threshold if limit >= threshold.value else Threshold(limit, threshold.eta)
-
-    def _proximity_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry, hold: BoundaryHold | None,
-                             proximity_m: float) -> Threshold:
-        """boundary_proximity_m; for a hand and what it touched on the previous frame, both standing
-        still, at most where the proximity's current rise began + boundary_proximity_creep_m
-        (`separation_creep`)."""
-        contact = self.config.contact
-        threshold = contact.boundary_proximity_m
-        if contact.boundary_proximity_creep_m is None or hold is None:
-            return threshold
-        judged = (geo_i.entity.id, geo_j.entity.id) in self._touching and self._standing_still(geo_i, geo_j)
-        limit = hold.proximity_creep.limit(proximity_m, judged, contact.boundary_proximity_creep_m,
-                                           contact.creep_min_steps)
-        return threshold if limit >= threshold.value else Threshold(limit, threshold.eta)
+        tests = [(gap_m, gap_threshold.at_most(gap_limit))]
+        if proximity_m is not None:
+            proximity_limit = hold.proximity_creep.limit(proximity_m, still and pair in self._touching,
+                                                         contact.boundary_proximity_creep_m, contact.creep_min_steps)
+            tests.append((proximity_m, contact.boundary_proximity_m.at_most(proximity_limit)))
+        return tests
 
     def _standing_still(self, *geometries: EntityGeometry, share: float = 1.0) -> bool:
         """Whether every one of these entities moves slower than `share` of the 3D rule's moving speed
         over the window (False without 3D positions or without that rule)."""
         if self._dynamic_3d is None:
             return False
-        bound = share * self._dynamic_3d.moving_speed.value / self.config.dynamic.frame_rate_hz
+        bound = share * self._moving_step()
         motions = [self._tracks[geometry.entity.id].motion3d for geometry in geometries]
         return all(motion is not None and motion.speed < bound for motion in motions)
+
+    def _moving_step(self) -> float:
+        """The 3D rule's moving speed per frame (m; with that rule only)."""
+        return self._dynamic_3d.moving_speed.value / self.config.dynamic.frame_rate_hz
 
     def _moves_alone(self, obj: EntityGeometry, hand: EntityGeometry) -> bool:
         """Whether `obj` moves faster than the 3D rule's moving speed over the window while `hand`
@@ -833,7 +822,7 @@ class PredicateExtractor:
         share = self.config.contact.still_hand_speed_share
         if share is None or self._dynamic_3d is None:
             return False
-        bound = self._dynamic_3d.moving_speed.value / self.config.dynamic.frame_rate_hz
+        bound = self._moving_step()
         hand_track = self._tracks[hand.entity.id]
         hand_motion, obj_motion = hand_track.motion3d, self._tracks[obj.entity.id].motion3d
         if hand_motion is None or obj_motion is None or hand_track.motion is None:
@@ -856,8 +845,7 @@ class PredicateExtractor:
         motions = self._carry_motions(hand.entity.id, other.entity.id)
         if motions is None:
             return False
-        bound = self._dynamic_3d.moving_speed.value / self.config.dynamic.frame_rate_hz
-        return moving_together(motions[0].velocity, motions[1].velocity, bound,
+        return moving_together(motions[0].velocity, motions[1].velocity, self._moving_step(),
                                self.config.contact.carried_relative_speed)
 
     def _boundary_gap_threshold(self, geo_i: EntityGeometry, geo_j: EntityGeometry,
