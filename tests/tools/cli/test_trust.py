@@ -37,6 +37,12 @@ def test_fit_then_evaluate_with_leave_one_kind_out(run, tmp_path, capsys):
     assert '"lok_recall_min"' in capsys.readouterr().out
 
 
+def test_leave_one_episode_out_refuses_a_run_given_as_data_and_fit_data(run, tmp_path, capsys):
+    assert cli.main(["trust", "evaluate", "--data", str(run), "--fit-data", str(run), "--out", str(tmp_path / "o"),
+                     "--leave-one-episode-out", "--window", "20"]) == 1
+    assert "put the left-out episode in its own fit" in capsys.readouterr().err
+
+
 def test_bad_input_is_refused(run, tmp_path, capsys):
     assert cli.main(["trust", "fit", "--data", str(tmp_path), "--out", str(tmp_path / "m.json")]) == 1
     assert "no sequences/*.trust.npz" in capsys.readouterr().err

@@ -12,8 +12,15 @@ from predrel_ros.reliability.trust import OK
 from predrel_ros.reliability.trust_estimator import GROUP_SIGNALS, TrustModel
 from predrel_ros.tools.evaluation.config import NO_ACTION, EvaluationConfig
 from predrel_ros.tools.evaluation.sweep import run_sweep
-from predrel_ros.tools.evaluation.trust_fitting import evaluate, fit_model, load_runs, modelled, modelled_values
-from predrel_ros.tools.evaluation.trust_measurement import GROUPS
+from predrel_ros.tools.evaluation.trust_fitting import (
+    LOEO_SUMMARY,
+    evaluate,
+    fit_model,
+    load_runs,
+    modelled,
+    modelled_values,
+)
+from predrel_ros.tools.evaluation.trust_measurement import GROUPS, trust_document
 
 KINDS = ("occlusion", "detection_noise")
 
@@ -138,3 +145,30 @@ def test_a_group_with_only_young_predicates_is_judged_where_the_evidence_covered
     flags = model.groups["contact"].levels(values.expected[row], modelled_values(model, young)[1][row]) != OK
     assert covered.any() and np.array_equal(values.flagged[row, covered], flags[covered]) and flags[covered].any()
     assert not values.flagged[row, with_predicates & ~series.evidence_covered].any()
+
+
+def test_leaving_one_episode_out_judges_each_episode_by_a_model_fitted_on_the_others(run):
+    episodes = load_runs([run])
+    model = fit_model(episodes, window=20)
+    document = evaluate(model, episodes, leave_one_episode_out=True)
+    loeo = document["summary"]["loeo"]
+    by_hand = trust_document([(sequences, [modelled(fit_model([other], window=20), s) for s in series],
+                               {kind: modelled(fit_model([other], window=20), s) for kind, s in switches.items()})
+                              for (sequences, series, switches), other in zip(episodes, episodes[::-1])], 20)
+    assert loeo["episodes"] == 2
+    assert {key: loeo[key] for key in LOEO_SUMMARY} == {key: by_hand["summary"][key] for key in LOEO_SUMMARY}
+    # a model judged on the episodes it was fitted on is not what a new scene gets
+    assert loeo["mae"] != document["summary"]["mae"]
+    # the per-episode errors make up the pooled one
+    rows = document["episodes"]
+    assert [row["episode"] for row in rows] == [sequences.episode for sequences, _, _ in episodes]
+    assert sum(row["group_windows"] for row in rows) == document["summary"]["group_windows"]
+    assert np.isclose(sum(row["mae"] * row["group_windows"] for row in rows) / document["summary"]["group_windows"],
+                      document["summary"]["mae"])
+    assert all(0.0 <= value <= 1.0 for row in rows for value in row["clean_true"].values())
+
+
+def test_leaving_one_episode_out_of_one_episode_is_refused(run):
+    episodes = load_runs([run])[:1]
+    with pytest.raises(UserError, match="at least two episodes"):
+        evaluate(fit_model(episodes, window=20), episodes, leave_one_episode_out=True)

@@ -58,6 +58,10 @@ def test_trust_document_by_hand():
     assert never["summary"]["median_delay_frames"] is None and never["summary"]["switch_series_flagged"] == 0
     assert summary["recall_by_kind"] == {"occlusion": pytest.approx(2 / 3)}     # no clean window is low
     assert "| occlusion 3 | 0.38 / 0.67 / 0.50 |" in trust_table(document)
+    # per episode: all its conditions' errors; the clean condition's mean truth and expectation
+    assert document["episodes"] == [{"episode": "e", "mae": pytest.approx(1.5 / 7), "group_windows": 7,
+                                     "clean_true": {"contact": 1.0}, "clean_expected": {"contact": 0.75}}]
+    assert "| e | 0.21 | 1.00 / 0.75 |" in trust_table(document)
 
 
 def test_clean_false_alarms_are_split_by_whether_clean_perception_failed():

@@ -8,7 +8,9 @@ estimator's inputs after every frame), and writes it as JSON for the reliability
 (with its table, trust.md, and plot, trust.png) of a model on other runs; with
 `--leave-one-kind-out` it also fits, per degradation kind, a model without that kind (on
 `--fit-data`, default the evaluated runs) and reports its recall on that kind
-(`summary.lok_recall_min`). Fit and evaluate on different episodes and degradation seeds.
+(`summary.lok_recall_min`); with `--leave-one-episode-out` it judges every episode of `--data` by a
+model fitted on the other episodes and on `--fit-data` (`summary.loeo`: how the estimator does on a
+scene it never saw). Fit and evaluate on different episodes and degradation seeds.
 `predrel trust run` runs perception, the predicates and the self-mode trust over footage without
 ground truth (videos, bags) and reports per group how often trust flags it
 (`tools.evaluation.source_trust`); with `--labels` (real footage labelled in the `real-dev` format,
@@ -27,6 +29,7 @@ EXAMPLES = """examples:
   predrel eval --data data/fresh --split all --out runs/test --trust-model trust_model.json
   predrel trust evaluate --data runs/test --model trust_model.json --out runs/test-trust --leave-one-kind-out \\
       --fit-data runs/fit
+  predrel trust evaluate --data runs/test --fit-data runs/fit --out runs/test-loeo --leave-one-episode-out
   predrel trust run --input clip.mp4 robot.mcap --out runs/real-trust.json
   predrel trust run --input real-dev/box.mp4 --labels real-dev/box.jsonl --hand-landmarks --out runs/box-trust.json
 """
@@ -46,8 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="the model (default: fitted on --fit-data, which is then required)")
     evaluate.add_argument("--leave-one-kind-out", action="store_true",
                           help="also per kind the recall of a model fitted without it (summary.lok_recall_min)")
+    evaluate.add_argument("--leave-one-episode-out", action="store_true",
+                          help="also every episode of --data judged by a model fitted on the others and on "
+                               "--fit-data (summary.loeo)")
     evaluate.add_argument("--fit-data", nargs="+", metavar="DIR",
-                          help="runs the leave-one-kind-out models are fitted on (default: --data)")
+                          help="runs the leave-one-kind-out models are fitted on (default: --data), and the "
+                               "leave-one-episode-out models besides the other episodes of --data")
     _fit_options(evaluate)
     run = sub.add_parser("run", help="perception + predicates + self-mode trust over footage: flagged share per group")
     run.add_argument("--input", nargs="+", required=True, type=Path, metavar="SOURCE",
@@ -118,7 +125,12 @@ def main(args: argparse.Namespace) -> int:
     else:
         raise UserError("give --model, or --fit-data to fit one")
     episodes = trust_fitting.load_runs(args.data)
-    document = trust_fitting.evaluate(model, episodes, args.leave_one_kind_out, fit_episodes, **options)
+    if args.leave_one_episode_out and args.fit_data and \
+            {Path(d).resolve() for d in args.data} & {Path(d).resolve() for d in args.fit_data}:
+        raise UserError("--leave-one-episode-out: a folder given to both --data and --fit-data would put the "
+                        "left-out episode in its own fit; give --fit-data only the other runs")
+    document = trust_fitting.evaluate(model, episodes, args.leave_one_kind_out, fit_episodes,
+                                      args.leave_one_episode_out, **options)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "trust.json").write_text(json.dumps(json_safe(document), indent=2) + "\n")
     (args.out / "trust.md").write_text(trust_table(document) + "\n")
@@ -127,7 +139,8 @@ def main(args: argparse.Namespace) -> int:
     print(json.dumps({key: summary.get(key) for key in ("mae", "recall_below_0_6", "false_alarm_clean",
                                                          "clean_low_share", "false_alarm_clean_good",
                                                          "median_delay_frames", "lok_recall_min", "recall_by_kind",
-                                                         "lok_recall_by_kind") if key in summary}, indent=2))
+                                                         "lok_recall_by_kind", "loeo") if key in summary},
+                     indent=2))
     print(f"written to {args.out / 'trust.json'}")
     return 0
 

@@ -12,7 +12,9 @@ agreement's ingredients (`sequences/<episode>.npz`) and the estimator's inputs a
   what `self_trust(model=...)` gives live on the same frames (`modelled_values`: with the risk);
 - `evaluate`: trust.json of the model on runs (`trust_measurement.trust_document`); with
   `leave_one_kind_out`, per kind the recall of a model fitted without that kind, judged on it
-  (`summary.lok_recall_by_kind`, `summary.lok_recall_min`).
+  (`summary.lok_recall_by_kind`, `summary.lok_recall_min`); with `leave_one_episode_out`, every
+  episode judged by a model fitted on all the others (`summary.loeo`): how far the estimator carries
+  to a scene it has not seen, which a model judged on the episodes it was fitted on does not tell.
 
 Fit on some episodes (and degradation seeds) and evaluate on others nothing was fitted on.
 """
@@ -205,13 +207,24 @@ def _modelled_episodes(model: TrustModel, episodes: Sequence[Episode]) -> list[E
              {kind: modelled(model, s) for kind, s in switches.items()}) for sequences, series, switches in episodes]
 
 
+#: the summary values `evaluate` reports of its leave-one-episode-out document
+LOEO_SUMMARY = ("mae", "recall_below_0_6", "false_alarm_clean", "clean_low_share", "false_alarm_clean_good",
+                "median_delay_frames", "group_windows")
+
+
 def evaluate(model: TrustModel, episodes: Sequence[Episode], leave_one_kind_out: bool = False,
-             fit_episodes: Sequence[Episode] | None = None, **fit_options) -> dict:
+             fit_episodes: Sequence[Episode] | None = None, leave_one_episode_out: bool = False,
+             **fit_options) -> dict:
     """trust.json of `model` on `episodes`; with `leave_one_kind_out`, for every degradation kind the
-    recall of a model fitted on `fit_episodes` (default: `episodes`) without that kind, on that kind."""
+    recall of a model fitted on `fit_episodes` (default: `episodes`) without that kind, on that kind;
+    with `leave_one_episode_out`, the summary of every episode of `episodes` judged by a model fitted
+    on the others and on `fit_episodes` (which must not hold the same episodes) as `summary.loeo`."""
     window = model.window
     document = trust_document(_modelled_episodes(model, episodes), window)
     document["summary"]["model"] = dict(model.provenance)
+    if leave_one_episode_out:
+        document["summary"]["loeo"] = leave_one_episode_out_summary(episodes, fit_episodes or (), window,
+                                                                    **fit_options)
     if leave_one_kind_out:
         fit_episodes = episodes if fit_episodes is None else fit_episodes
         kinds = sorted({c.kind for sequences, _, _ in episodes for c in sequences.conditions} - {NONE})
@@ -224,3 +237,17 @@ def evaluate(model: TrustModel, episodes: Sequence[Episode], leave_one_kind_out:
         document["summary"]["lok_recall_by_kind"] = by_kind
         document["summary"]["lok_recall_min"] = min(known) if known else None
     return document
+
+
+def leave_one_episode_out_summary(episodes: Sequence[Episode], extra_fit_episodes: Sequence[Episode], window: int,
+                                  **fit_options) -> dict:
+    """The summary (`LOEO_SUMMARY`, and `episodes`) of every episode of `episodes` judged by a model
+    fitted on the other episodes and on `extra_fit_episodes` (the evidence profile included)."""
+    if len(episodes) + len(extra_fit_episodes) < 2:
+        raise UserError("leaving one episode out needs at least two episodes")
+    judged = []
+    for index, episode in enumerate(episodes):
+        others = [other for place, other in enumerate(episodes) if place != index] + list(extra_fit_episodes)
+        judged.extend(_modelled_episodes(fit_model(others, window, **fit_options), [episode]))
+    summary = trust_document(judged, window)["summary"]
+    return {**{key: summary[key] for key in LOEO_SUMMARY}, "episodes": len(episodes)}

@@ -21,7 +21,11 @@ number the reference modes give) over every group-window with a known truth (`tr
   extractor's state is the degraded run's from its start, a switch in a live stream differs in its
   first few frames), per group whose true agreement falls below 0.6 after the switch, the frames
   from the switch to the first flag at or after it; a series never flagged counts as infinitely late
-  (null when more than half are). `switch_series` and `switch_series_flagged` count them.
+  (null when more than half are). `switch_series` and `switch_series_flagged` count them;
+- `episodes`: per episode its `mae` over all its conditions (and their `group_windows`) and, per
+  group, its clean condition's mean true and expected agreement (`clean_true`, `clean_expected`):
+  an object missed or misnamed for a whole episode shows as a clean truth far below the
+  expectation, which no window's evidence explains (docs/results.md).
 """
 from __future__ import annotations
 
@@ -208,8 +212,11 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
     low_by_kind: dict[str, list] = {}
     delays: list[float] = []
     gates: dict[tuple[str, int], dict[str, list]] = {}
+    by_episode = []
     for sequences, series, switches in episodes:
         delays.extend(switch_delays(sequences, switches, window))
+        episode_errors = len(errors)
+        clean_cell: dict[str, dict[str, list]] = {"true": {}, "expected": {}}
         for index, condition in enumerate(sequences.conditions):
             truth = rolling_agreement(sequences, index, window)
             trust = series[index]
@@ -229,8 +236,9 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
                 known = ~np.isnan(true)
                 expected = trust.expected[row]
                 both = known & ~np.isnan(expected)
-                cell["true"].setdefault(group, []).extend(true[known].tolist())
-                cell["expected"].setdefault(group, []).extend(expected[both].tolist())
+                for target in (cell, clean_cell) if condition.kind == NONE else (cell,):
+                    target["true"].setdefault(group, []).extend(true[known].tolist())
+                    target["expected"].setdefault(group, []).extend(expected[both].tolist())
                 cell["flagged"].setdefault(group, []).extend(trust.flagged[row][known].tolist())
                 errors.extend(np.abs(expected[both] - true[both]).tolist())
                 low = known & (np.nan_to_num(true, nan=1.0) < LOW_AGREEMENT)
@@ -243,6 +251,10 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
             if condition.kind == NONE:
                 clean_any.extend(any_flag[any_known].tolist())
                 clean_low.extend(any_low[any_known].tolist())
+        by_episode.append({"episode": sequences.episode, "mae": mean_of(errors[episode_errors:]),
+                           "group_windows": len(errors) - episode_errors,
+                           **{f"clean_{part}": {group: mean_of(values) for group, values in clean_cell[part].items()}
+                              for part in clean_cell}})
     conditions = [{"kind": kind, "severity": severity,
                    **{part: {group: mean_of(values) for group, values in cell[part].items()} for part in cell},
                    "action": _gate(gates[(kind, severity)])}
@@ -262,7 +274,7 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
                "window": window,
                "action_accuracy_when_trusted_min": min((g["accuracy_when_trusted"] for g in gated), default=None),
                "action_trusted_share_clean": clean_gate.get("trusted_share")}
-    return {"summary": summary, "conditions": conditions}
+    return {"summary": summary, "conditions": conditions, "episodes": by_episode}
 
 
 def _gate(frames: dict[str, list]) -> dict:
@@ -299,6 +311,18 @@ def trust_table(document: dict) -> str:
         gate = condition.get("action", {})
         cells.append(f"{shown(gate.get('accuracy_when_trusted'))} / {shown(gate.get('trusted_share'))}")
         lines.append(f"| {condition['kind']} {condition['severity']} | " + " | ".join(cells) + " |")
+    loeo = summary.get("loeo")
+    if loeo:
+        lines += ["", f"Each of the {loeo['episodes']} episodes judged by a model fitted without it: MAE "
+                      f"{shown(loeo['mae'])}, recall {shown(loeo['recall_below_0_6'])}, clean false alarms "
+                      f"{shown(loeo['false_alarm_clean'])}, median delay {shown(loeo['median_delay_frames'])} frames."]
+    if document.get("episodes"):
+        lines += ["", "| episode | MAE | " + " | ".join(f"{g} clean true / expected" for g in GROUPS) + " |",
+                  "| --- |" + " --- |" * (len(GROUPS) + 1)]
+        for episode in document["episodes"]:
+            lines.append(f"| {episode['episode']} | {shown(episode['mae'])} | " + " | ".join(
+                f"{shown(episode['clean_true'].get(g))} / {shown(episode['clean_expected'].get(g))}" for g in GROUPS)
+                + " |")
     return "\n".join(lines)
 
 
