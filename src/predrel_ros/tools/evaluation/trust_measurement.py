@@ -216,7 +216,8 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
     for sequences, series, switches in episodes:
         delays.extend(switch_delays(sequences, switches, window))
         episode_errors = len(errors)
-        clean_cell: dict[str, dict[str, list]] = {"true": {}, "expected": {}}
+        clean_true: dict[str, float | None] = {}
+        clean_expected: dict[str, float | None] = {}
         for index, condition in enumerate(sequences.conditions):
             truth = rolling_agreement(sequences, index, window)
             trust = series[index]
@@ -236,9 +237,10 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
                 known = ~np.isnan(true)
                 expected = trust.expected[row]
                 both = known & ~np.isnan(expected)
-                for target in (cell, clean_cell) if condition.kind == NONE else (cell,):
-                    target["true"].setdefault(group, []).extend(true[known].tolist())
-                    target["expected"].setdefault(group, []).extend(expected[both].tolist())
+                cell["true"].setdefault(group, []).extend(true[known].tolist())
+                cell["expected"].setdefault(group, []).extend(expected[both].tolist())
+                if condition.kind == NONE:          # an episode's one clean condition
+                    clean_true[group], clean_expected[group] = mean_of(true[known]), mean_of(expected[both])
                 cell["flagged"].setdefault(group, []).extend(trust.flagged[row][known].tolist())
                 errors.extend(np.abs(expected[both] - true[both]).tolist())
                 low = known & (np.nan_to_num(true, nan=1.0) < LOW_AGREEMENT)
@@ -253,8 +255,7 @@ def trust_document(episodes: Sequence[tuple[EpisodeSequences, Sequence[TrustSeri
                 clean_low.extend(any_low[any_known].tolist())
         by_episode.append({"episode": sequences.episode, "mae": mean_of(errors[episode_errors:]),
                            "group_windows": len(errors) - episode_errors,
-                           **{f"clean_{part}": {group: mean_of(values) for group, values in clean_cell[part].items()}
-                              for part in clean_cell}})
+                           "clean_true": clean_true, "clean_expected": clean_expected})
     conditions = [{"kind": kind, "severity": severity,
                    **{part: {group: mean_of(values) for group, values in cell[part].items()} for part in cell},
                    "action": _gate(gates[(kind, severity)])}
