@@ -18,7 +18,9 @@ from predrel_ros.perception.hands import (
     Palm,
     decode_palms,
     hand_region,
+    landmark_region,
     palm_anchors,
+    region_box,
     region_transform,
 )
 from predrel_ros.perception.perceiver import Perceiver
@@ -76,6 +78,39 @@ def test_region_transform_maps_the_square_onto_the_crop():
     np.testing.assert_allclose(transform @ np.array([100.0, 50.0, 1.0]), [111.5, 111.5], atol=1e-4)
 
 
+def upright_hand() -> np.ndarray:
+    """21 landmarks (x, y) of an upright hand: wrist (100, 200), finger bases at y 150, the joints
+    MediaPipe's region reads spanning x 80..120 and y 130..200."""
+    points = np.full((21, 2), [100.0, 170.0])
+    points[0] = [100, 200]                                   # wrist
+    points[[5, 9, 13, 17]] = [[90, 150], [100, 150], [110, 150], [120, 150]]   # finger bases (MCP)
+    points[[6, 10, 14, 18]] = [[90, 130], [100, 130], [110, 130], [120, 135]]  # their next joints (PIP)
+    points[[1, 2, 3]] = [[90, 190], [85, 180], [80, 170]]    # thumb
+    points[[4, 8, 12, 16, 20]] = [[60, 100]] * 5             # finger tips: not read
+    return points
+
+
+def test_landmark_region_follows_mediapipe_landmarks_to_rect():
+    centre, side, rotation = landmark_region(upright_hand())
+    assert rotation == pytest.approx(0.0)
+    # box x 80..120, y 130..200 (70 high): centre (100, 165) moved a tenth of the height to the fingers
+    np.testing.assert_allclose(centre, [100, 165 - 7])
+    assert side == pytest.approx(2 * 70)
+
+
+def test_landmark_region_turns_with_the_hand():
+    """The same hand turned a quarter to the right about (0, 0) (fingers pointing along +x): the
+    region turns with it, centre and all."""
+    turn = np.array([[0.0, -1.0], [1.0, 0.0]])                # (x, y) -> (-y, x): image "up" becomes +x
+    centre, side, rotation = landmark_region(upright_hand() @ turn.T)
+    upright_centre, upright_side, _ = landmark_region(upright_hand())
+    assert rotation == pytest.approx(math.pi / 2)
+    np.testing.assert_allclose(centre, turn @ upright_centre, atol=1e-9)
+    assert side == pytest.approx(upright_side)
+    box = region_box((centre, side, rotation))
+    np.testing.assert_allclose(box, [*(centre - side / 2), *(centre + side / 2)], atol=1e-9)
+
+
 @pytest.fixture
 def fake_hand_models(make_constant_onnx, tmp_path):
     """A palm model finding one upright palm in a 640x480 frame (box (110, 30)-(210, 130), wrist
@@ -108,6 +143,57 @@ def test_pipeline_on_constant_models(fake_hand_models):
     landmarker.close()
     mirrored = HandLandmarker(HandLandmarkConfig(enabled=True, mirrored=True, models_dir=str(fake_hand_models)), CPU)
     assert mirrored.detect(np.zeros((480, 640, 3), np.uint8))[0].side == "left_hand"
+
+
+def _counting_palms(landmarker) -> list:
+    """Make `landmarker` count its palm detector's runs in the returned list."""
+    calls = []
+    palms = landmarker._palms
+    landmarker._palms = lambda image: calls.append(1) or palms(image)
+    return calls
+
+
+def test_a_followed_hand_needs_no_palm(fake_hand_models):
+    """MediaPipe's video mode: a hand found in one frame is looked for in the region its landmarks
+    give, and the palm detector runs only while fewer than max_hands hands are followed."""
+    frame = np.zeros((480, 640, 3), np.uint8)
+    landmarker = HandLandmarker(HandLandmarkConfig(enabled=True, max_hands=1, models_dir=str(fake_hand_models)), CPU)
+    calls = _counting_palms(landmarker)
+    (first,) = landmarker.detect(frame)
+    (second,) = landmarker.detect(frame)
+    assert len(calls) == 1
+    # the landmark model answers the crop's centre for landmark 0: now the centre of the followed region
+    followed, _, _ = landmark_region(first.landmarks[:, :2])
+    np.testing.assert_allclose(second.landmarks[0, :2], followed, atol=0.3)
+    landmarker.reset()
+    landmarker.detect(frame)
+    assert len(calls) == 2                                    # a new sequence starts from the palms
+    landmarker.close()
+    still = HandLandmarker(HandLandmarkConfig(enabled=True, max_hands=1, track=False,
+                                              models_dir=str(fake_hand_models)), CPU)
+    calls = _counting_palms(still)
+    still.detect(frame)
+    (again,) = still.detect(frame)
+    assert len(calls) == 2 and np.allclose(again.landmarks, first.landmarks)   # every frame from its palm
+    still.close()
+
+
+def test_a_palm_over_a_followed_hand_is_that_hand(fake_hand_models):
+    frame = np.zeros((480, 640, 3), np.uint8)
+    landmarker = HandLandmarker(HandLandmarkConfig(enabled=True, max_hands=2, models_dir=str(fake_hand_models)), CPU)
+    (palm,) = landmarker._palms(frame)
+    asked = []
+    landmarks = landmarker._landmarks
+    landmarker._landmarks = lambda image, region: asked.append(region) or landmarks(image, region)
+    landmarker._followed = [hand_region(palm)]         # followed exactly where the palm is
+    landmarker.detect(frame)
+    assert len(asked) == 1                                    # the palm is the followed hand
+    asked.clear()
+    elsewhere = (np.array([500.0, 400.0]), 60.0, 0.0)
+    landmarker._followed = [elsewhere]
+    landmarker.detect(frame)
+    assert [region[0].tolist() for region in asked] == [[500.0, 400.0], hand_region(palm)[0].tolist()]
+    landmarker.close()
 
 
 def test_perceiver_adds_hand_detections_with_their_roles(fake_hand_models, scene_model_dir):

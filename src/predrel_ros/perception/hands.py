@@ -1,15 +1,22 @@
 """Hands on real video: MediaPipe's palm detector + hand-landmark model (ONNX), giving a left/right
 hand box and a hull mask per hand.
 
-Pipeline per frame (MediaPipe Hands' detection path, run on our inference backends):
-  1. palm detection on the frame letterboxed to 192x192 (black padding, RGB in [0, 1], NHWC):
-     2016 SSD anchors (strides 8 and 16), box and 7 palm keypoints decoded per anchor, score
-     threshold and NMS;
-  2. per palm (best `max_hands`): a rotated square region of interest, oriented from the wrist
-     (keypoint 0) to the middle-finger base (keypoint 2), shifted half a palm towards the fingers and
-     enlarged 2.6 times (MediaPipe's RectTransformation), warped to 224x224;
-  3. hand-landmark model on the crop: 21 landmarks (x, y, z), hand presence, handedness; landmarks
-     mapped back to the frame.
+Pipeline per frame (MediaPipe Hands' video mode, run on our inference backends):
+  1. the regions of the hands followed from the previous frame (`track`): each hand's landmarks give
+     the next frame's region (MediaPipe's HandLandmarksToRect: oriented from the wrist to the mean
+     of the index, middle and ring finger bases, the rotated box of the wrist and the finger bases'
+     joints, shifted a tenth towards the fingers and enlarged 2 times, square);
+  2. only while fewer than `max_hands` are followed, palm detection on the frame letterboxed to
+     192x192 (black padding, RGB in [0, 1], NHWC): 2016 SSD anchors (strides 8 and 16), box and 7
+     palm keypoints decoded per anchor, score threshold and NMS; per palm a rotated square region,
+     oriented from the wrist (keypoint 0) to the middle-finger base (keypoint 2), shifted half a palm
+     towards the fingers and enlarged 2.6 times (MediaPipe's RectTransformation); a palm whose
+     region overlaps a followed hand's by `duplicate_iou` is that hand;
+  3. hand-landmark model on each region warped to 224x224: 21 landmarks (x, y, z), hand presence,
+     handedness; landmarks mapped back to the frame; a hand under `min_presence` is dropped and no
+     longer followed.
+Following the landmarks is what lets MediaPipe keep a hand that shows no palm: a fist around an
+object, a hand seen edge-on or cut by the image border, where the palm detector finds nothing.
 The hand's box is the landmarks' bounding box grown by `box_margin` of its size per side; its mask is
 the filled convex hull of the landmarks (a hull, not a skin segmentation: the fingers' gaps are
 filled). Its score is the presence probability.
@@ -49,6 +56,13 @@ LANDMARK_OUTPUTS = ("Identity", "Identity_1", "Identity_2")
 #: MediaPipe RectTransformation of the palm box into the hand's region of interest
 ROI_SHIFT_Y = -0.5
 ROI_SCALE = 2.6
+#: ... and of the landmarks' rotated box into the next frame's region (hand_landmark_landmarks_to_roi)
+TRACK_SHIFT_Y = -0.1
+TRACK_SCALE = 2.0
+#: the landmarks MediaPipe's HandLandmarksToRect reads: wrist, thumb CMC / MCP / IP, and the MCP and
+#: PIP joints of the four fingers
+TRACK_LANDMARKS = (0, 1, 2, 3, 5, 6, 9, 10, 13, 14, 17, 18)
+WRIST, INDEX_MCP, MIDDLE_MCP, RING_MCP = 0, 5, 9, 13
 
 
 @dataclass(frozen=True)
@@ -62,6 +76,7 @@ class HandLandmarkConfig:
     duplicate_iou: float = 0.5  # two landmark sets this close are one hand
     box_margin: float = 0.05
     mirrored: bool = False  # input flipped horizontally (selfie view)
+    track: bool = True  # follow each hand's landmarks into the next frame (MediaPipe's video mode)
 
     def __post_init__(self) -> None:
         if self.max_hands < 1:
@@ -121,15 +136,52 @@ def decode_palms(raw_boxes: np.ndarray, raw_scores: np.ndarray, anchors: np.ndar
     return palms
 
 
-def hand_region(palm: Palm) -> tuple[np.ndarray, float, float]:
-    """(centre (x, y), side, rotation in radians) of the square hand region in frame pixels."""
+Region = tuple[np.ndarray, float, float]    # centre (x, y), side, rotation in radians; frame pixels
+
+
+def _rotation(wrist: np.ndarray, towards: np.ndarray) -> float:
+    """MediaPipe's region rotation: the wrist -> fingers direction turned to point up, in [-pi, pi)."""
+    rotation = math.pi / 2 - math.atan2(-(towards[1] - wrist[1]), towards[0] - wrist[0])
+    return (rotation + math.pi) % (2 * math.pi) - math.pi
+
+
+def _transformed(centre: np.ndarray, width: float, height: float, rotation: float, shift_y: float,
+                 scale: float) -> Region:
+    """MediaPipe's RectTransformation (square_long): the centre moved `shift_y` heights along the
+    region's own y axis, the longer side enlarged `scale` times."""
+    centre = centre + [-height * shift_y * math.sin(rotation), height * shift_y * math.cos(rotation)]
+    return centre, max(width, height) * scale, rotation
+
+
+def hand_region(palm: Palm) -> Region:
+    """The square hand region of a detected palm, in frame pixels."""
     (x1, y1, x2, y2), (wrist, middle) = palm.box, (palm.keypoints[0], palm.keypoints[2])
-    rotation = math.pi / 2 - math.atan2(-(middle[1] - wrist[1]), middle[0] - wrist[0])
-    rotation = (rotation + math.pi) % (2 * math.pi) - math.pi
-    width, height = x2 - x1, y2 - y1
-    centre = np.array([(x1 + x2) / 2, (y1 + y2) / 2])
-    centre += [-height * ROI_SHIFT_Y * math.sin(rotation), height * ROI_SHIFT_Y * math.cos(rotation)]
-    return centre, max(width, height) * ROI_SCALE, rotation
+    return _transformed(np.array([(x1 + x2) / 2, (y1 + y2) / 2]), x2 - x1, y2 - y1, _rotation(wrist, middle),
+                        ROI_SHIFT_Y, ROI_SCALE)
+
+
+def landmark_region(landmarks_xy: np.ndarray) -> Region:
+    """The square region the next frame looks for a hand in, from this frame's 21 landmarks (frame
+    pixels): MediaPipe's HandLandmarksToRect followed by its RectTransformation."""
+    wrist = landmarks_xy[WRIST]
+    fingers = ((landmarks_xy[INDEX_MCP] + landmarks_xy[RING_MCP]) / 2 + landmarks_xy[MIDDLE_MCP]) / 2
+    rotation = _rotation(wrist, fingers)
+    points = landmarks_xy[list(TRACK_LANDMARKS)]
+    middle = (points.min(axis=0) + points.max(axis=0)) / 2
+    cos, sin = math.cos(rotation), math.sin(rotation)
+    unrotate = np.array([[cos, sin], [-sin, cos]])          # frame -> the region's own axes
+    projected = (points - middle) @ unrotate.T
+    low, high = projected.min(axis=0), projected.max(axis=0)
+    centre = middle + unrotate.T @ ((low + high) / 2)
+    width, height = high - low
+    return _transformed(centre, float(width), float(height), rotation, TRACK_SHIFT_Y, TRACK_SCALE)
+
+
+def region_box(region: Region) -> np.ndarray:
+    """The axis-aligned box (x1, y1, x2, y2) around a rotated square region."""
+    centre, side, rotation = region
+    half = side / 2 * (abs(math.cos(rotation)) + abs(math.sin(rotation)))
+    return np.array([centre[0] - half, centre[1] - half, centre[0] + half, centre[1] + half])
 
 
 def region_transform(centre: np.ndarray, side: float, rotation: float, size: int) -> np.ndarray:
@@ -164,23 +216,42 @@ class HandLandmarker:
         self.palm_model.load(palm_file)
         self.landmark_model.load(landmark_file)
         self.anchors = palm_anchors()
+        self._followed: list[Region] = []   # the regions this frame's hands give the next frame
 
     def detect(self, image_rgb: np.ndarray) -> list[Hand]:
-        height, width = image_rgb.shape[:2]
-        geometry = letterbox.plan(height, width, PALM_INPUT, PALM_INPUT)
-        outputs = self.palm_model.run(self._palm_input(image_rgb, geometry))
-        raw_boxes, raw_scores = outputs[PALM_OUTPUTS[0]], outputs[PALM_OUTPUTS[1]]
-        palms = decode_palms(raw_boxes, raw_scores, self.anchors, geometry, self.config.min_palm_score,
-                             self.config.palm_nms_iou)
+        """The hands of one frame; with `track`, the frames of one sequence in order (`reset` between
+        sequences)."""
+        regions = list(self._followed)
+        if len(regions) < self.config.max_hands:
+            followed = [region_box(region) for region in regions]
+            for palm in self._palms(image_rgb)[:self.config.max_hands]:      # MediaPipe's clip to num_hands
+                region = hand_region(palm)
+                if not any(box_iou(region_box(region), box)[0, 0] > self.config.duplicate_iou for box in followed):
+                    regions.append(region)
         hands: list[Hand] = []
-        for palm in palms[:self.config.max_hands]:
-            hand = self._landmarks(image_rgb, palm)
+        for region in regions:
+            if len(hands) == self.config.max_hands:
+                break
+            hand = self._landmarks(image_rgb, region)
             if hand is None:
                 continue
             if any(box_iou(hand.box, other.box)[0, 0] > self.config.duplicate_iou for other in hands):
                 continue
             hands.append(hand)
+        self._followed = [landmark_region(hand.landmarks[:, :2]) for hand in hands] if self.config.track else []
         return hands
+
+    def reset(self) -> None:
+        """Follow no hand (a new video, a new episode, a looped bag)."""
+        self._followed = []
+
+    def _palms(self, image_rgb: np.ndarray) -> list[Palm]:
+        height, width = image_rgb.shape[:2]
+        geometry = letterbox.plan(height, width, PALM_INPUT, PALM_INPUT)
+        outputs = self.palm_model.run(self._palm_input(image_rgb, geometry))
+        raw_boxes, raw_scores = outputs[PALM_OUTPUTS[0]], outputs[PALM_OUTPUTS[1]]
+        return decode_palms(raw_boxes, raw_scores, self.anchors, geometry, self.config.min_palm_score,
+                            self.config.palm_nms_iou)
 
     def _palm_input(self, image_rgb: np.ndarray, geometry: letterbox.Letterbox) -> np.ndarray:
         resized = cv2.resize(image_rgb, (geometry.content_width, geometry.content_height),
@@ -190,9 +261,10 @@ class HandLandmarker:
                geometry.pad_x:geometry.pad_x + geometry.content_width] = resized / 255.0
         return canvas[None]
 
-    def _landmarks(self, image_rgb: np.ndarray, palm: Palm) -> Hand | None:
+    def _landmarks(self, image_rgb: np.ndarray, region: Region) -> Hand | None:
+        """The hand in `region`, or None under `min_presence`."""
         height, width = image_rgb.shape[:2]
-        centre, side, rotation = hand_region(palm)
+        centre, side, rotation = region
         transform = region_transform(centre, side, rotation, LANDMARK_INPUT)
         crop = cv2.warpAffine(image_rgb, transform, (LANDMARK_INPUT, LANDMARK_INPUT),
                               flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)

@@ -249,6 +249,8 @@ class Perceiver:
         self.tracker.reset()
         self.visibility.reset()
         self.hand_sides.reset()
+        if self.hands is not None:
+            self.hands.reset()
         if self.depth_objects is not None:
             self.depth_objects.reset()
 

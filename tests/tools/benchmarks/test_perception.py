@@ -19,4 +19,5 @@ def test_perception_bench_reports_each_backend_and_labels_the_stand_in_model(tmp
         assert row[stage]["n"] == 2 and row[stage]["median_ms"] > 0
     (hands,) = result["hand_landmarks"]
     assert hands["palm_only"]["hands"] == 0 and hands["palm_and_two_hands"]["hands"] == 2
+    assert hands["two_hands_followed"]["hands"] == 2
     assert "written to" in capsys.readouterr().out

@@ -110,9 +110,9 @@ def test_run_against_labels(scene_model_dir, tmp_path, capsys):
     compared = result["labels"]
     assert compared["clip"] == "clip" and compared["labelled_frames"] == 7
     # every labelled hand and object is found; the table is not (the model has no surface class)
-    assert compared["entities_found"] == {"hand": {"labelled": 7, "found_share": 1.0},
-                                          "object": {"labelled": 14, "found_share": 1.0},
-                                          "surface": {"labelled": 7, "found_share": 0.0}}
+    assert compared["entities_found"] == {"hand": {"labelled": 7, "found_share": 1.0, "unmatched_per_frame": 0.0},
+                                          "object": {"labelled": 14, "found_share": 1.0, "unmatched_per_frame": 0.0},
+                                          "surface": {"labelled": 7, "found_share": 0.0, "unmatched_per_frame": 0.0}}
     assert compared["hand_sides"] == {"hands": 0, "agreement": None}       # no side labelled
     # no hand holds anything, and the pipeline says so (its hand, without mask pixels, is a box-only detection)
     assert compared["predicates"]["grasp"] == {"reference_streams": 14, "found_share": 1.0, "agreement": 1.0}

@@ -92,7 +92,7 @@ def test_agreement_associates_by_kind_and_counts_what_was_not_found(label_files)
     assert agreement.streams == {"contact": (4, 2, 1), "grasp": (2, 1, 0), "release": (2, 1, 1),
                                  "active_hand": (1, 1, 1), "static": (1, 0, 0)}
     assert agreement.by_group() == {"contact": (4, 2, 1), "derived": (5, 3, 2), "static": (1, 0, 0)}
-    assert agreement.entities == {"hand": (2, 1), "surface": (1, 1), "object": (2, 1)}
+    assert agreement.entities == {"hand": (2, 1, 0), "surface": (1, 1, 0), "object": (2, 1, 1)}   # the cube: unlabelled
     assert agreement.sides == (1, 1)                                    # hand_R found as a right hand
     left = [Entity(7, "left_hand", LEFT_HAND, np.array([12.0, 8, 52, 49]))]
     assert labels.agreement(0, left, []).sides == (1, 0)
@@ -108,7 +108,9 @@ def test_agreement_associates_by_kind_and_counts_what_was_not_found(label_files)
     assert counts[6] == {"contact": (3, 0, 0), "derived": (3, 0, 0), "static": (1, 0, 0)}
     pooled = score.pooled()
     assert pooled["labelled_frames"] == 2 and pooled["hand_sides"] == {"hands": 1, "agreement": 1.0}
-    assert pooled["entities_found"]["hand"] == {"labelled": 3, "found_share": 2 / 3}
+    assert pooled["entities_found"]["hand"] == {"labelled": 3, "found_share": 2 / 3, "unmatched_per_frame": 0.0}
+    # the cube on both labelled frames, the cylinder on frame 6 (away from the cup): 3 over 2 frames
+    assert pooled["entities_found"]["object"]["unmatched_per_frame"] == 1.5
     assert pooled["predicates"]["grasp"] == {"reference_streams": 4, "found_share": 0.25, "agreement": 0.0}
 
 

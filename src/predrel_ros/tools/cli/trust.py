@@ -201,7 +201,8 @@ def _against_labels(compared: dict, window: int) -> str:
     """What `source_trust` found against a clip's labels, for the terminal."""
     from predrel_ros.tools.evaluation.source_trust import label_table
 
-    found = ", ".join(f"{_share(values['found_share'])} of {values['labelled']} {kind}s"
+    found = ", ".join(f"{_share(values['found_share'])} of {values['labelled']} {kind}s "
+                      f"(+{values['unmatched_per_frame']:.2f} unlabelled a frame)"
                       for kind, values in compared["entities_found"].items())
     sides = compared["hand_sides"]
     predicates = ", ".join(f"{name} {_share(values['agreement'])} of {values['reference_streams']}"

@@ -91,9 +91,12 @@ class FootageLabels:
             tally[2] += int(produced.get(key, vocabulary.UNK) == reference)
         kinds: dict[str, list[int]] = {}
         for entity in labelled.entities:
-            tally = kinds.setdefault(entity.label, [0, 0])
+            tally = kinds.setdefault(entity.label, [0, 0, 0])
             tally[0] += 1
             tally[1] += int(entity.id in found)
+        for entity in seen:
+            if entity.id not in mapping:
+                kinds.setdefault(entity.label, [0, 0, 0])[2] += 1
         roles = {mapping[entity.id]: entity.role for entity in entities if entity.id in mapping}
         sided = [hand for hand in labelled.sides if hand in roles]
         return FrameAgreement({group: tuple(tally) for group, tally in streams.items()},
@@ -105,11 +108,11 @@ class FootageLabels:
 class FrameAgreement:
     """One labelled frame against the pipeline: per predicate name (reference streams, those whose
     entities the pipeline found, those it agrees on), names without a reference stream left out; per
-    kind of labelled entity (hand, object, surface) (labelled, found); and (hands found whose side is
-    labelled, those given that side)."""
+    kind of entity (hand, object, surface) (labelled, labelled and found, the pipeline's visible
+    entities matching no labelled one); and (hands found whose side is labelled, those given that side)."""
 
     streams: Mapping[str, tuple[int, int, int]]
-    entities: Mapping[str, tuple[int, int]]
+    entities: Mapping[str, tuple[int, int, int]]
     sides: tuple[int, int]
 
     def by_group(self) -> dict[str, tuple[int, int, int]]:
@@ -146,14 +149,18 @@ class LabelScore:
         return list(self._groups)
 
     def pooled(self) -> dict:
-        """labelled_frames; entities_found per kind (labelled, found_share); hand_sides (hands: found
-        with a labelled side, agreement: the share given that side); predicates per name
-        (reference_streams, found_share, agreement)."""
+        """labelled_frames; entities_found per kind (labelled, found_share: None where none is labelled,
+        unmatched_per_frame: the pipeline's entities of the kind matching no label, per labelled frame);
+        hand_sides (hands: found with a labelled side, agreement: the share given that side); predicates
+        per name (reference_streams, found_share, agreement)."""
         hands, right = (int(value) for value in self._sides)
+        frames = sum(1 for frame in self._groups if frame)
         return {
-            "labelled_frames": sum(1 for frame in self._groups if frame),
-            "entities_found": {kind: {"labelled": int(labelled), "found_share": float(found / labelled)}
-                               for kind, (labelled, found) in sorted(self._kinds.items())},
+            "labelled_frames": frames,
+            "entities_found": {kind: {"labelled": int(labelled),
+                                      "found_share": float(found / labelled) if labelled else None,
+                                      "unmatched_per_frame": float(unmatched / frames)}
+                               for kind, (labelled, found, unmatched) in sorted(self._kinds.items())},
             "hand_sides": {"hands": hands, "agreement": right / hands if hands else None},
             "predicates": {name: {"reference_streams": int(known), "found_share": float(found / known),
                                   "agreement": float(agreeing / known)}

@@ -227,6 +227,7 @@ class PerceptionFrontEnd:
         if out is None or len(out) != episode.num_frames:
             out = []
             measures = {} if degrader is not None else None
+            self.perceiver.reset()          # the hands followed from frame to frame start afresh
             for frame in episode.frames:
                 image = frame.rgb
                 if degrader is not None:
