@@ -205,8 +205,14 @@ def test_perceiver_adds_hand_detections_with_their_roles(fake_hand_models, scene
         entities = perceiver.process(np.zeros((480, 640, 3), np.uint8), 0)
     right = [e for e in entities if e.label == "right_hand"]
     assert len(right) == 1 and right[0].role == RIGHT_HAND and right[0].mask.any()
-    assert {e.label for e in entities} == {"cube", "bowl", "hand", "right_hand"}
+    # the hands come from the landmarks alone: the model's own "hand" class is left out
+    assert {e.label for e in entities} == {"cube", "bowl", "right_hand"}
     assert LEFT_HAND not in {e.role for e in entities if e.label == "right_hand"}
+    both = PerceptionConfig.from_dict({**config.to_dict(), "hand_landmarks": {
+        "enabled": True, "models_dir": str(fake_hand_models), "model_hands": True}})
+    with Perceiver(both) as perceiver:
+        entities = perceiver.process(np.zeros((480, 640, 3), np.uint8), 0)
+    assert {e.label for e in entities} == {"cube", "bowl", "hand", "right_hand"}
 
 
 def test_missing_models_say_how_to_get_them(tmp_path):

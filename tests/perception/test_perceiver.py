@@ -223,3 +223,15 @@ def test_the_shipped_rgbd_config_runs_hands_and_depth_objects_without_a_model():
         assert p.hands is not None and p.backend is None
         entities = p.process(frame(), 0, depth=depth, camera=K)
     assert sorted(e.label for e in entities) == ["object", "surface"]  # no hands on a black frame
+
+
+def test_the_shipped_hands_config_finds_hands_with_landmarks_only(scene_model_dir):
+    from predrel_ros.core.package_files import config_file
+
+    config = PerceptionConfig.load(config_file("perceiver_hands.yaml"), "perception")
+    assert config.hand_landmarks.enabled and config.hand_landmarks.track and not config.hand_landmarks.model_hands
+    config = PerceptionConfig.from_dict({**config.to_dict(), "model": str(scene_model_dir)})
+    with Perceiver(config) as p:
+        assert p.hands is not None and p.labels[-2:] == ["left_hand", "right_hand"]
+        labels = {p.labels[i] for i in p.image_detections(frame(), bgr=True).class_ids}
+    assert "hand" not in labels and {"cube", "bowl"} <= labels     # the model's hand class is left out

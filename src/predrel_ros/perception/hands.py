@@ -77,6 +77,7 @@ class HandLandmarkConfig:
     box_margin: float = 0.05
     mirrored: bool = False  # input flipped horizontally (selfie view)
     track: bool = True  # follow each hand's landmarks into the next frame (MediaPipe's video mode)
+    model_hands: bool = False  # keep the object model's own hand classes beside these hands
 
     def __post_init__(self) -> None:
         if self.max_hands < 1:

@@ -76,6 +76,8 @@ class Perceiver:
         mapping = config.role_mapping(self.model_file)
         self.role_map = RoleMap(mapping, config.default_role)
         self._generic_hands = {label for label in config.hands.generic_labels if label not in mapping}
+        # the object model's hand classes, left out where the hand landmarks find the hands (`model_hands`)
+        self._model_hand_ids = [i for i, label in enumerate(self.model_labels) if self._family(label) == 0]
         self.tracker = ByteTracker(config.tracker, [self._family(label) for label in self.labels])
         self.visibility = VisibilityEstimator(config.visibility)
         self.hand_sides = HandSideAssigner(config.hands)
@@ -111,6 +113,8 @@ class Perceiver:
             raise UserError(f"perception needs H x W x 3 uint8 colour images, got {image.dtype} {image.shape}")
         detections = self._model_detections(image, bgr)
         if self.hands is not None:
+            if not self.config.hand_landmarks.model_hands:
+                detections = detections.subset(np.flatnonzero(~np.isin(detections.class_ids, self._model_hand_ids)))
             hands = self.hands.detect(image[:, :, ::-1] if bgr else image)
             class_ids = {label: self.labels.index(label) for label in HAND_LABELS}
             merged = Detections.concatenate(detections, self.hands.as_detections(hands, class_ids, *image.shape[:2]))
