@@ -221,9 +221,10 @@ def format_summary(summary: dict) -> str:
                      f"{number(action['accuracy'])}      {number(action['trusted_fraction'])}  "
                      f"{number(action['accuracy_trusted'])}")
     lines.append("agreement/PRS: degraded predicates against the clean twin (entities associated per frame), "
-                 "pooled per group, unweighted / confidence-weighted; extra/f: degraded entities per frame with no "
-                 "clean partner; false/f: those no clean entity of another class covers (false detections, e.g. "
-                 "occluders taken for objects; the rest are objects named wrongly); W/E: share of each report "
+                 "pooled per group, unweighted / confidence-weighted; extra/f: degraded detections per frame (entities "
+                 "seen; a lost track still reported is none) with no clean partner; false/f: those no clean entity "
+                 "of another class covers (false detections, e.g. occluders taken for objects; the rest are objects "
+                 "named wrongly); W/E: share of each report "
                  "topic's group entries at WARN / ERROR; action: accuracy against ground truth, trusted fraction, "
                  "accuracy when trusted")
     return "\n".join(lines)

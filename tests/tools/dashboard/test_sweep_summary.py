@@ -87,6 +87,26 @@ def test_entities_without_a_partner_on_the_other_side_are_counted_per_frame(reco
     assert recorder.summary()["conditions"][0]["entities"] == {}
 
 
+def test_a_lost_track_still_reported_is_no_detection(recorder):
+    """The occluder patch of severity 4-5 is detected on the even frames only and reported lost
+    (visibility 0, its last box) on the odd ones: only the frames it is seen on count as false
+    detections."""
+    for index, frame in recorder.frames["degraded"].items():
+        if frame.condition.severity >= 4:
+            patch = Entity(id=99, label="cube", role="manipulated_object", box=np.array([200.0, 100, 230, 130]),
+                           visibility=1.0 if index % 2 == 0 else 0.0)
+            recorder.entities["degraded"][index] = [*recorder.entities["degraded"][index], patch]
+    rows = recorder.summary()["conditions"]
+    shares = []
+    for row, condition in zip(rows[4:], CONDITIONS[4:]):
+        frames = [i for i, f in recorder.frames["degraded"].items()
+                  if f.condition == condition and i in recorder.frames["clean"]]
+        shares.append(sum(i % 2 == 0 for i in frames) / len(frames))
+        assert row["entities"]["false_per_frame"] == pytest.approx(shares[-1], abs=1e-4)
+        assert row["entities"]["per_frame"] == pytest.approx(4 + shares[-1], abs=1e-4)
+    assert 0 < min(shares) and max(shares) < 1
+
+
 def test_an_object_the_degraded_side_names_wrongly_is_relabelled_not_false(recorder):
     """From severity 4 the degraded pipeline reads the bowl as a box: an extra entity (no clean
     partner of its class) that a clean entity of another class covers, so not a false detection."""

@@ -19,11 +19,12 @@ severity, in order of appearance):
   the action was trusted and on the ones it was not, and the trusted fraction;
 - `frames`: degraded frames seen, clean twins matched, degraded frames without a clean twin (or,
   when associating, without both sides' entities);
-- `entities` (when associating): per compared frame, the degraded entities, those with no clean
-  partner (`extra_per_frame`), split into those a clean entity of another class covers
-  (`relabelled_per_frame`: an object the degraded side names wrongly) and the rest
-  (`false_per_frame`: false detections against the clean twin, e.g. an occluder taken for an
-  object), and the clean entities with no degraded partner (`missed_per_frame`).
+- `entities` (when associating): per compared frame, the degraded detections (entities seen:
+  visibility > 0; a lost track the tracker still reports for a few frames is not a detection, and
+  its predicates are UNK), those with no clean partner (`extra_per_frame`), split into those a clean
+  entity of another class covers (`relabelled_per_frame`: an object the degraded side names wrongly)
+  and the rest (`false_per_frame`: false detections against the clean twin, e.g. an occluder taken
+  for an object), and the clean detections with no degraded partner (`missed_per_frame`).
 It also holds `frame_accounting` (each node's outcome counters, last /diagnostics; what the dashboard
 itself received and each stream's first frame index, which bounds what a late listener missed) and a
 `timeline` (per report: frame, condition, trust per group) for plots and tests.
@@ -130,13 +131,17 @@ class SweepRecorder:
             if self.associate:
                 ids = associate(entities[DEGRADED_SIDE][index], entities[CLEAN_SIDE][index], self.match_iou)
                 estimates, _ = renamed(estimates, ids)
-                seen += len(entities[DEGRADED_SIDE][index])
-                extra += len(entities[DEGRADED_SIDE][index]) - len(ids)
-                missed += len(entities[CLEAN_SIDE][index]) - len(ids)
-                # the degraded entities judged from the clean side: a clean entity of another class under an
+                # the detections of both sides: a lost track the tracker still reports (visibility 0) is none
+                detected, clean_detected = ([e for e in entities[side][index] if e.visibility > 0]
+                                            for side in (DEGRADED_SIDE, CLEAN_SIDE))
+                partners = associate(detected, clean_detected, self.match_iou)
+                seen += len(detected)
+                extra += len(detected) - len(partners)
+                missed += len(clean_detected) - len(partners)
+                # the degraded detections judged from the clean side: a clean entity of another class under an
                 # unpartnered one makes it a relabelled object, not a false detection
-                outcomes = partner_outcomes(entities[CLEAN_SIDE][index], entities[DEGRADED_SIDE][index],
-                                            {clean_id: own for own, clean_id in ids.items()}, self.match_iou)
+                outcomes = partner_outcomes(clean_detected, detected,
+                                            {clean_id: own for own, clean_id in partners.items()}, self.match_iou)
                 relabelled += sum(n for (_, outcome), n in outcomes.items() if outcome == OTHER_CLASS)
             rolling.update(index, estimates, clean[index].estimates)
         pooled = rolling.by_group(with_tpc=False) if compared else {}
