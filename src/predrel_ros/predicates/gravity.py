@@ -1,12 +1,14 @@
 """Which way is up, from depth: the support plane, and entities' extents in a gravity-aligned frame.
 
 The static relations in 3D (`rules.static_rules_3d`) judge "above", "below", "rests on" and "near"
-along gravity. Without a pose from tf, gravity is the normal of the support plane fitted to the
-surface entity's masked depth points (least squares, refitted on the points within
-`PLANE_INLIER_M` of it, so objects standing on the surface mask's edge do not tilt it); without a
-surface, image up (the camera's -y axis; heights are then relative, which is all the pairwise tests
-need). Coordinates in the frame: (lateral, depth, height) in metres; lateral is the camera's x axis
-projected onto the plane, depth the horizontal axis away from the camera, height above the plane.
+along gravity. Gravity is the normal of the support plane fitted to the surface entity's masked
+depth points (least squares, refitted on the points within `PLANE_INLIER_M` of it, so objects
+standing on the surface mask's edge do not tilt it); without a surface, image up (the camera's -y
+axis; heights are then relative, which is all the pairwise tests need). A robot's pose from tf is
+not read: the predicate node has no tf listener (tf2_ros is not installable on the development
+machines, so such a path could not be run here). Coordinates in the frame: (lateral, depth,
+height) in metres; lateral is the camera's x axis projected onto the plane, depth the horizontal axis
+away from the camera, height above the plane.
 
 An entity's extent is the axis-aligned box of its back-projected samples between the
 `EXTENT_QUANTILE` and 1 - `EXTENT_QUANTILE` quantiles per axis: a few stray samples at mask edges
