@@ -17,7 +17,7 @@ ROSDEP_KEYS = {
     "message_filters": "message_filters", "numpy": "python3-numpy", "onnx": "python3-onnx",
     "onnxruntime": "python3-onnxruntime-pip", "rcl_interfaces": "rcl_interfaces", "rclpy": "rclpy",
     "rosbags": "python3-rosbags-pip", "scipy": "python3-scipy", "sensor_msgs": "sensor_msgs",
-    "std_msgs": "std_msgs", "threadpoolctl": "python3-threadpoolctl", "torch": "python3-torch",
+    "std_msgs": "std_msgs", "tf2_ros": "tf2_ros", "threadpoolctl": "python3-threadpoolctl", "torch": "python3-torch",
     "tqdm": "python3-tqdm", "yaml": "python3-yaml", "mujoco": None, "tensorrt": None,
     "dask": None, "distributed": None,
 }

@@ -5,7 +5,7 @@ from tabletop_depth import CAMERA_HEIGHT, HEIGHT, TABLE_NORMAL, WIDTH, K, region
 from predrel_ros.core.entities import MANIPULATED_OBJECT, SURFACE, Entity
 from predrel_ros.core.frame import CameraIntrinsics
 from predrel_ros.predicates.geometry import EntityGeometry
-from predrel_ros.predicates.gravity import GravityFrame, Support
+from predrel_ros.predicates.gravity import GravityFrame, Support, up_from_rotation
 from predrel_ros.predicates.point_sets import FramePoints, points_m
 
 CAMERA = CameraIntrinsics(WIDTH, HEIGHT, fx=K[0, 0], fy=K[1, 1], cx=K[0, 2], cy=K[1, 2])
@@ -78,3 +78,39 @@ def test_an_extent_is_np_quantile_of_the_coordinates(count):
     expected = np.quantile(frame.coordinates(points), (0.02, 0.98), axis=0)
     assert np.allclose(extent.low, expected[0], rtol=0, atol=1e-12)
     assert np.allclose(extent.high, expected[1], rtol=0, atol=1e-12)
+
+
+def test_a_known_up_gives_heights_above_the_surface_without_a_plane_fit():
+    """Gravity from the robot (tf): its up, with heights above the surface samples' median; the
+    block's 5 cm are measured along it. Without a surface the heights are relative."""
+    depth, _ = tabletop_depth({"block": (BLOCK, 0.05)})
+    geometries = {1: geometry(1, SURFACE, ~BLOCK), 2: geometry(2, MANIPULATED_OBJECT, BLOCK)}
+    support = Support(geometries, FramePoints(depth, CAMERA), up=2 * TABLE_NORMAL)     # any length
+    assert support.surface is geometries[1] and support.frame.plane
+    assert np.allclose(support.frame.up, TABLE_NORMAL)
+    assert support.extents(geometries, {2})[2].low[2] == pytest.approx(0.05, abs=1e-3)
+    tilted = TABLE_NORMAL + np.array([0.0, 0.0, 0.3])                   # a robot that says otherwise wins
+    assert np.allclose(Support(geometries, FramePoints(depth, CAMERA), up=tilted).frame.up,
+                       tilted / np.linalg.norm(tilted))
+    alone = Support({2: geometries[2]}, FramePoints(depth, CAMERA), up=TABLE_NORMAL)
+    assert alone.surface is None and not alone.frame.plane and np.allclose(alone.frame.up, TABLE_NORMAL)
+
+
+@pytest.mark.parametrize("quaternion, up", [
+    ((0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 1.0)),                               # the frames agree
+    ((0.0, 0.0, 0.0, -2.0), (0.0, 0.0, 1.0)),                              # not unit, the other sign
+    ((np.sin(np.pi / 4), 0.0, 0.0, np.cos(np.pi / 4)), (0.0, -1.0, 0.0)),  # 90 deg about x: z -> -y
+    ((0.0, np.sin(np.pi / 4), 0.0, np.cos(np.pi / 4)), (1.0, 0.0, 0.0)),   # 90 deg about y: z -> x
+    # base_link (x forward, z up) into an optical frame (x right, y down, z forward) looking ahead: the
+    # inverse of the usual link -> optical rotation (-0.5, 0.5, -0.5, 0.5); up is the image's -y
+    ((0.5, -0.5, 0.5, 0.5), (0.0, -1.0, 0.0)),
+])
+def test_up_is_the_frames_z_axis_rotated_into_the_camera(quaternion, up):
+    assert np.allclose(up_from_rotation(quaternion), up)
+
+
+def test_up_from_a_rotation_refuses_what_is_no_rotation():
+    with pytest.raises(ValueError, match="not a rotation quaternion"):
+        up_from_rotation((0.0, 0.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match="not a rotation quaternion"):
+        up_from_rotation((float("nan"), 0.0, 0.0, 1.0))

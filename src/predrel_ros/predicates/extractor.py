@@ -301,12 +301,15 @@ class PredicateExtractor:
     # ------------------------------------------------------------------------------------ frame
 
     def update(self, frame_index: int, entities: Iterable[Entity], image_size: tuple[int, int] | None = None,
-               depth_m=None, camera: CameraIntrinsics | None = None) -> list[PredicateEstimate]:
+               depth_m=None, camera: CameraIntrinsics | None = None, gravity_up=None) -> list[PredicateEstimate]:
         """Predicates of one frame. image_size (width, height) scales pixel thresholds; it defaults
         to the masks' size, and to the reference resolution when no entity has a mask. depth_m: the
         frame's depth image in metres (H x W, registered to the masks; NaN or <= 0 where unknown),
         for contact at the touching boundary (`ContactConfig`); camera: its intrinsics (of the same
-        size), for the 3D separation of an object inside a hand's image box."""
+        size), for the 3D separation of an object inside a hand's image box. gravity_up: which way is
+        up in the camera's optical frame (x right, y down, z forward; e.g. from the robot's tf), for
+        the static relations in 3D; None: the support plane fitted in depth, else image up
+        (`gravity.Support`)."""
         frame_index = int(frame_index)
         entities = list(entities)
         present = self._check_entities(entities)
@@ -325,6 +328,10 @@ class PredicateExtractor:
             if depth_m is not None and depth_m.shape != (camera.height, camera.width):
                 raise ValueError(f"camera intrinsics of {camera.width}x{camera.height} do not match depth_m of "
                                  f"{depth_m.shape[1]}x{depth_m.shape[0]}")
+        if gravity_up is not None:
+            gravity_up = np.asarray(gravity_up, dtype=np.float64)
+            if gravity_up.shape != (3,) or not np.all(np.isfinite(gravity_up)) or np.linalg.norm(gravity_up) < 1e-9:
+                raise ValueError(f"gravity_up must be a finite, non-zero 3-vector, got {gravity_up.tolist()}")
         self.order.admit(frame_index, self.reset)           # FrameOrderError: nothing changed
         config = self.config
         min_visibility = config.confidence.min_visibility
@@ -367,6 +374,7 @@ class PredicateExtractor:
         self._to_ref = to_ref
         self._depth_m = depth_m
         self._camera = camera
+        self._gravity_up = gravity_up
         self._points = points           # the entities' depth samples, shared by position and extent
         self._enclosed_now: set[tuple[str, int, int]] = set()
         self._boundary_now: set[tuple[str, int, int]] = set()
@@ -593,7 +601,7 @@ class PredicateExtractor:
                     codes: np.ndarray, margins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The rule along gravity (`rules.static_rules_3d`) in place of the image rule's codes and
         margins for the rows whose two entities both have an extent (`gravity.Support.extents`)."""
-        support = Support(self._geometries, self._points)
+        support = Support(self._geometries, self._points, self._gravity_up)
         extents = support.extents(self._geometries, {entity for row in rows for entity in row})
         in_3d = np.array([s in extents and o in extents for s, o in rows])
         if not in_3d.any():

@@ -1,14 +1,15 @@
 """Which way is up, from depth: the support plane, and entities' extents in a gravity-aligned frame.
 
 The static relations in 3D (`rules.static_rules_3d`) judge "above", "below", "rests on" and "near"
-along gravity. Gravity is the normal of the support plane fitted to the surface entity's masked
-depth points (least squares, refitted on the points within `PLANE_INLIER_M` of it, so objects
-standing on the surface mask's edge do not tilt it); without a surface, image up (the camera's -y
-axis; heights are then relative, which is all the pairwise tests need). A robot's pose from tf is
-not read: the predicate node has no tf listener (tf2_ros is not installable on the development
-machines, so such a path could not be run here). Coordinates in the frame: (lateral, depth,
-height) in metres; lateral is the camera's x axis projected onto the plane, depth the horizontal axis
-away from the camera, height above the plane.
+along gravity. Where the robot knows which way is up (its tf: the z axis of a REP-103 frame such as
+base_link, in the camera's optical frame; the predicate node's `gravity_frame`), that is gravity,
+and heights are above the median height of the surface entity's samples. Otherwise gravity is the
+normal of the support plane fitted to the surface entity's masked depth points (least squares,
+refitted on the points within `PLANE_INLIER_M` of it, so objects standing on the surface mask's
+edge do not tilt it); without a surface, image up (the camera's -y axis; heights are then
+relative, which is all the pairwise tests need). Coordinates in the frame: (lateral, depth, height)
+in metres; lateral is the camera's x axis projected onto the plane, depth the horizontal axis away
+from the camera, height above the plane.
 
 An entity's extent is the axis-aligned box of its back-projected samples between the
 `EXTENT_QUANTILE` and 1 - `EXTENT_QUANTILE` quantiles per axis: a few stray samples at mask edges
@@ -71,6 +72,16 @@ class GravityFrame:
         return cls(np.array([0.0, -1.0, 0.0]), 0.0, plane=False)
 
     @classmethod
+    def from_up(cls, up: np.ndarray, points: np.ndarray | None = None) -> "GravityFrame":
+        """The frame of a known up direction (camera frame); with a surface's samples (N x 3), heights
+        above their median height, else relative heights."""
+        frame = cls(up, 0.0, plane=False)
+        if points is not None and len(points):
+            frame.offset = -float(np.median(np.asarray(points, dtype=np.float64) @ frame.up))
+            frame.plane = True
+        return frame
+
+    @classmethod
     def from_support(cls, points: np.ndarray) -> "GravityFrame | None":
         """The frame of the plane fitted to a surface's samples (N x 3, camera frame), None when
         too few samples or they do not span a plane."""
@@ -114,16 +125,21 @@ class GravityFrame:
 class Support:
     """The frame's gravity and the surface entity that gave its plane (None: image up)."""
 
-    def __init__(self, geometries: dict[int, EntityGeometry], points: FramePoints) -> None:
-        """From the largest surface among `geometries` with masked depth samples (of the frame's
-        `points`) spanning a plane."""
+    def __init__(self, geometries: dict[int, EntityGeometry], points: FramePoints, up: np.ndarray | None = None
+                 ) -> None:
+        """From the known `up` (camera frame) with heights above the largest surface among `geometries`
+        with masked depth samples (of the frame's `points`); without `up`, from that surface's samples
+        spanning a plane."""
         self.points = points
         surfaces = [g for g in geometries.values() if g.entity.role == SURFACE]
-        self.frame, self.surface = GravityFrame.image_up(), None
+        self.frame, self.surface = GravityFrame.image_up() if up is None else GravityFrame.from_up(up), None
         if surfaces:
             surface = max(surfaces, key=lambda g: g.area)
             points = self.points.points_m(surface, sample_stride(surface, PLANE_STRIDE))
-            frame = GravityFrame.from_support(points) if points is not None else None
+            if up is not None:
+                frame = GravityFrame.from_up(up, points) if points is not None else None
+            else:
+                frame = GravityFrame.from_support(points) if points is not None else None
             if frame is not None:
                 self.frame, self.surface = frame, surface
 
@@ -140,3 +156,15 @@ class Support:
             if points is not None:
                 extents[entity_id] = self.frame.extent(points)
         return extents
+
+
+def up_from_rotation(quaternion_xyzw) -> np.ndarray:
+    """The z axis of a frame in the camera's frame, from the unit quaternion (x, y, z, w) of the
+    rotation that takes that frame's vectors into the camera's (tf's lookup_transform(camera, frame)):
+    the third column of its rotation matrix. For a REP-103 frame (base_link, odom, map) that is up."""
+    x, y, z, w = (float(v) for v in quaternion_xyzw)
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    if not math.isfinite(norm) or norm < 1e-9:
+        raise ValueError(f"not a rotation quaternion (x, y, z, w): {tuple(quaternion_xyzw)}")
+    x, y, z, w = x / norm, y / norm, z / norm, w / norm
+    return np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])

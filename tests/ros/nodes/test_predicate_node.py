@@ -173,6 +173,55 @@ def test_with_depth_each_entity_array_is_matched_with_its_depth_image_and_intrin
                and "predicate_depth:=false" in text for text in logged)   # the user is told the likely cause
 
 
+def test_gravity_from_tf_orders_the_static_relations_and_a_missing_transform_falls_back(
+        ros_context, ros_executor, controlled_dataset, monkeypatch):
+    """gravity_frame: the predicates equal the extractor's given the up tf gives (a fake tf2_ros: a
+    camera turned so that up is the image's +x, which no table in this episode agrees with, so the
+    output differs from the plane's); with no transform, the plane's, counted gravity_from_plane."""
+    import fake_tf2
+    from sensor_msgs.msg import CameraInfo, Image
+
+    from predrel_ros.ros.messages.camera_info import intrinsics_to_camera_info
+    from predrel_ros.ros.messages.fields import header_at
+    from predrel_ros.ros.messages.images import numpy_to_image
+    from predrel_ros.ros.nodes.predicate_node import GRAVITY_FROM_PLANE
+
+    def rows(estimates):
+        return [(e.name, e.subject, e.object, e.value, round(e.confidence, 5)) for e in estimates]
+
+    with pytest.raises(UserError, match="gravity_frame \\(base_link\\) needs use_depth"):
+        PredicateNode(context=ros_context, parameter_overrides=[Parameter("gravity_frame", value="base_link")])
+    frames = list(open_dataset(controlled_dataset).episodes()[1].frames(images=True))[:6]
+    sideways = (0.0, np.sin(np.pi / 4), 0.0, np.cos(np.pi / 4))         # up = the camera's +x
+    outputs = {}
+    for case, rotation in (("tf", sideways), ("no transform", None)):
+        tf2 = fake_tf2.install(monkeypatch, rotation)
+        node, publisher, received = start(ros_context, ros_executor, use_depth=True, gravity_frame="base_link")
+        depth_publisher = node_probe_publisher(ros_executor, node, Image, DEPTH)
+        info_publisher = node_probe_publisher(ros_executor, node, CameraInfo, INFO)
+        for frame in frames:
+            header = header_at(frame.index * 33_000_000, "camera_color_optical_frame")
+            msg = entity_msg(frame)
+            msg.header = header
+            depth_publisher.publish(numpy_to_image(frame.depth.astype(np.float32), "32FC1", header))
+            info_publisher.publish(intrinsics_to_camera_info(frame.camera, header))
+            publisher.publish(msg)
+        run_until(ros_executor, lambda: len(received) >= len(frames) - 1, 20, "the matched frames' predicates")
+        outputs[case] = [rows(predicates_from_msg(out)) for out in received]
+        assert tf2.lookups and {(target, source) for target, source, _ in tf2.lookups} == \
+            {("camera_color_optical_frame", "base_link")}
+        fallbacks = node.counters.get(None, GRAVITY_FROM_PLANE)
+        assert fallbacks == (0 if rotation else node.counters.get(ENTITIES, PROCESSED))
+        ros_executor.remove_node(node)
+        node.destroy_node()
+    along_tf, along_plane = PredicateExtractor(), PredicateExtractor()
+    for index, frame in enumerate(frames[:len(outputs["tf"])]):
+        scene = dict(depth_m=frame.depth, camera=frame.camera)
+        assert outputs["tf"][index] == rows(along_tf.update(frame.index, frame.entities, gravity_up=[1, 0, 0], **scene))
+        assert outputs["no transform"][index] == rows(along_plane.update(frame.index, frame.entities, **scene))
+    assert outputs["tf"] != outputs["no transform"]                    # tf's up was used
+
+
 def node_probe_publisher(ros_executor, node, msg_type, topic):
     """A publisher on `topic` that `node` has discovered."""
     probe = Probe(node.context)

@@ -21,6 +21,11 @@ within the slop and queue is counted `entities.unsynchronised` (and so is a dept
 camera_info without its EntityArray, under its own topic); a depth image or camera_info whose size
 is not the EntityArray's image size makes the frame malformed.
 
+With `gravity_frame` (a tf frame whose z axis points up: base_link, odom, map) the static relations
+in 3D are judged along that frame's up, looked up in tf into the EntityArray's frame_id at its stamp
+(`ros.inputs.tf_gravity`; needs tf2_ros, which a ROS 2 install has); a frame tf cannot resolve falls
+back to the support plane fitted in depth and is counted `gravity_from_plane` (logged rate-limited).
+
 A frame with more entities than the config's `max_entities` (default 32; pairs grow with its square)
 is processed without its lowest-scoring rest: each entity dropped so is counted `entities_dropped`
 and the frame logged (rate-limited).
@@ -38,6 +43,7 @@ import sys
 import time
 from typing import Mapping
 
+from rclpy.time import Time
 from sensor_msgs.msg import CameraInfo, Image
 
 from predrel_ros.core.errors import UserError
@@ -46,6 +52,7 @@ from predrel_ros.core.stream_order import StreamOrder
 from predrel_ros.msg import EntityArray, PredicateArray
 from predrel_ros.predicates import PredicateConfig, PredicateExtractor
 from predrel_ros.ros.inputs.synchroniser import ApproximateTimeSynchroniser
+from predrel_ros.ros.inputs.tf_gravity import TfGravity
 from predrel_ros.ros.kit.frame_counters import NO_SUBSCRIBERS, PROCESSED, UNSYNCHRONISED
 from predrel_ros.ros.kit.frame_order import admit, restart_after_parameter, restarted
 from predrel_ros.ros.kit.message_bounds import MAX_ENTITIES
@@ -75,6 +82,8 @@ PARAMS_FILE = "predicate_node.yaml"
 ENTITIES = "entities"
 #: entities beyond the extractor's max_entities, dropped from their frame (an event, not an outcome)
 ENTITIES_DROPPED = "entities_dropped"
+#: frames whose gravity tf could not give (`gravity_frame`): judged along the support plane instead
+GRAVITY_FROM_PLANE = "gravity_from_plane"
 #: with use_depth: the depth image and intrinsics streams matched with the entities
 DEPTH, INFO = "depth/image_raw", "camera_info"
 #: why the depth parameters are read-only
@@ -102,6 +111,11 @@ PARAMETERS = (
                   "history depth of the depth and camera_info subscriptions (the depth images wait for "
                   "perception's latency: 30 is 1 s at 30 Hz)", minimum=1, maximum=300, fixed_because=DEPTH_FIXED),
     *(spec for spec in IMAGE_QOS_PARAMETERS if spec.name == "image_qos"),
+    ParameterSpec("gravity_frame", "", "with use_depth: a tf frame whose z axis points up (REP-103: base_link, "
+                  "odom, map); the static relations in 3D are judged along it, looked up into the EntityArray's "
+                  "frame_id at its stamp (counted gravity_from_plane where tf cannot say); empty: gravity from the "
+                  "support plane fitted in depth, else image up. Needs tf2_ros (a ROS 2 install)",
+                  fixed_because="the tf listener is made at start"),
 )
 
 TOPICS = (
@@ -137,6 +151,12 @@ class PredicateNode(PredrelNode):
         self.predicates_publisher = self.publisher(PredicateArray, "predicates", STREAM_QOS)
         self.subscription(EntityArray, "entities", self._on_entities, STREAM_QOS, stream=ENTITIES)
         self.synchroniser: ApproximateTimeSynchroniser | None = None
+        self.gravity: TfGravity | None = None
+        if p["gravity_frame"]:
+            if not p["use_depth"]:
+                raise UserError(f"parameter gravity_frame ({p['gravity_frame']}) needs use_depth: gravity orders "
+                                f"the static relations in 3D, which need the depth image")
+            self.gravity = TfGravity(self, p["gravity_frame"])
         if p["use_depth"]:
             self.synchroniser = ApproximateTimeSynchroniser(
                 (ENTITIES, DEPTH, INFO), int(p["sync_slop_s"] * 1e9), p["sync_queue_size"], self._on_set,
@@ -216,8 +236,15 @@ class PredicateNode(PredrelNode):
         if not admit(self, self.order, ENTITIES, frame_index, "predicate extraction", self.extractor.reset):
             return
         image_size = (int(msg.image_width), int(msg.image_height)) if msg.image_width and msg.image_height else None
-        estimates = self.extractor.update(frame_index, entities, image_size, depth_m=depth,
-                                          camera=camera)   # ValueError: nothing changed
+        up = None
+        if self.gravity is not None and depth is not None:
+            try:
+                up = self.gravity.up(msg.header.frame_id, Time.from_msg(msg.header.stamp))
+            except LookupError as error:
+                self.count(None, GRAVITY_FROM_PLANE)
+                self.log_throttled(GRAVITY_FROM_PLANE, f"frame {frame_index}: {error}; gravity from the support plane")
+        estimates = self.extractor.update(frame_index, entities, image_size, depth_m=depth, camera=camera,
+                                          gravity_up=up)   # ValueError: nothing changed
         dropped = self.extractor.dropped_entities
         if dropped:
             self.count(None, ENTITIES_DROPPED, len(dropped))
