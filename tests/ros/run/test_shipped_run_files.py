@@ -58,3 +58,14 @@ def test_predicate_nodes_use_the_recordings_depth(path, tmp_path):
         nodes = [spec for spec in load_run_file(path, values).nodes if spec.executable == "predicate_node"]
         assert len(nodes) == 2 and all(spec.parameters["use_depth"] is expected for spec in nodes), (path.name, value)
         assert all(spec.parameters["lazy"] is False for spec in nodes)
+
+
+def test_the_live_graphs_predicates_take_the_cameras_depth_with_predicate_depth():
+    """perception.run.yaml: predicate_depth:=true gives the predicate node the same aligned depth and
+    camera_info as perception (the 3D relations); without it the 2D rules."""
+    for value, expected in ((None, False), ("true", True)):
+        values = {"depth": "/cam/depth", "camera_info": "/cam/info", **({"predicate_depth": value} if value else {})}
+        (node,) = [spec for spec in load_run_file(CONFIG / "perception.run.yaml", values).nodes
+                   if spec.executable == "predicate_node"]
+        assert node.parameters["use_depth"] is expected
+        assert dict(node.remappings) == {"camera_info": "/cam/info", "depth/image_raw": "/cam/depth"}
