@@ -113,8 +113,9 @@ class Perceiver:
             raise UserError(f"perception needs H x W x 3 uint8 colour images, got {image.dtype} {image.shape}")
         detections = self._model_detections(image, bgr)
         if self.hands is not None:
-            if not self.config.hand_landmarks.model_hands:
-                detections = detections.subset(np.flatnonzero(~np.isin(detections.class_ids, self._model_hand_ids)))
+            model_hands = np.isin(detections.class_ids, self._model_hand_ids)
+            if model_hands.any() and not self.config.hand_landmarks.model_hands:
+                detections = detections.subset(np.flatnonzero(~model_hands))
             hands = self.hands.detect(image[:, :, ::-1] if bgr else image)
             class_ids = {label: self.labels.index(label) for label in HAND_LABELS}
             merged = Detections.concatenate(detections, self.hands.as_detections(hands, class_ids, *image.shape[:2]))

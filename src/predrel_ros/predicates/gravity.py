@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from predrel_ros.core.entities import SURFACE
 from predrel_ros.core.planes import fit_plane
@@ -136,10 +137,9 @@ class Support:
         if surfaces:
             surface = max(surfaces, key=lambda g: g.area)
             points = self.points.points_m(surface, sample_stride(surface, PLANE_STRIDE))
-            if up is not None:
-                frame = GravityFrame.from_up(up, points) if points is not None else None
-            else:
-                frame = GravityFrame.from_support(points) if points is not None else None
+            frame = None
+            if points is not None:
+                frame = GravityFrame.from_support(points) if up is None else GravityFrame.from_up(up, points)
             if frame is not None:
                 self.frame, self.surface = frame, surface
 
@@ -162,9 +162,7 @@ def up_from_rotation(quaternion_xyzw) -> np.ndarray:
     """The z axis of a frame in the camera's frame, from the unit quaternion (x, y, z, w) of the
     rotation that takes that frame's vectors into the camera's (tf's lookup_transform(camera, frame)):
     the third column of its rotation matrix. For a REP-103 frame (base_link, odom, map) that is up."""
-    x, y, z, w = (float(v) for v in quaternion_xyzw)
-    norm = math.sqrt(x * x + y * y + z * z + w * w)
-    if not math.isfinite(norm) or norm < 1e-9:
+    quaternion = np.asarray(quaternion_xyzw, dtype=np.float64)
+    if quaternion.shape != (4,) or not np.all(np.isfinite(quaternion)) or np.linalg.norm(quaternion) < 1e-9:
         raise ValueError(f"not a rotation quaternion (x, y, z, w): {tuple(quaternion_xyzw)}")
-    x, y, z, w = x / norm, y / norm, z / norm, w / norm
-    return np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
+    return Rotation.from_quat(quaternion).as_matrix()[:, 2]

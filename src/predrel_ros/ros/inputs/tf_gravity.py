@@ -25,7 +25,7 @@ class TfGravity:
                             f"ROS 2 install, not with the PyPI wheels); leave gravity_frame empty for gravity from "
                             f"the support plane in depth") from None
         self.frame = frame
-        self._failures = (tf2_ros.TransformException,)
+        self._failure = tf2_ros.TransformException
         self.buffer = tf2_ros.Buffer()
         self.listener = tf2_ros.TransformListener(self.buffer, node)
 
@@ -36,10 +36,10 @@ class TfGravity:
             raise LookupError("the entities carry no frame_id to look gravity up in")
         try:
             transform = self.buffer.lookup_transform(camera_frame, self.frame, stamp)
-        except self._failures:
+        except self._failure:
             try:
                 transform = self.buffer.lookup_transform(camera_frame, self.frame, type(stamp)())
-            except self._failures as error:
+            except self._failure as error:
                 raise LookupError(f"tf {self.frame} -> {camera_frame}: {error}") from None
         rotation = transform.transform.rotation
         return up_from_rotation((rotation.x, rotation.y, rotation.z, rotation.w))
